@@ -1,0 +1,30 @@
+"""coosparse: N-dimensional COO sparse arrays with exact sorted/unique flags.
+
+CPU kernels are Numba; CUDA kernels are raw CUDA C loaded by CuPy. scipy,
+torch and cupy are imported lazily, on first use.
+"""
+from ._coalesce import coalesce
+from ._coo import COO
+from ._dense import from_dense, to_dense
+from ._dtypes import SUPPORTED_DTYPES
+from ._random import random
+
+__version__ = "0.1.0"
+
+
+def from_scipy(m, *, check=True):
+    """COO from a scipy.sparse array or matrix; see :func:`coosparse.interop.scipy.from_scipy`."""
+    from .interop.scipy import from_scipy as _from_scipy
+
+    return _from_scipy(m, check=check)
+
+
+__all__ = [
+    "COO",
+    "SUPPORTED_DTYPES",
+    "coalesce",
+    "from_dense",
+    "from_scipy",
+    "random",
+    "to_dense",
+]

@@ -1,0 +1,53 @@
+"""The one dispatch point from arrays to a kernel layer (ARCHITECTURE.md).
+
+``backend_for(*arrays)`` returns a module implementing the kernel API listed in
+``coosparse/_kernel_api.py``: ``coosparse._numba.backend`` for NumPy arrays,
+the CUDA layer for CuPy arrays. Tests can route NumPy arrays through another
+backend (the CUDA path compiled for the host) with :func:`use_cpu_backend`.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+
+# name -> module path of a kernel layer serving NumPy arrays
+_CPU_BACKENDS = {
+    "numba": "coosparse._numba.backend",
+    "cuda-emulated": "coosparse._cuda.emulated",
+}
+_GPU_BACKEND = "coosparse._cuda.backend"
+_cpu_backend_name = "numba"
+
+
+def device_of(a):
+    """'cpu' for NumPy arrays, 'cuda:N' for CuPy arrays."""
+    if type(a).__module__.startswith("cupy"):
+        return f"cuda:{a.device.id}"
+    return "cpu"
+
+
+def backend_for(*arrays):
+    """Kernel layer for ``arrays``; raises ValueError when they live on different devices."""
+    devices = {device_of(a) for a in arrays if a is not None}
+    if len(devices) > 1:
+        raise ValueError(f"operands live on different devices: {sorted(devices)}; move them with .to()")
+    if devices and next(iter(devices)).startswith("cuda"):
+        return importlib.import_module(_GPU_BACKEND)
+    return importlib.import_module(_CPU_BACKENDS[_cpu_backend_name])
+
+
+def cpu_backend_name():
+    return _cpu_backend_name
+
+
+@contextlib.contextmanager
+def use_cpu_backend(name):
+    """Route NumPy arrays through kernel layer ``name`` ('numba' or 'cuda-emulated')."""
+    global _cpu_backend_name
+    if name not in _CPU_BACKENDS:
+        raise ValueError(f"unknown CPU backend {name!r}; choose from {sorted(_CPU_BACKENDS)}")
+    old, _cpu_backend_name = _cpu_backend_name, name
+    try:
+        yield
+    finally:
+        _cpu_backend_name = old

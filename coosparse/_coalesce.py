@@ -1,0 +1,74 @@
+"""coalesce (SPEC 3): stable sort by linear index, then ordered duplicate sums."""
+from __future__ import annotations
+
+from . import _dtypes
+from ._backend import backend_for
+from ._coo import COO
+from ._keys import is_wide, joint_keys, unravel_keys
+
+
+def coalesce(a, prune=False):
+    """Sorted, duplicate-free version of ``a`` with both flags True.
+
+    Duplicates are summed in their original order (deterministic and
+    bit-identical between the CPU and the GPU); float16 sums in float32. The
+    result keeps ``a``'s dtype. An already-coalesced array is returned as is
+    (unless ``prune``). ``prune=True`` also drops explicit zeros (hybrid: entries
+    whose dense block is all zero). Synchronises on a GPU (the number of unique
+    indices decides the output size).
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> a = coosparse.COO([[3, 1, 3]], np.array([1.0, 2.0, 4.0]), (5,))
+    >>> c = a.coalesce()
+    >>> c.indices, c.values, c.is_coalesced
+    (array([[1, 3]]), array([2., 5.]), True)
+    """
+    if not isinstance(a, COO):
+        raise TypeError(f"coalesce expects a COO array; got {type(a).__name__}")
+    if a.is_coalesced:
+        return _prune(a) if prune else a
+    be = backend_for(a.indices)
+    xp = be.xp
+    sparse_shape = a.sparse_shape
+    (keys,), bound = joint_keys([a.indices], sparse_shape)
+    values2d = a.values.reshape(a.nnz, -1)
+    if a.is_sorted:
+        sorted_keys, perm = keys, None
+    else:
+        sorted_keys, perm = be.sort_pairs(keys, bound)
+    if a.is_unique:
+        out_values = values2d if perm is None else be.gather_rows(values2d, perm)
+        rows = perm
+        out_keys = sorted_keys
+    else:
+        starts = be.segment_starts(sorted_keys)  # synchronize! (output size)
+        sums = be.segment_sum(_dtypes.to_accumulation(values2d), perm, starts)
+        out_values = _dtypes.from_accumulation(sums, a.dtype)
+        firsts = starts[:-1]
+        out_keys = sorted_keys[firsts]
+        rows = firsts if perm is None else perm[firsts]
+    if is_wide(sparse_shape):
+        # ranks are not linear indices: take the index columns themselves
+        out_indices = a.indices if rows is None else a.indices[:, rows]
+    else:
+        out_indices = unravel_keys(out_keys, sparse_shape)
+    out = COO(
+        xp.ascontiguousarray(out_indices),
+        out_values.reshape((out_values.shape[0],) + a.dense_shape),
+        a.shape,
+        sorted=True,
+        unique=True,
+        check=False,
+    )
+    return _prune(out) if prune else out
+
+
+def _prune(a):
+    """Drop entries whose values are all zero; keeps flags (a subsequence)."""
+    xp = backend_for(a.values).xp
+    keep = a.values.reshape(a.nnz, -1).any(axis=1) if a.dense_ndim else a.values != 0
+    if bool(keep.all()):  # synchronize!
+        return a
+    return a._with(xp.ascontiguousarray(a.indices[:, keep]), a.values[keep])

@@ -1,0 +1,312 @@
+"""The COO array type (SPEC 1)."""
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+from . import _dtypes
+from ._backend import device_of
+
+
+def _namespace(a):
+    if type(a).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy
+    return np
+
+
+def _as_shape(shape):
+    try:
+        dims = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of integers; got {shape!r}") from None
+    for d, n in enumerate(dims):
+        if n < 0:
+            raise ValueError(f"shape must be non-negative; dimension {d} has size {n}")
+    return dims
+
+
+class COO:
+    """An N-dimensional sparse array in coordinate format, with exact flags.
+
+    Parameters
+    ----------
+    indices : array_like of int, shape (sparse_ndim, nnz)
+        Coordinates of the stored entries; stored as C-contiguous int64.
+    values : array_like, shape (nnz, *dense_shape)
+        Stored values (hybrid COO: trailing dense dimensions are allowed).
+    shape : tuple of int
+        ``sparse_shape + dense_shape``.
+    sorted, unique : bool
+        Flag hints. A hint passed as True is verified when ``check`` is True
+        (``ValueError`` if it is false). ``nnz <= 1`` sets both.
+    check : bool
+        Validate dtypes, lengths, bounds and flag hints. ``check=False`` is the
+        fast path: the caller guarantees all of it.
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> a = coosparse.COO([[0, 2, 2]], np.array([1.0, 2.0, 3.0]), (4,))
+    >>> a
+    <COO shape=(4,) dtype=float64 nnz=3 sorted=False unique=False device=cpu>
+    >>> a.to_dense()
+    array([1., 0., 5., 0.])
+    """
+
+    __array_priority__ = 1000.0  # NumPy defers binary operators to COO
+
+    def __init__(self, indices, values, shape, *, sorted=False, unique=False, check=True):
+        # CuPy values pull list-like indices onto the GPU with them
+        xp = _namespace(values) if type(values).__module__.startswith("cupy") else _namespace(indices)
+        indices = xp.asarray(indices)
+        values = xp.asarray(values)
+        shape = _as_shape(shape)
+        if device_of(indices) != device_of(values):
+            raise ValueError(
+                f"indices live on {device_of(indices)} but values on {device_of(values)}"
+            )
+        if check:
+            self._validate_layout(indices, values, shape)
+        if indices.dtype != np.int64 or not indices.flags.c_contiguous:
+            indices = xp.ascontiguousarray(indices, dtype=np.int64)
+        self._indices = indices
+        self._values = values
+        self._shape = shape
+        nnz = indices.shape[1]
+        sorted = bool(sorted) or nnz <= 1
+        unique = bool(unique) or nnz <= 1
+        if check and (sorted or unique) and nnz > 1:
+            from ._flags import verify_flags
+
+            verify_flags(indices, self.sparse_shape, sorted, unique)
+        self._sorted = sorted
+        self._unique = unique
+
+    @staticmethod
+    def _validate_layout(indices, values, shape):
+        if indices.dtype.kind not in "iu":
+            raise TypeError(f"indices must be integers; got dtype {indices.dtype}")
+        if indices.ndim != 2:
+            raise ValueError(
+                f"indices must have shape (sparse_ndim, nnz); got an array of ndim {indices.ndim} "
+                f"with shape {tuple(indices.shape)}"
+            )
+        _dtypes.check_dtype(values.dtype)
+        sparse_ndim, nnz = indices.shape
+        if sparse_ndim > len(shape):
+            raise ValueError(
+                f"indices have {sparse_ndim} sparse dimensions but shape {shape} has only {len(shape)}"
+            )
+        if values.ndim < 1 or values.shape[0] != nnz:
+            raise ValueError(
+                f"values must have {nnz} entries along axis 0 (one per index column); "
+                f"got values of shape {tuple(values.shape)}"
+            )
+        dense_shape = shape[sparse_ndim:]
+        if tuple(values.shape[1:]) != dense_shape:
+            raise ValueError(
+                f"values have trailing shape {tuple(values.shape[1:])} but shape {shape} with "
+                f"{sparse_ndim} sparse dimensions needs dense shape {dense_shape}"
+            )
+        if nnz == 0:
+            return
+        lo = indices.min(axis=1)
+        hi = indices.max(axis=1)
+        for d in range(sparse_ndim):
+            if int(lo[d]) < 0 or int(hi[d]) >= shape[d]:  # synchronize!
+                row = indices[d]
+                bad = int(((row < 0) | (row >= shape[d])).argmax())
+                raise IndexError(
+                    f"index {int(row[bad])} at position {bad} is out of bounds for dimension {d} "
+                    f"with size {shape[d]}"
+                )
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def indices(self):
+        """int64 array of shape (sparse_ndim, nnz)."""
+        return self._indices
+
+    @property
+    def values(self):
+        """Array of shape (nnz, *dense_shape)."""
+        return self._values
+
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def dtype(self):
+        return self._values.dtype
+
+    @property
+    def nnz(self):
+        """Number of stored entries (duplicates and explicit zeros counted)."""
+        return self._indices.shape[1]
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def sparse_ndim(self):
+        return self._indices.shape[0]
+
+    @property
+    def dense_ndim(self):
+        return self.ndim - self.sparse_ndim
+
+    @property
+    def sparse_shape(self):
+        return self._shape[: self.sparse_ndim]
+
+    @property
+    def dense_shape(self):
+        return self._shape[self.sparse_ndim:]
+
+    @property
+    def size(self):
+        """Number of elements of the dense equivalent (a Python int, exact)."""
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    @property
+    def device(self):
+        """'cpu' or 'cuda:N'."""
+        return device_of(self._values)
+
+    @property
+    def is_sorted(self):
+        """True when the linear indices are non-decreasing (never guessed)."""
+        return self._sorted
+
+    @property
+    def is_unique(self):
+        """True when no index occurs twice (never guessed)."""
+        return self._unique
+
+    @property
+    def is_coalesced(self):
+        return self._sorted and self._unique
+
+    def __repr__(self):
+        return (
+            f"<COO shape={self._shape} dtype={self.dtype} nnz={self.nnz}"
+            + (f" sparse_ndim={self.sparse_ndim}" if self.dense_ndim else "")
+            + f" sorted={self._sorted} unique={self._unique} device={self.device}>"
+        )
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d COO array")
+        return self._shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "a COO array is not converted to a dense NumPy array implicitly; call .to_dense()"
+        )
+
+    # ------------------------------------------------------------------ copies
+    def _with(self, indices=None, values=None, *, sorted=None, unique=None):
+        """A COO sharing this one's other parts (no validation: internal use)."""
+        return COO(
+            self._indices if indices is None else indices,
+            self._values if values is None else values,
+            self._shape,
+            sorted=self._sorted if sorted is None else sorted,
+            unique=self._unique if unique is None else unique,
+            check=False,
+        )
+
+    def copy(self):
+        """A deep copy (indices and values copied, flags kept)."""
+        return self._with(self._indices.copy(), self._values.copy())
+
+    def astype(self, dtype, copy=True):
+        """Cast the values; indices are shared unless ``copy``; flags kept."""
+        dt = _dtypes.check_dtype(dtype)
+        if dt == self.dtype and not copy:
+            return self
+        return self._with(
+            self._indices.copy() if copy else self._indices, self._values.astype(dt, copy=True)
+        )
+
+    def to(self, device):
+        """Move to 'cpu' or 'cuda[:N]'; returns self when already there. Synchronises."""
+        from ._device import to_device
+
+        return to_device(self, device)
+
+    # ------------------------------------------------------------------ operations
+    def coalesce(self, prune=False):
+        """Sorted, duplicate-free copy (see :func:`coosparse.coalesce`)."""
+        from ._coalesce import coalesce
+
+        return coalesce(self, prune=prune)
+
+    def to_dense(self, order="C"):
+        """Dense array (NumPy or CuPy, on this array's device); duplicates are summed."""
+        from ._dense import to_dense
+
+        return to_dense(self, order=order)
+
+    def todense(self, order="C"):
+        return self.to_dense(order=order)
+
+    def to_scipy(self, format="coo"):
+        """A scipy.sparse array ('coo', 'csr' or 'csc'); see :func:`coosparse.interop.scipy.to_scipy`."""
+        from .interop.scipy import to_scipy
+
+        return to_scipy(self, format=format)
+
+    # Operators dispatch to the public functions, which own validation.
+    def __mul__(self, other):
+        from . import multiply
+
+        return multiply(self, other)
+
+    def __rmul__(self, other):
+        from . import multiply
+
+        return multiply(other, self)
+
+    def __add__(self, other):
+        from . import add
+
+        return add(self, other)
+
+    def __radd__(self, other):
+        from . import add
+
+        return add(other, self)
+
+    def __sub__(self, other):
+        from . import subtract
+
+        return subtract(self, other)
+
+    def __rsub__(self, other):
+        from . import subtract
+
+        return subtract(other, self)
+
+    def __neg__(self):
+        return self._with(values=-self._values)
+
+    def __pos__(self):
+        return self
+
+
+def is_coo(x):
+    return isinstance(x, COO)
+
+
+def is_scalar(x):
+    return isinstance(x, (numbers.Number, np.generic)) or (hasattr(x, "ndim") and x.ndim == 0 and not isinstance(x, COO))

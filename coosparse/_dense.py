@@ -1,0 +1,135 @@
+"""Dense <-> COO: from_dense, and to_dense on the strided scatter kernels."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtypes
+from ._backend import backend_for
+from ._coo import COO, _namespace
+
+
+def flat_view(out):
+    """(flat, base, elem_strides): a 1-D view of ``out``'s memory and how to address it.
+
+    ``flat[base + sum(i_d * elem_strides[d])]`` is ``out[i]``, for any strides
+    (negative ones included). Byte strides must be multiples of the itemsize.
+    """
+    xp = _namespace(out)
+    item = out.dtype.itemsize
+    if any(s % item for s in out.strides):
+        raise ValueError(f"target strides {out.strides} are not multiples of its itemsize {item}")
+    es = [s // item for s in out.strides]
+    if out.size == 0:
+        return xp.empty(0, dtype=out.dtype), 0, es
+    # lowest address: reversing the dims with negative strides points there
+    lowest = out[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in es)]
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(out.shape, es))
+    flat = xp.lib.stride_tricks.as_strided(lowest, shape=(span,), strides=(item,))
+    base = sum((n - 1) * -s for n, s in zip(out.shape, es) if s < 0)
+    return flat, base, es
+
+
+def scatter_addresses(a, elem_strides, base):
+    """(addresses of each entry's first element, offsets within its dense block)."""
+    be = backend_for(a.indices)
+    xp = be.xp
+    sn = a.sparse_ndim
+    if a.nnz:
+        addresses = be.linear_index(a.indices, xp.asarray(np.array(elem_strides[:sn], dtype=np.int64)))
+        if base:
+            addresses += base
+    else:
+        addresses = xp.zeros(0, dtype=np.int64)
+    inner = np.zeros((), dtype=np.int64)
+    for n, s in zip(a.dense_shape, elem_strides[sn:]):
+        inner = (inner[..., None] + np.arange(n, dtype=np.int64) * s)
+    return addresses, xp.asarray(inner.reshape(-1))
+
+
+def scatter_into(out, a, *, add=True):
+    """Scatter ``a``'s entries into the dense array ``out`` in place (any strides).
+
+    ``add=True`` accumulates (duplicates summed in stored order); ``add=False``
+    assigns (the last duplicate wins). ``out`` must have ``a``'s shape and a
+    dtype that ``a``'s values cast to safely.
+    """
+    if tuple(out.shape) != a.shape:
+        raise ValueError(f"target shape {tuple(out.shape)} does not match COO shape {a.shape}")
+    if a.nnz == 0 or out.size == 0:
+        return out
+    be = backend_for(out, a.values)
+    flat, base, es = flat_view(out)
+    addresses, inner = scatter_addresses(a, es, base)
+    values2d = a.values.reshape(a.nnz, -1)
+    if add:
+        acc = _dtypes.accumulation_dtype(out.dtype)
+        if out.dtype.kind in "iuc" or out.dtype == acc:
+            be.scatter_add(flat, addresses, values2d.astype(out.dtype, copy=False), inner)
+        else:
+            # bool and float16 have no arithmetic in the kernels: sum in a wider buffer
+            tmp = out.astype(acc)
+            scatter_into(tmp, a, add=True)
+            out[...] = _dtypes.from_accumulation(tmp, out.dtype)
+        return out
+    vals = values2d.astype(out.dtype, copy=False)
+    if out.dtype == np.float16:  # assignment is a bit copy
+        flat, vals = flat.view(np.uint16), vals.view(np.uint16)
+    elif out.dtype == np.bool_:
+        flat, vals = flat.view(np.uint8), vals.view(np.uint8)
+    be.scatter_set(flat, addresses, vals, inner)
+    return out
+
+
+def to_dense(a, order="C"):
+    """Dense NumPy/CuPy array equal to ``a`` (duplicates summed), C or F ordered.
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> a = coosparse.COO([[0, 1, 0], [1, 0, 1]], np.array([1, 2, 3]), (2, 2))
+    >>> a.to_dense()
+    array([[0, 4],
+           [2, 0]])
+    """
+    if order not in ("C", "F"):
+        raise ValueError(f"order must be 'C' or 'F'; got {order!r}")
+    xp = _namespace(a.values)
+    out = xp.zeros(a.shape, dtype=a.dtype, order=order)
+    return scatter_into(out, a, add=not a.is_unique)
+
+
+def from_dense(x, sparse_ndim=None):
+    """COO holding the non-zero entries of dense ``x`` (sorted and unique).
+
+    With ``sparse_ndim < x.ndim`` the trailing dimensions stay dense (hybrid):
+    an entry is stored when any element of its dense block is non-zero.
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> a = coosparse.from_dense(np.array([[0, 5], [7, 0]]))
+    >>> a.indices, a.values, a.is_coalesced
+    (array([[0, 1],
+           [1, 0]]), array([5, 7]), True)
+    """
+    if isinstance(x, COO):
+        raise TypeError("from_dense expects a dense array; got a COO (use .copy())")
+    xp = _namespace(x)
+    x = xp.asarray(x)
+    _dtypes.check_dtype(x.dtype)
+    if sparse_ndim is None:
+        sparse_ndim = x.ndim
+    if not 0 <= sparse_ndim <= x.ndim:
+        raise ValueError(f"sparse_ndim must be between 0 and {x.ndim}; got {sparse_ndim}")
+    sparse_shape = x.shape[:sparse_ndim]
+    blocks = x.reshape(sparse_shape + (-1,))
+    mask = (blocks != 0).any(axis=-1)
+    if sparse_ndim == 0:
+        nnz = int(mask)  # synchronize!
+        indices = xp.zeros((0, nnz), dtype=np.int64)
+        values = x.reshape((1,) + x.shape)[:nnz]
+    else:
+        nz = xp.nonzero(mask)
+        indices = xp.ascontiguousarray(xp.stack(nz).astype(np.int64, copy=False))
+        values = x[nz]
+    return COO(indices, values, x.shape, sorted=True, unique=True, check=False)

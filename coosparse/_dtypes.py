@@ -1,0 +1,67 @@
+"""The dtypes coosparse supports, and how each one accumulates.
+
+Integers (and bool) are summed in int64: two's-complement sums are modular, so
+the result cast back to the narrow dtype is exactly what summing in that dtype
+gives, and the kernels need one integer specialisation instead of nine.
+float16 is summed in float32 (SPEC 3); float32, float64 and the complex types
+in themselves, in the order SPEC 3 defines.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SUPPORTED_DTYPES = tuple(
+    np.dtype(t)
+    for t in (
+        "bool", "int8", "int16", "int32", "int64",
+        "uint8", "uint16", "uint32", "uint64",
+        "float16", "float32", "float64", "complex64", "complex128",
+    )
+)
+
+
+def check_dtype(dtype, what="values"):
+    """Return ``np.dtype(dtype)`` or raise TypeError if coosparse does not support it."""
+    dt = np.dtype(dtype)
+    if dt not in SUPPORTED_DTYPES:
+        names = ", ".join(d.name for d in SUPPORTED_DTYPES)
+        raise TypeError(f"{what} dtype {dt} is not supported; supported dtypes: {names}")
+    return dt
+
+
+def accumulation_dtype(dtype):
+    """dtype in which sums of ``dtype`` values are computed by the kernels."""
+    dt = np.dtype(dtype)
+    if dt.kind in "biu":
+        return np.dtype(np.int64)
+    if dt == np.float16:
+        return np.dtype(np.float32)
+    return dt
+
+
+def to_accumulation(values):
+    """View or cast ``values`` into its accumulation dtype (no copy when it already is)."""
+    acc = accumulation_dtype(values.dtype)
+    if values.dtype == acc:
+        return values
+    if values.dtype == np.uint64:
+        return values.view(np.int64)  # same bits, modular sums agree
+    return values.astype(acc)
+
+
+def from_accumulation(sums, dtype):
+    """Cast accumulated sums back to ``dtype`` (bool: any non-zero is True)."""
+    dt = np.dtype(dtype)
+    if sums.dtype == dt:
+        return sums
+    if dt == np.bool_:
+        return sums != 0
+    if dt == np.uint64:
+        return sums.view(np.uint64)
+    return sums.astype(dt)
+
+
+def result_type(*args):
+    """NumPy's promotion rule, restricted to supported dtypes."""
+    dt = np.result_type(*args)
+    return check_dtype(dt, "result")

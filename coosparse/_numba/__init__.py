@@ -1,0 +1,1 @@
+"""CPU kernel layer (Numba). Plain arrays in, plain arrays out; see ``backend``."""

@@ -1,0 +1,32 @@
+"""Linear index ("hash") kernels: row-major key of each index column and its inverse."""
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def linear_index(indices, strides):
+    """keys[i] = sum_d indices[d, i] * strides[d]  (caller guarantees no int64 overflow)."""
+    ndim, n = indices.shape
+    keys = np.empty(n, dtype=np.int64)
+    for i in nb.prange(n):
+        h = np.int64(0)
+        for d in range(ndim):
+            h += indices[d, i] * strides[d]
+        keys[i] = h
+    return keys
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def unravel_index(keys, strides):
+    """Inverse of linear_index: (ndim, n) row-major indices of each key."""
+    ndim = strides.shape[0]
+    n = keys.shape[0]
+    out = np.empty((ndim, n), dtype=np.int64)
+    for i in nb.prange(n):
+        r = keys[i]
+        for d in range(ndim):
+            s = strides[d]
+            q = r // s
+            out[d, i] = q
+            r -= q * s
+    return out
