@@ -1,0 +1,138 @@
+"""Side-by-side timing and peak-memory measurement (no timed assertions anywhere).
+
+Peak memory is read from the kernel (``VmHWM`` after resetting it through
+``/proc/self/clear_refs``), so it sees every allocator: NumPy, Numba's
+runtime and torch alike. Large blocks must go back to the OS when freed for
+this to be exact, hence ``MALLOC_MMAP_THRESHOLD_`` is fixed by ``python -m
+coosparse.bench`` before the interpreter starts (see ``ensure_fixed_mmap_threshold``).
+"""
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+MMAP_THRESHOLD = "65536"
+
+
+def ensure_fixed_mmap_threshold():
+    """Re-exec the current process with glibc's mmap threshold fixed (Linux only)."""
+    if sys.platform.startswith("linux") and os.environ.get("MALLOC_MMAP_THRESHOLD_") != MMAP_THRESHOLD:
+        os.environ["MALLOC_MMAP_THRESHOLD_"] = MMAP_THRESHOLD
+        os.execv(sys.executable, [sys.executable] + sys.orig_argv[1:])
+
+
+@dataclass
+class Impl:
+    """One library's way of doing an operation: ``fn()`` runs it once."""
+
+    library: str
+    fn: Callable[[], Any]
+    note: str = ""
+
+
+@dataclass
+class Case:
+    """One operation on one workload, done by several libraries."""
+
+    op: str
+    workload: str
+    impls: list[Impl]
+    input_bytes: int = 0
+    params: dict = field(default_factory=dict)
+
+
+def _read_status(key):
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def peak_memory(fn):
+    """Bytes by which ``fn()`` raised the process's resident peak (None where unknown)."""
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    base = _read_status("VmRSS")
+    result = fn()
+    peak = _read_status("VmHWM")
+    del result
+    if base is None or peak is None:
+        return None
+    return max(peak - base, 0)
+
+
+def time_alternating(impls, repeat=5, warmup=1, sync=None):
+    """Run each impl ``warmup`` times, then ``repeat`` rounds of all impls in turn.
+
+    Returns {library: [seconds, ...]}. ``sync`` (e.g. a device synchronise)
+    is called before each clock read.
+    """
+    sync = sync or (lambda: None)
+    for impl in impls:
+        for _ in range(warmup):
+            impl.fn()
+        sync()
+    times = {impl.library: [] for impl in impls}
+    for _ in range(repeat):
+        for impl in impls:
+            gc.collect()
+            sync()
+            t0 = time.perf_counter()
+            impl.fn()
+            sync()
+            times[impl.library].append(time.perf_counter() - t0)
+    return times
+
+
+def run_case(case, repeat=5, warmup=1, memory=True, sync=None):
+    """Time (and optionally measure) one case; returns a list of result rows."""
+    times = time_alternating(case.impls, repeat=repeat, warmup=warmup, sync=sync)
+    ours = statistics.median(times["coosparse"]) if "coosparse" in times else None
+    rows = []
+    for impl in case.impls:
+        t = times[impl.library]
+        med = statistics.median(t)
+        rows.append(
+            {
+                "op": case.op,
+                "workload": case.workload,
+                "library": impl.library,
+                "median_s": med,
+                "min_s": min(t),
+                "max_s": max(t),
+                "times_s": t,
+                "speedup_vs_peer": (med / ours) if ours and impl.library != "coosparse" else None,
+                "peak_bytes": peak_memory(impl.fn) if memory else None,
+                "input_bytes": case.input_bytes,
+                "note": impl.note,
+            }
+        )
+    return rows
+
+
+def format_rows(rows):
+    """A plain-text table: one line per (op, library), coosparse's speed-up over each peer."""
+    head = f"{'op':<34} {'library':<16} {'median ms':>10} {'spread ms':>12} {'speed-up':>9} {'peak MB':>8}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        spread = f"{1e3 * r['min_s']:.1f}-{1e3 * r['max_s']:.1f}"
+        sp = f"{r['speedup_vs_peer']:.2f}x" if r["speedup_vs_peer"] else ""
+        mem = f"{r['peak_bytes'] / 2**20:.0f}" if r["peak_bytes"] is not None else "?"
+        lines.append(
+            f"{r['op'] + ' [' + r['workload'] + ']':<34.34} {r['library']:<16} "
+            f"{1e3 * r['median_s']:>10.1f} {spread:>12} {sp:>9} {mem:>8}"
+        )
+    return "\n".join(lines)
