@@ -260,6 +260,12 @@ def write_chart(path, rows, title=None):
         ax.bar_label(bars, labels=[f"{y:.1f}" for y in ys], fontsize=7, padding=1)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(min(lo, 0.5), max(hi, 2.0))
     ax.set_ylabel("coosparse speed-up (peer time / coosparse time)")
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([f"{label}\n{w[:28]}" for (label, w), _ in groups], fontsize=7, rotation=20, ha="right")
