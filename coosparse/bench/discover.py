@@ -26,14 +26,19 @@ def case_modules():
 
 
 def load(name):
-    return importlib.import_module(f"coosparse.bench.{name}")
+    """A case module by short name ('cases_coalesce') or full dotted path."""
+    return importlib.import_module(name if "." in name else f"coosparse.bench.{name}")
+
+
+def _parameters(mod):
+    try:
+        return inspect.signature(mod.cases).parameters
+    except (TypeError, ValueError):
+        return {}
 
 
 def accepts_device(mod):
-    try:
-        return "device" in inspect.signature(mod.cases).parameters
-    except (TypeError, ValueError):
-        return False
+    return "device" in _parameters(mod)
 
 
 def op_matches(op, patterns):
@@ -62,8 +67,9 @@ def build_cases(mod, size, device, libraries, ops):
     """The module's cases for ``device``, filtered by op and library (impls without a match dropped)."""
     # libraries=None: modules name their impls as they like ('torch', 'torch-cuda'),
     # so the prefix filter is applied here, to what they return
-    kwargs = {"size": size, "libraries": None}
-    if accepts_device(mod):
+    params = _parameters(mod)
+    kwargs = {k: v for k, v in (("size", size), ("libraries", None)) if k in params}
+    if "device" in params:
         kwargs["device"] = device
     elif device != "cpu":
         return []
