@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: test bench docs clean
 
-$(VENV)/.test-stamp: pyproject.toml requirements/test.txt
+$(VENV)/.test-stamp: pyproject.toml requirements/test.txt requirements/docs.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements/test.txt
@@ -21,6 +21,9 @@ test: $(VENV)/.test-stamp
 
 bench: $(VENV)/.bench-stamp
 	$(PY) -m coosparse.bench $(BENCH_ARGS)
+
+docs: $(VENV)/.test-stamp
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

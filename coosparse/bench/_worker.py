@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import traceback
 
 from . import discover
@@ -61,8 +62,7 @@ def run_job(job, emit=emit):
     for i, case in enumerate(cases):
         if i < job.get("start_case", 0):
             continue
-        failed = []
-        kept = []
+        failed, kept, round_s = [], [], 0.0
         for impl in case.impls:
             if (i, impl.library) in exclude:
                 failed.append(_error_row(case, impl, exclude[(i, impl.library)], job["device"]))
@@ -70,9 +70,11 @@ def run_job(job, emit=emit):
             # the first call probes for errors (and is the first warm-up run)
             emit(event="start", case=i, library=impl.library)
             try:
+                t0 = time.perf_counter()
                 impl.fn()
                 if sync:
                     sync()
+                round_s += time.perf_counter() - t0
                 kept.append(impl)
             except Exception as e:  # a peer lacking a dtype/shape: report, keep going
                 failed.append(_error_row(case, impl, f"{type(e).__name__}: {e}"[:200], job["device"]))
@@ -80,13 +82,25 @@ def run_job(job, emit=emit):
         case.impls = kept
         rows = []
         if kept:
-            rows = run_case(case, repeat=job["repeat"], warmup=max(job["warmup"] - 1, 0),
+            rows = run_case(case, repeat=case_repeat(job, round_s), warmup=max(job["warmup"] - 1, 0),
                             memory=job["memory"], sync=sync)
             for r in rows:
                 r["device"] = job["device"]
                 r["module"] = job["module"]
         emit(event="rows", case=i, rows=rows + failed)
     emit(event="done")
+
+
+def case_repeat(job, round_s):
+    """Timed rounds for a case: ``repeat``, fewer (down to 3) when one round takes long.
+
+    One round runs every library once; the probe runs measured it. With
+    ``max_case_s`` the timed rounds of a case stop near that many seconds.
+    """
+    repeat, cap = job["repeat"], job.get("max_case_s")
+    if not cap or round_s <= 0:
+        return repeat
+    return max(min(repeat, 3), min(repeat, int(cap / round_s)))
 
 
 def _error_row(case, impl, error, device):

@@ -47,6 +47,9 @@ def parse_args(argv=None):
     p.add_argument("--device", choices=("cpu", "cuda"), action="append",
                    help="devices to run (default: cpu, and cuda when a GPU is present)")
     p.add_argument("--repeat", type=int, default=DEFAULT_REPEAT, help=f"timed runs per library (default {DEFAULT_REPEAT})")
+    p.add_argument("--max-case-seconds", type=float, default=15.0, metavar="S",
+                   help="keep a case's timed runs near S seconds by doing fewer than --repeat, "
+                        "never under 3 (default 15; 0: always --repeat)")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs per library first (default 1)")
     p.add_argument("--no-memory", dest="memory", action="store_false", help="skip the peak-memory run")
     p.add_argument("--out", default="bench-results", help="directory for results.{md,json} and speedups.png")
@@ -122,7 +125,7 @@ def run_module(module, device, args, progress):
     """All cases of one module on one device; returns result rows."""
     collector = _Collector(progress, module)
     job = {"module": module, "size": args.size, "device": device, "libraries": args.library,
-           "ops": args.op, "repeat": args.repeat, "warmup": args.warmup, "memory": args.memory,
+           "ops": args.op, "repeat": args.repeat, "max_case_s": args.max_case_seconds, "warmup": args.warmup, "memory": args.memory,
            "start_case": 0, "exclude": []}
     if args.in_process:
         try:
@@ -220,7 +223,7 @@ def main(argv=None):
     elapsed = time.perf_counter() - t0
     argv_used = sys.orig_argv if argv is None else [sys.executable, "-m", "coosparse.bench"] + list(argv)
     info = report.machine_info(argv=argv_used)
-    info["settings"] = {"size": args.size, "repeat": args.repeat, "warmup": args.warmup,
+    info["settings"] = {"size": args.size, "repeat": args.repeat, "max_case_seconds": args.max_case_seconds, "warmup": args.warmup,
                         "devices": devices, "elapsed_s": elapsed,
                         "modules": modules}
     if not rows:

@@ -50,8 +50,8 @@ def op_matches(op, patterns):
 
 
 def library_matches(library, patterns):
-    """coosparse always runs (it is the reference); peers by name prefix ('torch' matches 'torch-cuda')."""
-    if library == "coosparse" or not patterns:
+    """coosparse (and its variants) always run; peers by name prefix ('torch' matches 'torch-cuda')."""
+    if library.startswith("coosparse") or not patterns:
         return True
     return any(library == p or library.startswith(p) for p in patterns)
 

@@ -90,6 +90,14 @@ def _gpu_name():
         return None
 
 
+def _command(argv):
+    """The command line as a reader would type it (``python -m coosparse.bench ...``)."""
+    argv = list(argv) if argv is not None else [sys.executable, "-m", "coosparse.bench"] + sys.argv[1:]
+    if argv and os.path.basename(argv[0]).startswith("python"):
+        argv = ["python"] + argv[1:]
+    return shlex.join(argv)
+
+
 def machine_info(argv=None):
     """CPU, cores, memory, GPU, OS, Python and library versions, and the command line."""
     versions = {name: _version(dist) for name, dist in LIBRARY_DISTS.items() if dist}
@@ -107,7 +115,8 @@ def machine_info(argv=None):
         "os": platform.platform(),
         "python": platform.python_version(),
         "versions": {k: v for k, v in versions.items() if v},
-        "command": shlex.join(argv if argv is not None else ["python", "-m", "coosparse.bench"] + sys.argv[1:]),
+        "command": _command(argv),
+        "argv": list(argv) if argv is not None else None,
     }
 
 
@@ -152,7 +161,7 @@ def _mb(b):
 # ---------------------------------------------------------------- outputs
 def format_table(rows, width=None):
     """Terminal table: per case one line per library, with coosparse's speed-up over it."""
-    head = (f"{'op':<30} {'workload':<36} {'library':<11} {'median':>9} {'min-max ms':>15} "
+    head = (f"{'op':<30} {'workload':<36} {'library':<17} {'median':>9} {'min-max ms':>15} "
             f"{'coosparse is':>13} {'peak MB':>8}")
     lines = [head, "-" * len(head)]
     for (label, workload), rs in _groups(rows).items():
@@ -166,7 +175,7 @@ def format_table(rows, width=None):
                 if sp and sp < 1:
                     faster = f"{1 / sp:.2f}x slower"
                 body = f"{_ms(r['median_s']):>9} {spread:>15} {faster:>13} {_mb(r.get('peak_bytes')):>8}"
-            lines.append(f"{label:<30.30} {workload:<36.36} {r['library']:<11.11} {body}")
+            lines.append(f"{label:<30.30} {workload:<36.36} {r['library']:<17.17} {body}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -212,7 +221,8 @@ def machine_markdown(info):
     ]
     if info.get("settings"):
         s = info["settings"]
-        lines.append(f"- settings: size {s['size']}, {s['repeat']} timed runs after {s['warmup']} warm-up, "
+        lines.append(f"- settings: size {s['size']}, {s['repeat']} timed runs per library (at least 3, fewer when "
+                     f"a case would pass {s.get('max_case_seconds', 0):g} s), after {s['warmup']} warm-up, "
                      f"devices {', '.join(s['devices'])}; took {s.get('elapsed_s', 0):.0f} s")
     return "\n".join(lines)
 
