@@ -138,11 +138,13 @@ def _groups(rows):
     return groups
 
 
-def _peers(rows):
+def _peers(rows, variants=True):
+    """Libraries other than coosparse; ``variants`` keeps coosparse's own variants ('coosparse-compact')."""
     seen = []
     for r in rows:
-        if r["library"] != "coosparse" and r["library"] not in seen:
-            seen.append(r["library"])
+        lib = r["library"]
+        if lib != "coosparse" and lib not in seen and (variants or not lib.startswith("coosparse")):
+            seen.append(lib)
     order = {p: i for i, p in enumerate(PEER_ORDER)}
     return sorted(seen, key=lambda p: (order.get(p, len(order)), p))
 
@@ -252,13 +254,15 @@ def write_chart(path, rows, title=None):
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    peers = _peers(rows)
+    peers = _peers(rows, variants=False)
     groups = [(k, {r["library"]: r for r in rs}) for k, rs in _groups(rows).items()]
     groups = [g for g in groups if any(g[1].get(p, {}).get("speedup_vs_peer") for p in peers)]
     if not groups or not peers:
         return None
     width = 0.8 / len(peers)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(groups) * max(1, len(peers)) ** 0.5 + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(groups) * max(1, len(peers)) ** 0.5 + 2), 4.8))
+    ax.set_yscale("log")
+    all_ys = []
     for j, p in enumerate(peers):
         xs, ys = [], []
         for i, (_, by_lib) in enumerate(groups):
@@ -266,20 +270,25 @@ def write_chart(path, rows, title=None):
             if sp:
                 xs.append(i - 0.4 + width * (j + 0.5))
                 ys.append(sp)
-        bars = ax.bar(xs, ys, width=width, label=f"vs {p}")
+        # bars grow from 1x: up where coosparse is faster, down where it is slower
+        bars = ax.bar(xs, [y - 1.0 for y in ys], bottom=1.0, width=width, label=f"vs {p}")
         ax.bar_label(bars, labels=[f"{y:.1f}" for y in ys], fontsize=7, padding=1)
+        all_ys += ys
     ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_yscale("log")
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
+    lo = min(0.5, min(all_ys) / 1.5)
+    hi = max(2.0, max(all_ys) * 1.6)
+    ax.set_ylim(lo, hi)
+    ticks = [2.0 ** k for k in range(-10, 11) if lo <= 2.0 ** k <= hi]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))
+    ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_minor_formatter(NullFormatter())
-    lo, hi = ax.get_ylim()
-    ax.set_ylim(min(lo, 0.5), max(hi, 2.0))
-    ax.set_ylabel("coosparse speed-up (peer time / coosparse time)")
+    ax.set_ylabel("coosparse speed-up\n(peer time / coosparse time)")
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels([f"{label}\n{w[:28]}" for (label, w), _ in groups], fontsize=7, rotation=20, ha="right")
-    ax.legend(fontsize=8)
+    ax.set_xticklabels([f"{label}\n{w[:34]}" for (label, w), _ in groups], fontsize=7, rotation=20, ha="right")
+    ax.legend(fontsize=8, ncol=len(peers), loc="upper left")
     if title:
         ax.set_title(title, fontsize=9)
     fig.tight_layout()
