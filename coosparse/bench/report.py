@@ -156,6 +156,11 @@ def _ratio(r):
     return "" if sp is None else f"{sp:.2f}x"
 
 
+def _cell(text):
+    """Text safe inside a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
 def _mb(b):
     return "?" if b is None else f"{b / 2**20:.0f}"
 
@@ -192,7 +197,7 @@ def summary_markdown(rows):
         ours = by_lib.get("coosparse")
         cells = [_ms(ours["median_s"]) if ours and not ours.get("error") else "error"]
         cells += [_ratio(by_lib[p]) if p in by_lib else "–" for p in peers]
-        out.append(f"| {label} | {workload} | " + " | ".join(cells) + " |")
+        out.append(f"| {_cell(label)} | {_cell(workload)} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -203,12 +208,12 @@ def details_markdown(rows):
     for (label, workload), rs in _groups(rows).items():
         for r in rs:
             if r.get("error"):
-                out.append(f"| {label} | {workload} | {r['library']} | | | {_ratio(r)} | | "
-                           f"{r['error'][:120].replace('|', '/')} |")
+                out.append(f"| {_cell(label)} | {_cell(workload)} | {r['library']} | | | {_ratio(r)} | | "
+                           f"{_cell(r['error'][:120])} |")
                 continue
             spread = f"{_ms(r['min_s'])} – {_ms(r['max_s'])}"
-            out.append(f"| {label} | {workload} | {r['library']} | {_ms(r['median_s'])} | {spread} | "
-                       f"{_ratio(r)} | {_mb(r.get('peak_bytes'))} | {r.get('note', '')} |")
+            out.append(f"| {_cell(label)} | {_cell(workload)} | {r['library']} | {_ms(r['median_s'])} | {spread} | "
+                       f"{_ratio(r)} | {_mb(r.get('peak_bytes'))} | {_cell(r.get('note', ''))} |")
     return "\n".join(out)
 
 
