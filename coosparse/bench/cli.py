@@ -47,9 +47,9 @@ def parse_args(argv=None):
     p.add_argument("--device", choices=("cpu", "cuda"), action="append",
                    help="devices to run (default: cpu, and cuda when a GPU is present)")
     p.add_argument("--repeat", type=int, default=DEFAULT_REPEAT, help=f"timed runs per library (default {DEFAULT_REPEAT})")
-    p.add_argument("--max-case-seconds", type=float, default=10.0, metavar="S",
+    p.add_argument("--max-case-seconds", type=float, default=8.0, metavar="S",
                    help="keep a case's timed runs near S seconds by doing fewer than --repeat, "
-                        "never under 3 (default 10; 0: always --repeat)")
+                        "never under 3 (default 8; 0: always --repeat)")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs per library first (default 1)")
     p.add_argument("--no-memory", dest="memory", action="store_false", help="skip the peak-memory run")
     p.add_argument("--out", default="bench-results", help="directory for results.{md,json} and speedups.png")
