@@ -42,7 +42,7 @@ class Progress:
             from tqdm import tqdm
 
             self._bar = tqdm(total=total, desc=desc, unit="case", file=sys.stderr, dynamic_ncols=True,
-                             bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}] {postfix}")
+                             bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}]{postfix}")
         except ImportError:
             self._bar = _Plain(total, desc)
 
