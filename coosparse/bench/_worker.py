@@ -114,6 +114,8 @@ def main(argv=None):
     job = json.loads(argv[0])
     try:
         run_job(job)
+    except (KeyboardInterrupt, BrokenPipeError):  # the parent is stopping
+        return 130
     except Exception:
         emit(event="fatal", error=traceback.format_exc()[-2000:])
         return 1

@@ -84,9 +84,10 @@ def cuda_available():
 class _Collector:
     """Turns worker events into rows and progress."""
 
-    def __init__(self, progress, module):
+    def __init__(self, progress, module, rows=None):
         self.progress, self.module = progress, module
-        self.rows, self.labels = [], None
+        self.rows = [] if rows is None else rows
+        self.labels = None
         self.current = None  # (case index, library or None) while a case runs
         self.done, self.fatal = False, None
 
@@ -112,18 +113,23 @@ class _Collector:
 def _run_worker(job, collector):
     cmd = [sys.executable, "-m", "coosparse.bench._worker", json.dumps(job)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1)
-    for line in proc.stdout:
-        if line.startswith(TAG):
-            ev = json.loads(line[len(TAG):])
-            collector(ev.pop("event"), **ev)
-        else:
-            collector.progress.write(line.rstrip("\n"))
+    try:
+        for line in proc.stdout:
+            if line.startswith(TAG):
+                ev = json.loads(line[len(TAG):])
+                collector(ev.pop("event"), **ev)
+            else:
+                collector.progress.write(line.rstrip("\n"))
+    except BaseException:  # Ctrl-C: stop the worker too
+        proc.kill()
+        proc.wait()
+        raise
     return proc.wait()
 
 
-def run_module(module, device, args, progress):
-    """All cases of one module on one device; returns result rows."""
-    collector = _Collector(progress, module)
+def run_module(module, device, args, progress, rows=None):
+    """All cases of one module on one device; returns result rows (appended to ``rows`` if given)."""
+    collector = _Collector(progress, module, rows)
     job = {"module": module, "size": args.size, "device": device, "libraries": args.library,
            "ops": args.op, "repeat": args.repeat, "max_case_s": args.max_case_seconds, "warmup": args.warmup, "memory": args.memory,
            "start_case": 0, "exclude": []}
@@ -208,6 +214,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     progress = Progress(enabled=args.progress)
     rows = []
+    interrupted = False
     try:
         for device in devices:
             for module in modules:
@@ -217,7 +224,9 @@ def main(argv=None):
                             continue
                     except Exception:
                         pass  # the worker reports import errors
-                rows += run_module(module, device, args, progress)
+                run_module(module, device, args, progress, rows)
+    except KeyboardInterrupt:
+        interrupted = True  # keep what finished: the partial results are still written
     finally:
         progress.close()
     elapsed = time.perf_counter() - t0
@@ -225,7 +234,7 @@ def main(argv=None):
     info = report.machine_info(argv=argv_used)
     info["settings"] = {"size": args.size, "repeat": args.repeat, "max_case_seconds": args.max_case_seconds, "warmup": args.warmup,
                         "devices": devices, "elapsed_s": elapsed,
-                        "modules": modules}
+                        "modules": modules, "interrupted": interrupted}
     if not rows:
         print("no results (no case module matched the filters)", file=sys.stderr)
         return 1
