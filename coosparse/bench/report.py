@@ -98,6 +98,13 @@ def _command(argv):
     return shlex.join(argv)
 
 
+def _loadavg():
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def machine_info(argv=None):
     """CPU, cores, memory, GPU, OS, Python and library versions, and the command line."""
     versions = {name: _version(dist) for name, dist in LIBRARY_DISTS.items() if dist}
@@ -113,6 +120,7 @@ def machine_info(argv=None):
         "memory_bytes": _memory_bytes(),
         "gpu": _gpu_name(),
         "os": platform.platform(),
+        "load_average": _loadavg(),
         "python": platform.python_version(),
         "versions": {k: v for k, v in versions.items() if v},
         "command": _command(argv),
@@ -222,7 +230,8 @@ def machine_markdown(info):
     vers = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
     lines = [
         f"- machine: {info['cpu']}, {info['cores']} cores ({info['cores_usable']} usable), {mem} RAM"
-        + (f", GPU {info['gpu']}" if info.get("gpu") else ""),
+        + (f", GPU {info['gpu']}" if info.get("gpu") else "")
+        + (f"; load average {info['load_average'][0]:g} at the end" if info.get("load_average") else ""),
         f"- software: Python {info['python']}, {vers}",
         f"- command: `{info['command']}`",
     ]
