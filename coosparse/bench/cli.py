@@ -211,6 +211,7 @@ def main(argv=None):
         print("workloads:", ", ".join(workloads.WORKLOADS))
         return 0
     devices = args.device or (["cpu", "cuda"] if cuda_available() else ["cpu"])
+    load_start = report._loadavg()  # other users' load: timings on a shared machine need it
     t0 = time.perf_counter()
     progress = Progress(enabled=args.progress)
     rows = []
@@ -234,7 +235,8 @@ def main(argv=None):
     info = report.machine_info(argv=argv_used)
     info["settings"] = {"size": args.size, "repeat": args.repeat, "max_case_seconds": args.max_case_seconds, "warmup": args.warmup,
                         "devices": devices, "elapsed_s": elapsed,
-                        "modules": modules, "interrupted": interrupted}
+                        "modules": modules, "interrupted": interrupted,
+                        "load_average_start": load_start}
     if not rows:
         print("no results (no case module matched the filters)", file=sys.stderr)
         return 1

@@ -225,13 +225,22 @@ def details_markdown(rows):
     return "\n".join(out)
 
 
+def _load_text(info):
+    start = (info.get("settings") or {}).get("load_average_start")
+    end = info.get("load_average")
+    if not start and not end:
+        return ""
+    parts = ([f"{start[0]:g} before the run"] if start else []) + ([f"{end[0]:g} after"] if end else [])
+    return "; load average " + ", ".join(parts)
+
+
 def machine_markdown(info):
     mem = f"{info['memory_bytes'] / 2**30:.0f} GiB" if info.get("memory_bytes") else "?"
     vers = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
     lines = [
         f"- machine: {info['cpu']}, {info['cores']} cores ({info['cores_usable']} usable), {mem} RAM"
         + (f", GPU {info['gpu']}" if info.get("gpu") else "")
-        + (f"; load average {info['load_average'][0]:g} at the end" if info.get("load_average") else ""),
+        + _load_text(info),
         f"- software: Python {info['python']}, {vers}",
         f"- command: `{info['command']}`",
     ]
