@@ -22,7 +22,10 @@ def flat_view(out):
     if out.size == 0:
         return xp.empty(0, dtype=out.dtype), 0, es
     # lowest address: reversing the dims with negative strides points there
-    lowest = out[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in es)]
+    if out.ndim == 0:
+        lowest = out  # indexing a 0-d array with () would give a scalar, not a view
+    else:
+        lowest = out[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in es)]
     span = 1 + sum((n - 1) * abs(s) for n, s in zip(out.shape, es))
     flat = xp.lib.stride_tricks.as_strided(lowest, shape=(span,), strides=(item,))
     base = sum((n - 1) * -s for n, s in zip(out.shape, es) if s < 0)

@@ -1,28 +1,235 @@
-"""Strided scatter into a flat buffer: the kernel behind to_dense and dense + COO.
+"""Strided scatter into a flat buffer: as_strided_scatter, to_dense and dense + COO.
 
-``target`` is a 1-D view of the destination's memory, ``addresses[i]`` the
-element offset of entry i's first dense element and ``inner[c]`` the offset of
-its c-th dense element, so targets with any strides are served. Entries are
-applied sequentially in order, which makes duplicate sums deterministic.
+Two families, both on flat 1-D buffers (the public layer builds them with
+``coosparse._dense.flat_view`` and views every dtype as a same-size unsigned
+integer for the bit copies, so few specialisations are compiled):
+
+* ``scatter_add`` / ``scatter_set`` (COO entries -> dense target):
+  ``target[addresses[i] + inner[c]] op= values[i, c]``. Parallel by
+  *destination range*: thread p owns the entries whose block starts in the
+  p-th slice of the target and applies them in stored order. Entries with
+  different addresses never share an element (the target does not overlap
+  itself), so each element is updated by one thread, in stored order: sums and
+  last-writer-wins are bit-identical to the serial loop, whatever the schedule.
+* ``strided_scatter_sorted`` / ``strided_scatter_ordered`` (a strided view
+  ``out[offset + i . strides] = src[src_base + i . src_strides]``):
+  ``_sorted`` takes a view whose addresses strictly increase in C order of the
+  view (the public layer permutes/flips dims to get there when the view does
+  not overlap itself) and fuses the copy of ``inp`` with the scatter: each
+  thread owns one output range, copies it block by block and overwrites the
+  addressed elements while the block is in L1, so every output element goes to
+  memory once. ``_ordered`` is the serial C-order loop for views that may
+  overlap (last writer wins).
 """
 import numba as nb
+import numpy as np
+
+# elements copied ahead of the scatter in one go: the block is still in L1
+# when the addressed elements are overwritten
+COPY_BLOCK = 4096
+# below this many entries the destination-partitioned loops run serially
+PARALLEL_MIN = 1 << 15
 
 
+# ---------------------------------------------------------------- COO -> dense
 @nb.njit(cache=True, nogil=True)
-def scatter_add(target, addresses, values, inner):
+def _scatter_add_range(target, addresses, values, inner, a0, a1):
     n = addresses.shape[0]
     k = inner.shape[0]
     for i in range(n):
         a = addresses[i]
-        for c in range(k):
-            target[a + inner[c]] += values[i, c]
+        if a >= a0 and a < a1:
+            for c in range(k):
+                target[a + inner[c]] += values[i, c]
 
 
 @nb.njit(cache=True, nogil=True)
-def scatter_set(target, addresses, values, inner):
+def _scatter_set_range(target, addresses, values, inner, a0, a1):
     n = addresses.shape[0]
     k = inner.shape[0]
     for i in range(n):
         a = addresses[i]
-        for c in range(k):
-            target[a + inner[c]] = values[i, c]
+        if a >= a0 and a < a1:
+            for c in range(k):
+                target[a + inner[c]] = values[i, c]
+
+
+@nb.njit(cache=True, nogil=True)
+def _valid_range(span, inner):
+    """[lo, hi): the block addresses whose every element lies inside a buffer of ``span``.
+
+    Entries outside it are skipped, so even a COO built with ``check=False``
+    that breaks its contract cannot write outside the buffer.
+    """
+    imin = 0
+    imax = 0
+    for c in range(inner.shape[0]):
+        imin = min(imin, inner[c])
+        imax = max(imax, inner[c])
+    return -imin, max(span - imax, -imin)
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def scatter_add(target, addresses, values, inner, threads):
+    """target[addresses[i] + inner[c]] += values[i, c]; each element summed in stored order."""
+    n = addresses.shape[0]
+    lo, hi = _valid_range(target.shape[0], inner)
+    parts = threads if n >= PARALLEL_MIN else 1
+    step = (hi - lo) // parts + 1
+    for p in nb.prange(parts):
+        _scatter_add_range(target, addresses, values, inner, lo + p * step, min(lo + (p + 1) * step, hi))
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def scatter_set(target, addresses, values, inner, threads):
+    """target[addresses[i] + inner[c]] = values[i, c]; the last entry in stored order wins."""
+    n = addresses.shape[0]
+    lo, hi = _valid_range(target.shape[0], inner)
+    parts = threads if n >= PARALLEL_MIN else 1
+    step = (hi - lo) // parts + 1
+    for p in nb.prange(parts):
+        _scatter_set_range(target, addresses, values, inner, lo + p * step, min(lo + (p + 1) * step, hi))
+
+
+# ---------------------------------------------------------------- strided views
+@nb.njit(cache=True, nogil=True)
+def _address_of(e, offset, sizes, strides):
+    """Output address of the e-th element (C order) of the view."""
+    a = offset
+    for k in range(sizes.shape[0] - 1, -1, -1):
+        a += (e % sizes[k]) * strides[k]
+        e //= sizes[k]
+    return a
+
+
+@nb.njit(cache=True, nogil=True)
+def _first_at_or_after(b, total, offset, sizes, strides):
+    """Smallest e in [0, total] whose address is >= b (addresses increase with e)."""
+    lo = 0
+    hi = total
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _address_of(mid, offset, sizes, strides) < b:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@nb.njit(cache=True, nogil=True)
+def _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_strides, start, stop, lo, hi):
+    """View elements [start, stop) (C order) whose addresses lie in [lo, hi); copy inp there first."""
+    d = sizes.shape[0]
+    idx = np.empty(d, dtype=np.int64)
+    if start >= stop:
+        if copy:
+            out[lo:hi] = inp[lo:hi]
+        return
+    r = start
+    for k in range(d - 1, -1, -1):
+        idx[k] = r % sizes[k]
+        r //= sizes[k]
+    n_in = sizes[d - 1]
+    s_in = strides[d - 1]
+    ss_in = src_strides[d - 1]
+    copied = lo if copy else hi
+    e = start
+    while e < stop:
+        rb = offset
+        sb = src_base
+        for k in range(d - 1):
+            rb += idx[k] * strides[k]
+            sb += idx[k] * src_strides[k]
+        t0 = idx[d - 1]
+        t1 = min(n_in, t0 + (stop - e))
+        t = t0
+        while t < t1:
+            a = rb + t * s_in
+            if a >= copied:  # copy ahead: at least up to a, at least one block
+                h = min(max(a + 1, copied + COPY_BLOCK), hi)
+                out[copied:h] = inp[copied:h]  # slices vectorise; a[j] with signed j does not
+                copied = h
+            tmax = min(t1, t + (copied - 1 - a) // s_in + 1)
+            # unsigned indices: no negative-index wraparound test in the loop
+            if ss_in == 1:
+                for u in range(t, tmax):
+                    out[np.uint64(rb + u * s_in)] = src[np.uint64(sb + u)]
+            else:
+                for u in range(t, tmax):
+                    out[np.uint64(rb + u * s_in)] = src[np.uint64(sb + u * ss_in)]
+            t = tmax
+        e += t1 - t0
+        idx[d - 1] = 0
+        k = d - 2
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < sizes[k]:
+                break
+            idx[k] = 0
+            k -= 1
+    if copy:
+        out[copied:hi] = inp[copied:hi]
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def strided_scatter_sorted(out, inp, src, src_base, offset, sizes, strides, src_strides, copy, threads):
+    """Fused copy + scatter for a view with strictly increasing addresses (see module doc).
+
+    With ``copy``: ``out[j] = inp[j]`` for every j not addressed by the view.
+    Thread p owns output range [p*N/P, (p+1)*N/P) and the view elements that
+    land there (found by binary search: addresses increase in C order), so each
+    element of ``out`` is written exactly once. Without ``copy`` the pieces are
+    equal counts of view elements and ``inp`` is not read.
+    """
+    total = 1
+    for k in range(sizes.shape[0]):
+        total *= sizes[k]
+    n_out = out.shape[0]
+    parts = 4 * threads
+    if copy:
+        if n_out < PARALLEL_MIN:
+            parts = 1
+    elif total < PARALLEL_MIN:
+        parts = 1
+    bounds = np.empty(parts + 1, dtype=np.int64)  # output boundaries
+    starts = np.empty(parts + 1, dtype=np.int64)  # view-element boundaries
+    for p in range(parts + 1):
+        if copy:
+            bounds[p] = n_out // parts * p + min(p, n_out % parts)
+            starts[p] = _first_at_or_after(bounds[p], total, offset, sizes, strides)
+        else:
+            starts[p] = total // parts * p + min(p, total % parts)
+            bounds[p] = n_out
+    for p in nb.prange(parts):
+        _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_strides,
+                      starts[p], starts[p + 1], bounds[p], bounds[p + 1])
+
+
+@nb.njit(cache=True, nogil=True)
+def strided_scatter_ordered(out, src, src_base, offset, sizes, strides, src_strides):
+    """out[offset + i . strides] = src[src_base + i . src_strides] for i in C order (last wins)."""
+    d = sizes.shape[0]
+    total = 1
+    for k in range(d):
+        total *= sizes[k]
+    if total == 0:
+        return
+    idx = np.zeros(d, dtype=np.int64)
+    n_in = sizes[d - 1]
+    s_in = strides[d - 1]
+    ss_in = src_strides[d - 1]
+    for _ in range(total // n_in):
+        rb = offset
+        sb = src_base
+        for k in range(d - 1):
+            rb += idx[k] * strides[k]
+            sb += idx[k] * src_strides[k]
+        for u in range(n_in):
+            out[rb + u * s_in] = src[sb + u * ss_in]
+        k = d - 2
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < sizes[k]:
+                break
+            idx[k] = 0
+            k -= 1
