@@ -16,17 +16,13 @@ integer for the bit copies, so few specialisations are compiled):
   ``_sorted`` takes a view whose addresses strictly increase in C order of the
   view (the public layer permutes/flips dims to get there when the view does
   not overlap itself) and fuses the copy of ``inp`` with the scatter: each
-  thread owns one output range, copies it block by block and overwrites the
-  addressed elements while the block is in L1, so every output element goes to
-  memory once. ``_ordered`` is the serial C-order loop for views that may
+  thread owns one output range and walks it once, copying the gaps and
+  scattering the addressed elements, so every output element is written once. ``_ordered`` is the serial C-order loop for views that may
   overlap (last writer wins).
 """
 import numba as nb
 import numpy as np
 
-# elements copied ahead of the scatter in one go: the block is still in L1
-# when the addressed elements are overwritten
-COPY_BLOCK = 4096
 # below this many entries the destination-partitioned loops run serially
 PARALLEL_MIN = 1 << 15
 
@@ -117,58 +113,93 @@ def _first_at_or_after(b, total, offset, sizes, strides):
 
 
 @nb.njit(cache=True, nogil=True)
-def _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_strides, start, stop, lo, hi):
-    """View elements [start, stop) (C order) whose addresses lie in [lo, hi); copy inp there first."""
-    d = sizes.shape[0]
-    idx = np.empty(d, dtype=np.int64)
-    if start >= stop:
-        if copy:
-            out[lo:hi] = inp[lo:hi]
+def _row(out, inp, copy, src, a0, s_in, sb, ss, m):
+    """m elements at out[a0 + u*s_in] = src[sb + u*ss]; with ``copy`` also the s_in - 1
+    unaddressed elements after each but the last (so each element is written once).
+
+    The rows are reshaped to (m - 1, s_in) so that the fixed column 0 is the
+    scatter and the rest a copy: LLVM vectorises that (s_in == 2 is its own
+    loop: a compile-time width). Unsigned indices skip the wraparound test.
+    """
+    if s_in == 1:
+        if ss == 1:
+            out[a0:a0 + m] = src[sb:sb + m]
+        else:
+            for u in range(m):
+                out[np.uint64(a0 + u)] = src[np.uint64(sb + u * ss)]
         return
-    r = start
-    for k in range(d - 1, -1, -1):
-        idx[k] = r % sizes[k]
-        r //= sizes[k]
-    n_in = sizes[d - 1]
-    s_in = strides[d - 1]
-    ss_in = src_strides[d - 1]
-    copied = lo if copy else hi
-    e = start
-    while e < stop:
-        rb = offset
-        sb = src_base
-        for k in range(d - 1):
-            rb += idx[k] * strides[k]
-            sb += idx[k] * src_strides[k]
-        t0 = idx[d - 1]
-        t1 = min(n_in, t0 + (stop - e))
-        t = t0
-        while t < t1:
-            a = rb + t * s_in
-            if a >= copied:  # copy ahead: at least up to a, at least one block
-                h = min(max(a + 1, copied + COPY_BLOCK), hi)
-                out[copied:h] = inp[copied:h]  # slices vectorise; a[j] with signed j does not
-                copied = h
-            tmax = min(t1, t + (copied - 1 - a) // s_in + 1)
-            # unsigned indices: no negative-index wraparound test in the loop
-            if ss_in == 1:
-                for u in range(t, tmax):
-                    out[np.uint64(rb + u * s_in)] = src[np.uint64(sb + u)]
-            else:
-                for u in range(t, tmax):
-                    out[np.uint64(rb + u * s_in)] = src[np.uint64(sb + u * ss_in)]
-            t = tmax
-        e += t1 - t0
-        idx[d - 1] = 0
-        k = d - 2
-        while k >= 0:
-            idx[k] += 1
-            if idx[k] < sizes[k]:
-                break
-            idx[k] = 0
-            k -= 1
+    if not copy or m == 1:
+        if ss == 1:
+            for u in range(m):
+                out[np.uint64(a0 + u * s_in)] = src[np.uint64(sb + u)]
+        else:
+            for u in range(m):
+                out[np.uint64(a0 + u * s_in)] = src[np.uint64(sb + u * ss)]
+        return
+    q = m - 1
+    o = out[a0:a0 + q * s_in].reshape((q, s_in))
+    i = inp[a0:a0 + q * s_in].reshape((q, s_in))
+    if s_in == 2:
+        if ss == 1:
+            sv = src[sb:sb + q]
+            for u in range(q):
+                o[u, 0] = sv[u]
+                o[u, 1] = i[u, 1]
+        else:
+            for u in range(q):
+                o[u, 0] = src[np.uint64(sb + u * ss)]
+                o[u, 1] = i[u, 1]
+    else:
+        for u in range(q):
+            o[u, 0] = src[np.uint64(sb + u * ss)]
+            for j in range(1, s_in):
+                o[u, j] = i[u, j]
+    out[np.uint64(a0 + q * s_in)] = src[np.uint64(sb + q * ss)]
+
+
+@nb.njit(cache=True, nogil=True)
+def _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_strides, start, stop, lo, hi):
+    """View elements [start, stop) (C order), whose addresses lie in [lo, hi).
+
+    With ``copy``, every other element of [lo, hi) is copied from ``inp``, in
+    one pass: gaps between rows by slices, gaps inside a row by ``_row``.
+    """
+    d = sizes.shape[0]
+    pos = lo  # with copy: out[lo:pos] is final
+    if start < stop:
+        idx = np.empty(d, dtype=np.int64)
+        r = start
+        for k in range(d - 1, -1, -1):
+            idx[k] = r % sizes[k]
+            r //= sizes[k]
+        n_in = sizes[d - 1]
+        s_in = strides[d - 1]
+        ss_in = src_strides[d - 1]
+        e = start
+        while e < stop:
+            rb = offset
+            sb = src_base
+            for k in range(d - 1):
+                rb += idx[k] * strides[k]
+                sb += idx[k] * src_strides[k]
+            t0 = idx[d - 1]
+            m = min(n_in - t0, stop - e)
+            a0 = rb + t0 * s_in
+            if copy:
+                out[pos:a0] = inp[pos:a0]  # slices vectorise; a[j] with signed j does not
+            _row(out, inp, copy, src, a0, s_in, sb + t0 * ss_in, ss_in, m)
+            pos = a0 + (m - 1) * s_in + 1
+            e += m
+            idx[d - 1] = 0
+            k = d - 2
+            while k >= 0:
+                idx[k] += 1
+                if idx[k] < sizes[k]:
+                    break
+                idx[k] = 0
+                k -= 1
     if copy:
-        out[copied:hi] = inp[copied:hi]
+        out[pos:hi] = inp[pos:hi]
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
