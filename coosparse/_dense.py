@@ -99,11 +99,11 @@ def scatter_into(out, a, *, add=True):
     from ._scatter import _BITS
 
     bits = _BITS[out.dtype.itemsize]
-    be.scatter_set(flat.view(bits), addresses, xp_contiguous(vals).view(bits), inner)
+    be.scatter_set(flat.view(bits), addresses, _unit_stride(vals).view(bits), inner)
     return out
 
 
-def xp_contiguous(v):
+def _unit_stride(v):
     """``v`` with a unit-stride last axis (a same-size ``view`` needs one)."""
     return v if v.flags.c_contiguous else _namespace(v).ascontiguousarray(v)
 
