@@ -27,8 +27,9 @@ scatter_set        same, assignment; last writer in stored order wins
 strided_scatter_   (out 1-D, inp 1-D, src 1-D, src_base, offset, sizes int64[d],
  sorted             strides int64[d], src_strides int64[d], copy): for every i
                    out[offset + i.strides] = src[src_base + i.src_strides];
-                   with copy, out[j] = inp[j] for every other j (one pass, each
-                   element written once). Requires d >= 1, sizes >= 1 (any 0:
+                   with copy, out[j] = inp[j] for every other j (the Numba
+                   layer: per thread range, memcpy then scatter; no element is
+                   touched by two threads). Requires d >= 1, sizes >= 1 (any 0:
                    copy only), strides > 0 and strides[k] > sum_{j>k}
                    (sizes[j]-1)*strides[j]: addresses strictly increase in C
                    order, so no two elements alias and any parallel split is

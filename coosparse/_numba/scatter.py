@@ -196,13 +196,13 @@ def _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_str
 
 @nb.njit(cache=True, parallel=True, nogil=True)
 def strided_scatter_sorted(out, inp, src, src_base, offset, sizes, strides, src_strides, copy, threads):
-    """Fused copy + scatter for a view with strictly increasing addresses (see module doc).
+    """Copy + scatter for a view with strictly increasing addresses (see module doc).
 
     With ``copy``: ``out[j] = inp[j]`` for every j not addressed by the view.
     Thread p owns output range [p*N/P, (p+1)*N/P) and the view elements that
-    land there (found by binary search: addresses increase in C order), so each
-    element of ``out`` is written exactly once. Without ``copy`` the pieces are
-    equal counts of view elements and ``inp`` is not read.
+    land there (found by binary search: addresses increase in C order), so no
+    element of ``out`` is touched by two threads. Without ``copy`` the pieces
+    are equal counts of view elements and ``inp`` is not read.
     """
     total = 1
     for k in range(sizes.shape[0]):
