@@ -174,6 +174,8 @@ def as_strided_scatter(input, src, size, stride, storage_offset=0):
         copy = False
     if total == 0:
         return out
+    # a dim of size 1 adds nothing to any address: its stride may be anything (even beyond int64)
+    stride = tuple(0 if n == 1 else s for n, s in zip(size, stride))
     out_flat = bits_view(out.reshape(-1))
     src_flat, src_base, src_es = _src_flat(src)
     be = backend_for(out, src)

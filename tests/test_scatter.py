@@ -222,6 +222,16 @@ def test_errors_before_any_write():
     np.testing.assert_array_equal(x, keep)
 
 
+def test_huge_strides_of_unit_dims_and_huge_extents():
+    x = np.zeros(6)
+    got = coosparse.as_strided_scatter(x, np.ones((1, 2, 1)), (1, 2, 1), (2**70, 3, -(2**80)), 1)
+    np.testing.assert_array_equal(got, [0, 1, 0, 0, 1, 0])
+    with pytest.raises(IndexError):
+        coosparse.as_strided_scatter(x, np.ones((2, 2)), (2, 2), (2**62, 2**62), 0)
+    with pytest.raises(IndexError):
+        coosparse.as_strided_scatter(x, np.ones(2), (2,), (1,), 2**64)
+
+
 def test_src_casting_and_python_values():
     x = np.zeros(4, dtype=np.float64)
     got = coosparse.as_strided_scatter(x, np.array([1, 2], dtype=np.int32), (2,), (2,), 0)
