@@ -83,13 +83,15 @@ def scatter_into(out, a, *, add=True):
     values2d = a.values.reshape(a.nnz, -1)
     if add:
         acc = _dtypes.accumulation_dtype(out.dtype)
-        if out.dtype.kind == "u":  # modular sums: same bits as the signed type, one kernel fewer
+        if out.dtype.kind == "u" and out.dtype.itemsize >= 4:
+            # modular sums: same bits as the signed type, one kernel fewer
             signed = np.dtype(f"i{out.dtype.itemsize}")
             be.scatter_add(flat.view(signed), addresses, values2d.astype(out.dtype, copy=False).view(signed), inner)
-        elif out.dtype.kind in "ic" or out.dtype == acc:
+        elif (out.dtype.kind == "i" and out.dtype.itemsize >= 4) or out.dtype.kind == "c" or out.dtype == acc:
             be.scatter_add(flat, addresses, values2d.astype(out.dtype, copy=False), inner)
         else:
-            # bool and float16 have no arithmetic in the kernels: sum in a wider buffer
+            # bool and float16 have no arithmetic in the kernels, and 8/16-bit
+            # integers are not worth a compiled kernel each: sum in a wider buffer
             tmp = out.astype(acc)
             scatter_into(tmp, a, add=True)
             out[...] = _dtypes.from_accumulation(tmp, out.dtype)
