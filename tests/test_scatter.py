@@ -240,3 +240,23 @@ def test_src_casting_and_python_values():
     np.testing.assert_array_equal(got, [0, 0, 5, 6])
     h = coosparse.as_strided_scatter(np.zeros(3, np.float16), np.array([1.5], np.float16), (1,), (1,), 1)
     assert h.dtype == np.float16 and h[1] == 1.5
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_sorted_kernel_parallel_copy_mode(threads):
+    # the public layer runs the copy mode serially on the CPU (docs/strided-scatter.md);
+    # the parallel split by output range is the kernel-API contract the CUDA layer mirrors
+    from coosparse._numba import scatter as sc
+
+    rng = np.random.default_rng(threads)
+    x = rng.integers(0, 2**32, size=3 * PARALLEL_MIN + 7, dtype=np.uint64).astype(np.uint32)
+    for size, stride, offset in [((PARALLEL_MIN,), (3,), 5), ((97, 300), (1000, 3), 11), ((0,), (1,), 0)]:
+        src = rng.integers(0, 2**32, size=size, dtype=np.uint64).astype(np.uint32)
+        out = np.zeros_like(x)
+        sz, st = np.array(size, np.int64), np.array(stride, np.int64)
+        ss = np.array(np.ones(len(size)) if not src.ndim else np.array(src.strides) // 4, np.int64)
+        sc.strided_scatter_sorted(out, x, src.reshape(-1), 0, offset, sz, st, ss, True, threads)
+        want = x.copy()
+        if src.size:
+            np.lib.stride_tricks.as_strided(want[offset:], size, [s * 4 for s in stride])[...] = src
+        np.testing.assert_array_equal(out, want)

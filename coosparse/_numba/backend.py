@@ -42,9 +42,20 @@ def scatter_set(target, addresses, values, inner):
 
 
 def strided_scatter_sorted(out, inp, src, src_base, offset, sizes, strides, src_strides, copy):
-    """Fused copy + scatter of an increasing view (kernel API row ``strided_scatter_sorted``)."""
-    _sc.strided_scatter_sorted(out, inp, src, int(src_base), int(offset), sizes, strides, src_strides,
-                               bool(copy), numba.get_num_threads())
+    """Copy + scatter of an increasing view (kernel API row ``strided_scatter_sorted``).
+
+    With ``copy`` the work is one libc memcpy plus the scatter: memory-bound,
+    and measured no faster on two threads (best cases equal) while waking the
+    thread pool costs milliseconds on a loaded machine, so it runs serially.
+    A scatter without copy splits the view between the threads.
+    """
+    if copy:
+        total = int(np.prod(sizes))
+        _sc._sorted_piece(out, inp, True, src, int(src_base), int(offset), sizes, strides, src_strides,
+                          0, total, 0, out.shape[0])
+    else:
+        _sc.strided_scatter_sorted(out, inp, src, int(src_base), int(offset), sizes, strides, src_strides,
+                                   False, numba.get_num_threads())
 
 
 def strided_scatter_ordered(out, src, src_base, offset, sizes, strides, src_strides):
