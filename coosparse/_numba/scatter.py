@@ -19,8 +19,10 @@ integer for the bit copies, so few specialisations are compiled):
   into it and scatters the view elements that land there. (A single fused
   pass, writing each output element once, was measured slower on fresh pages
   than libc's streaming memcpy followed by the scatter; see
-  docs/strided-scatter.md.) ``_ordered`` is the serial C-order loop for views
-  that may overlap (last writer wins).
+  docs/strided-scatter.md.) The CPU wrapper in ``backend.py`` runs the copy
+  mode as one piece: memory-bound, and the thread pool's wake-up costs more
+  than a second thread gains on a loaded machine. ``_ordered`` is the serial
+  C-order loop for views that may overlap (last writer wins).
 """
 import numba as nb
 import numpy as np
