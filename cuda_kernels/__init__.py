@@ -1,7 +1,47 @@
 """CUDA C sources of the GPU kernel layer (shipped as package data).
 
 ``KERNELS`` is the one table of kernel files and their template
-instantiations, read by the loader (``name_expressions``) and by the
-NVRTC compile test.
+instantiations (NVRTC name expressions), read by the loader
+(``coosparse._cuda._sources``: ``name_expressions`` of each RawModule, and the
+host build of the emulated backend) and by the NVRTC compile test. A kernel
+that is not listed here is never compiled, so every kernel is listed, and
+every template once per type the Python layer launches it with.
+
+Types: sums run in the accumulation types (``unsigned long long`` stands for
+int64, whose two's-complement sums are modular; complex values are summed as
+interleaved float pairs), copies run on unsigned words of the element width.
 """
-KERNELS = {}
+SUM_TYPES = ("unsigned long long", "float", "double")
+"""Accumulation types of the ordered sums (int64 as u64: modular, no signed overflow)."""
+
+ADD_TYPES = ("unsigned char", "unsigned short", "unsigned int", "unsigned long long", "float", "double")
+"""Element types of scatter-add targets (integers of every width as unsigned words)."""
+
+WORD_TYPES = ("unsigned char", "unsigned short", "unsigned int", "unsigned long long")
+"""Bit-copy types, one per element width (1, 2, 4, 8 bytes; 16-byte complex is two words)."""
+
+
+def _inst(kernel, types):
+    return tuple(f"{kernel}<{t}>" for t in types)
+
+
+KERNELS = {
+    "linear_index.cu": (
+        "coo_linear_index_compute",
+        "coo_linear_index_unravel",
+    ),
+    "segment.cu": (
+        "coo_segment_starts_flag",
+        "coo_segment_starts_write",
+    ) + _inst("coo_segment_sum_reduce", SUM_TYPES),
+    "gather.cu": _inst("coo_gather_rows_copy", WORD_TYPES),
+    "scatter.cu": _inst("coo_scatter_add_runs", ADD_TYPES) + _inst("coo_scatter_set_runs", WORD_TYPES),
+}
+
+
+def kernel_file(name_expression):
+    """The file of ``KERNELS`` that defines ``name_expression`` (KeyError if none)."""
+    for fname, names in KERNELS.items():
+        if name_expression in names:
+            return fname
+    raise KeyError(f"kernel {name_expression!r} is not in cuda_kernels.KERNELS")

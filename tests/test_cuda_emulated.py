@@ -1,0 +1,192 @@
+"""The emulated CUDA layer: host build, cache, bounds checks, and kernel parity with Numba.
+
+The backend-parametrised suites run every public operation on the emulated
+layer; these tests pin the kernel layer itself: each KERNEL_API function on
+random data of every dtype gives the Numba layer's result bit for bit, and
+every entry of cuda_kernels.KERNELS is launched by at least one of them.
+"""
+import os
+
+import numpy as np
+import pytest
+
+from coosparse._cuda import _sources
+
+emulated = pytest.importorskip("coosparse._cuda.emulated")
+if not emulated.available():
+    pytest.skip(f"emulated CUDA layer unavailable: {emulated._build_error}", allow_module_level=True)
+
+from coosparse._numba import backend as nb  # noqa: E402
+
+ACC_DTYPES = [np.int64, np.float32, np.float64, np.complex64, np.complex128]
+ALL_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+              np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128]
+ADD_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+              np.float32, np.float64, np.complex64, np.complex128]
+
+
+def _values(rng, shape, dtype):
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
+    x = rng.standard_normal(shape) * 1e3
+    if dt.kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dt)
+
+
+@pytest.fixture(scope="module")
+def launched():
+    """Names of the kernels launched through the emulated layer during this module."""
+    seen = set()
+    real = emulated._layer._launch
+
+    def spy(kernel, nthreads, args):
+        seen.add(kernel)
+        return real(kernel, nthreads, args)
+
+    emulated._layer._launch = spy
+    yield seen
+    emulated._layer._launch = real
+
+
+def test_library_is_cached(tmp_path, monkeypatch):
+    path, _, _ = emulated.library_path()
+    assert os.path.exists(path)  # built once by available(), keyed by the sources' hash
+    assert _sources.sources_digest("x") != _sources.sources_digest("y")
+
+
+def test_every_table_entry_has_a_launch_wrapper():
+    tu = emulated.translation_unit()
+    assert tu.count("coo_host::launch(") == len(_sources.all_name_expressions())
+
+
+def test_shim_leaves_block_cooperation_undefined():
+    with open(os.path.join(_sources.INCLUDE_DIR, "coo_host_shim.cuh")) as f:
+        shim = f.read()
+    assert "#define __syncthreads" not in shim and "__shfl" not in shim
+
+
+@pytest.mark.parametrize("ndim", [0, 1, 2, 3])
+def test_linear_index_and_unravel(launched, ndim):
+    rng = np.random.default_rng(ndim)
+    shape = tuple(rng.integers(1, 50, size=ndim))
+    strides = np.array([int(np.prod(shape[d + 1:])) for d in range(ndim)], dtype=np.int64)
+    n = 1000
+    ix = np.stack([rng.integers(0, s, n) for s in shape]) if ndim else np.zeros((0, n), np.int64)
+    k1, k2 = nb.linear_index(ix, strides), emulated.linear_index(ix, strides)
+    np.testing.assert_array_equal(k1, k2)
+    if ndim:
+        np.testing.assert_array_equal(emulated.unravel_index(k2, strides), nb.unravel_index(k1, strides))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 257, 3000])
+def test_sort_and_segments(launched, n):
+    rng = np.random.default_rng(n)
+    keys = rng.integers(0, max(n // 3, 1), n).astype(np.int64)
+    s1, p1 = nb.sort_pairs(keys, max(n // 3, 1))
+    s2, p2 = emulated.sort_pairs(keys, max(n // 3, 1))
+    np.testing.assert_array_equal(s1, s2)
+    np.testing.assert_array_equal(p1, p2)
+    np.testing.assert_array_equal(nb.segment_starts(s1), emulated.segment_starts(s2))
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("with_perm", [True, False])
+def test_segment_sum_bit_identical(launched, dtype, k, with_perm):
+    rng = np.random.default_rng(7)
+    n = 2000
+    keys = np.sort(rng.integers(0, 300, n)).astype(np.int64)
+    starts = nb.segment_starts(keys)
+    vals = _values(rng, (n, k), dtype)
+    perm = rng.permutation(n).astype(np.int64) if with_perm else None
+    a, b = nb.segment_sum(vals, perm, starts), emulated.segment_sum(vals, perm, starts)
+    assert a.dtype == b.dtype
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_gather_rows(launched, dtype):
+    rng = np.random.default_rng(3)
+    vals = _values(rng, (500, 2), dtype)
+    rows = rng.integers(0, 500, 700).astype(np.int64)
+    expected = vals[rows]  # (Numba has no float16 model; NumPy is the reference)
+    np.testing.assert_array_equal(emulated.gather_rows(vals, rows), expected)
+
+
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
+@pytest.mark.parametrize("op", ["scatter_add", "scatter_set"])
+def test_scatter_duplicates_in_order(launched, dtype, op):
+    rng = np.random.default_rng(11)
+    size, n, k = 400, 1500, 2
+    inner = np.array([0, 7], dtype=np.int64)  # overlapping: address a + 7 meets (a + 7) + 0
+    addresses = rng.integers(0, size - 7, n).astype(np.int64)
+    vals = _values(rng, (n, k), dtype)
+    t1 = _values(rng, size, dtype)
+    t2 = t1.copy()
+    getattr(nb, op)(t1, addresses, vals, inner)
+    getattr(emulated, op)(t2, addresses, vals, inner)
+    np.testing.assert_array_equal(t1.view(np.uint8), t2.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.float16])
+def test_scatter_set_bit_copies(launched, dtype):
+    rng = np.random.default_rng(5)
+    addresses = rng.integers(0, 50, 200).astype(np.int64)
+    vals = _values(rng, (200, 1), dtype)
+    t1 = np.zeros(50, dtype)
+    t2 = t1.copy()
+    for i, a in enumerate(addresses):  # the sequential meaning (Numba has no float16 model)
+        t1[a] = vals[i, 0]
+    emulated.scatter_set(t2, addresses, vals, np.zeros(1, np.int64))
+    np.testing.assert_array_equal(t1, t2)
+
+
+def test_scatter_into_a_strided_flat_view():
+    from coosparse._dense import flat_view
+
+    out = np.zeros((6, 4))[:, ::-2]  # negative-free but strided target
+    flat, base, es = flat_view(out)
+    emulated.scatter_add(flat, np.array([base + es[0], base + es[0]], np.int64),
+                         np.array([[1.0], [2.0]]), np.zeros(1, np.int64))
+    assert out[1, 0] == 3.0 and out.sum() == 3.0
+
+
+def test_every_kernel_is_launched(launched):
+    # runs after the parity tests of this module (pytest keeps file order)
+    if len(launched) < 3:
+        pytest.skip("run together with the parity tests of this module")
+    assert set(e for _, e in _sources.all_name_expressions()) - launched == set()
+
+
+# ---------------------------------------------------------------------- bounds
+def test_gather_rows_out_of_bounds_raises():
+    with pytest.raises(IndexError, match="gather_rows"):
+        emulated.gather_rows(np.zeros((3, 1)), np.array([0, 3], np.int64))
+    with pytest.raises(IndexError):
+        emulated.gather_rows(np.zeros((3, 1)), np.array([-1], np.int64))
+
+
+def test_scatter_out_of_bounds_raises_before_writing():
+    t = np.zeros(4)
+    with pytest.raises(IndexError, match="scatter address"):
+        emulated.scatter_add(t, np.array([0, 4], np.int64), np.ones((2, 1)), np.zeros(1, np.int64))
+    with pytest.raises(IndexError):
+        emulated.scatter_set(t, np.array([0, 1], np.int64), np.ones((2, 2)), np.array([0, -2], np.int64))
+    assert not t.any()
+
+
+def test_segment_sum_bad_perm_raises():
+    with pytest.raises(IndexError):
+        emulated.segment_sum(np.ones((2, 1)), np.array([0, 5], np.int64), np.array([0, 2], np.int64))
+    with pytest.raises(IndexError):
+        emulated.segment_sum(np.ones((2, 1)), None, np.array([0, 3], np.int64))
+
+
+def test_unsupported_sum_dtype_raises():
+    with pytest.raises(TypeError):
+        emulated.segment_sum(np.ones((2, 1), np.float16), None, np.array([0, 2], np.int64))
