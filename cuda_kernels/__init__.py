@@ -34,8 +34,25 @@ KERNELS = {
         "coo_segment_starts_flag",
         "coo_segment_starts_write",
     ) + _inst("coo_segment_sum_reduce", SUM_TYPES),
-    "gather.cu": _inst("coo_gather_rows_copy", WORD_TYPES),
-    "scatter.cu": _inst("coo_scatter_add_runs", ADD_TYPES) + _inst("coo_scatter_set_runs", WORD_TYPES),
+    "gather.cu": _inst("coo_gather_rows_copy", WORD_TYPES)
+    + _inst("coo_gather_rows_or_zero", WORD_TYPES)
+    + _inst("coo_gather_strided", WORD_TYPES),
+    "scatter.cu": _inst("coo_scatter_add_runs", ADD_TYPES)
+    + _inst("coo_scatter_set_runs", WORD_TYPES)
+    + _inst("coo_scatter_view_set", WORD_TYPES)
+    + ("coo_scatter_view_addresses",),
+    "intersect.cu": (
+        "coo_intersect_match",
+        "coo_intersect_flag",
+        "coo_intersect_compact",
+        "coo_intersect_gather_columns",
+    ) + _inst("coo_intersect_probe_sum", SUM_TYPES),
+    "union.cu": (
+        "coo_union_rank",
+        "coo_union_write_a",
+        "coo_union_write_b",
+        "coo_union_columns",
+    ),
 }
 
 

@@ -33,3 +33,41 @@ __global__ void coo_scatter_set_runs(
     if (j + 1 < n && sorted_addr[j + 1] == a) return;
     target[a] = values[perm[j]];
 }
+
+// Address of view element e (C order) for dims (sizes, strides), last dim fastest.
+__device__ __forceinline__ i64 coo_view_address(i64 e, i64 base, const i64* sizes,
+                                                const i64* strides, i64 d) {
+    i64 a = base;
+    for (i64 x = d - 1; x >= 0; --x) {
+        i64 n = sizes[x];
+        i64 q = e / n;
+        a += (e - q * n) * strides[x];
+        e = q;
+    }
+    return a;
+}
+
+// One thread per view element e of a view that does not overlap itself:
+// out[offset + i.strides] = src[src_base + i.src_strides] for the C-order index i of e.
+// params = (sizes[d], strides[d], src_strides[d]); w words per element (16-byte items: 2).
+template <typename T>
+__global__ void coo_scatter_view_set(
+        T* __restrict__ out, const T* __restrict__ src, const i64* __restrict__ params,
+        i64 d, i64 offset, i64 src_base, i64 total, i64 w) {
+    i64 e = coo_thread_id();
+    if (e >= total) return;
+    i64 a = coo_view_address(e, offset, params, params + d, d);
+    i64 s = coo_view_address(e, src_base, params, params + 2 * d, d);
+    for (i64 q = 0; q < w; ++q) out[a * w + q] = src[s * w + q];
+}
+
+// One thread per view element e: its output and source addresses, for the
+// ordered (overlapping) path that then sorts out_addr and lets the last writer win.
+extern "C" __global__ void coo_scatter_view_addresses(
+        const i64* __restrict__ params, i64 d, i64 offset, i64 src_base, i64 total,
+        i64* __restrict__ out_addr, i64* __restrict__ src_addr) {
+    i64 e = coo_thread_id();
+    if (e >= total) return;
+    out_addr[e] = coo_view_address(e, offset, params, params + d, d);
+    src_addr[e] = coo_view_address(e, src_base, params, params + 2 * d, d);
+}

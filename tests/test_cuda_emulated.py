@@ -156,13 +156,6 @@ def test_scatter_into_a_strided_flat_view():
     assert out[1, 0] == 3.0 and out.sum() == 3.0
 
 
-def test_every_kernel_is_launched(launched):
-    # runs after the parity tests of this module (pytest keeps file order)
-    if len(launched) < 3:
-        pytest.skip("run together with the parity tests of this module")
-    assert set(e for _, e in _sources.all_name_expressions()) - launched == set()
-
-
 # ---------------------------------------------------------------------- bounds
 def test_gather_rows_out_of_bounds_raises():
     with pytest.raises(IndexError, match="gather_rows"):
@@ -190,3 +183,143 @@ def test_segment_sum_bad_perm_raises():
 def test_unsupported_sum_dtype_raises():
     with pytest.raises(TypeError):
         emulated.segment_sum(np.ones((2, 1), np.float16), None, np.array([0, 2], np.int64))
+
+
+# ---------------------------------------------------------------------- intersection family
+# NumPy references of the kernel rows added by the intersection and strided-scatter issues
+L = emulated._layer
+
+
+def _ref_match(src, probe):
+    first = np.searchsorted(probe, src, side="left")
+    return first, np.searchsorted(probe, src, side="right") - first
+
+
+@pytest.mark.parametrize("n,m", [(0, 5), (5, 0), (1, 1), (300, 200), (2000, 3000)])
+def test_match_merge_and_search(launched, n, m):
+    rng = np.random.default_rng(n + m)
+    probe = np.sort(rng.integers(0, 400, m)).astype(np.int64)
+    src = rng.integers(-5, 410, n).astype(np.int64)
+    f, c = _ref_match(src, probe)
+    f2, c2 = L.match_search(src, probe)
+    np.testing.assert_array_equal(f2, f)
+    np.testing.assert_array_equal(c2, c)
+    s = np.sort(src)
+    f3, c3 = L.match_merge(s, probe)
+    fr, cr = _ref_match(s, probe)
+    np.testing.assert_array_equal(f3, fr)
+    np.testing.assert_array_equal(c3, cr)
+
+
+def test_nonzero_rows(launched):
+    count = np.array([0, 2, 0, 0, 1, 3, 0], np.int64)
+    np.testing.assert_array_equal(L.nonzero_rows(count), [1, 4, 5])
+    assert L.nonzero_rows(np.zeros(0, np.int64)).shape == (0,)
+    assert L.nonzero_rows(np.zeros(4, np.int64)).shape == (0,)
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("with_perm", [True, False])
+@pytest.mark.parametrize("with_rows", [True, False])
+def test_probe_sum_in_probe_order(launched, dtype, with_perm, with_rows):
+    rng = np.random.default_rng(1)
+    np_, k = 600, 2
+    probe = np.sort(rng.integers(0, 150, np_)).astype(np.int64)
+    src = rng.integers(0, 200, 400).astype(np.int64)
+    first, count = _ref_match(src, probe)
+    vals = _values(rng, (np_, k), dtype)
+    perm = rng.permutation(np_).astype(np.int64) if with_perm else None
+    rows = np.flatnonzero(count).astype(np.int64) if with_rows else None
+    got = L.probe_sum(vals, perm, first, count, rows)
+    sel = rows if with_rows else np.arange(len(src))
+    exp = np.zeros((len(sel), k), dtype=vals.dtype)
+    for i, r in enumerate(sel):
+        for j in range(first[r], first[r] + count[r]):
+            src_row = perm[j] if with_perm else j
+            exp[i] = vals[src_row] if j == first[r] else exp[i] + vals[src_row]
+    np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
+
+
+def test_gather_columns_and_union(launched):
+    rng = np.random.default_rng(2)
+    a = np.unique(rng.integers(0, 100, 40)).astype(np.int64)
+    b = np.unique(rng.integers(0, 100, 60)).astype(np.int64)
+    a_pos, b_pos = L.merge_union(a, b)
+    union = np.union1d(a, b)
+    got = np.where(a_pos >= 0, a[np.maximum(a_pos, 0)], b[np.maximum(b_pos, 0)])
+    np.testing.assert_array_equal(got, union)
+    np.testing.assert_array_equal(a_pos >= 0, np.isin(union, a))
+    np.testing.assert_array_equal(b_pos >= 0, np.isin(union, b))
+    ok = b_pos >= 0
+    np.testing.assert_array_equal(b[b_pos[ok]], union[ok])
+    ai = np.stack([a // 10, a % 10])
+    bi = np.stack([b // 10, b % 10])
+    cols = L.union_columns(ai, bi, a_pos, b_pos)
+    np.testing.assert_array_equal(cols, np.stack([union // 10, union % 10]))
+    rows = rng.integers(0, len(a), 25).astype(np.int64)
+    np.testing.assert_array_equal(L.gather_columns(ai, rows), ai[:, rows])
+    for x, y in ((a[:0], b), (a, b[:0]), (a[:0], b[:0]), (a, a)):
+        p, q = L.merge_union(x, y)
+        assert len(p) == len(np.union1d(x, y))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_gather_or_zero_and_strided(launched, dtype):
+    rng = np.random.default_rng(4)
+    vals = _values(rng, (50, 3), dtype)
+    rows = rng.integers(-3, 50, 80).astype(np.int64)
+    exp = np.where((rows >= 0)[:, None], vals[np.maximum(rows, 0)], np.zeros(1, dtype))
+    np.testing.assert_array_equal(L.gather_or_zero(vals, rows), exp)
+    src = _values(rng, 200, dtype)
+    addresses = rng.integers(0, 190, 30).astype(np.int64)
+    inner = np.array([0, 3, 9], np.int64)
+    np.testing.assert_array_equal(L.gather_strided(src, addresses, inner), src[addresses[:, None] + inner])
+
+
+# ---------------------------------------------------------------------- strided views
+def _ref_view_scatter(out, src, src_base, offset, sizes, strides, src_strides):
+    for i in np.ndindex(*sizes):
+        out[offset + int(np.dot(i, strides))] = src[src_base + int(np.dot(i, src_strides))]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64, np.complex128])
+@pytest.mark.parametrize("copy", [True, False])
+def test_strided_scatter_sorted(launched, dtype, copy):
+    rng = np.random.default_rng(6)
+    out = np.zeros(60, dtype)
+    inp = _values(rng, 60, dtype)
+    src = _values(rng, 40, dtype)
+    sizes, strides, sstrides = np.array([3, 4]), np.array([12, 2]), np.array([8, 1])
+    exp = inp.copy() if copy else out.copy()
+    _ref_view_scatter(exp, src, 2, 5, sizes, strides, sstrides)
+    L.strided_scatter_sorted(out, inp if copy else out, src, 2, 5, sizes, strides, sstrides, copy)
+    np.testing.assert_array_equal(out, exp)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint64, np.complex128])
+def test_strided_scatter_ordered_last_writer_wins(launched, dtype):
+    rng = np.random.default_rng(8)
+    out = _values(rng, 30, dtype)
+    src = _values(rng, 50, dtype)
+    sizes, strides, sstrides = np.array([5, 6]), np.array([2, 1]), np.array([6, 1])  # overlapping view
+    exp = out.copy()
+    _ref_view_scatter(exp, src, 0, 3, sizes, strides, sstrides)
+    L.strided_scatter_ordered(out, src, 0, 3, sizes, strides, sstrides)
+    np.testing.assert_array_equal(out, exp)
+
+
+def test_strided_views_out_of_bounds_raise():
+    out = np.zeros(10, np.uint8)
+    with pytest.raises(IndexError):
+        L.strided_scatter_ordered(out, np.zeros(10, np.uint8), 0, 5, np.array([3]), np.array([3]), np.array([1]))
+    with pytest.raises(IndexError):
+        L.strided_scatter_sorted(out, out, np.zeros(2, np.uint8), 0, 0, np.array([3]), np.array([1]),
+                                 np.array([1]), False)
+    assert not out.any()
+
+
+def test_every_kernel_is_launched(launched):
+    # runs after the parity tests of this module (pytest keeps file order)
+    if len(launched) < 3:
+        pytest.skip("run together with the parity tests of this module")
+    assert set(e for _, e in _sources.all_name_expressions()) - launched == set()

@@ -256,6 +256,234 @@ class CudaLayer:
             addr = (addr[:, None] * 2 + self.xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
         self._scatter("set", tview, addr, vview, ctype)
 
+    # ------------------------------------------------------------------ intersection family
+    def _match(self, src_keys, probe_keys):
+        xp = self.xp
+        src_keys = self._c(src_keys, np.int64)
+        probe_keys = self._c(probe_keys, np.int64)
+        n, m = src_keys.shape[0], probe_keys.shape[0]
+        first = xp.zeros(n, dtype=np.int64)
+        count = xp.zeros(n, dtype=np.int64)
+        if m:
+            self._run("coo_intersect_match", n, src_keys, probe_keys, _i64(n), _i64(m), first, count)
+        return first, count
+
+    def match_merge(self, src_keys, probe_keys):
+        """(first, count) of sorted ``src_keys`` in sorted ``probe_keys``. Sync-free.
+
+        On the GPU a binary search per source entry (same answer as the merge:
+        first = insertion point, count = number of equal probe keys).
+        """
+        return self._match(src_keys, probe_keys)
+
+    def match_search(self, src_keys, probe_keys):
+        """(first, count) of ``src_keys`` in any order in sorted ``probe_keys``: binary search. Sync-free."""
+        return self._match(src_keys, probe_keys)
+
+    def nonzero_rows(self, count):
+        """Ascending positions with count != 0. Synchronises (the number of rows sizes the output)."""
+        xp = self.xp
+        count = self._c(count, np.int64)
+        n = count.shape[0]
+        if n == 0:
+            return xp.zeros(0, dtype=np.int64)
+        flags = xp.empty(n, dtype=np.int64)
+        self._run("coo_intersect_flag", n, count, _i64(n), flags)
+        pos = xp.cumsum(flags)
+        m = int(pos[-1])  # synchronize!
+        rows = xp.empty(m, dtype=np.int64)
+        self._run("coo_intersect_compact", n, count, pos, _i64(n), rows)
+        return rows
+
+    def probe_sum(self, values, perm, first, count, rows):
+        """out[i] = ordered sum of values[perm[first[r]:first[r]+count[r]]], r = rows[i] (or i); 0 where no match. Sync-free."""
+        xp = self.xp
+        values = self._c(values)
+        first = self._c(first, np.int64)
+        count = self._c(count, np.int64)
+        m = first.shape[0] if rows is None else rows.shape[0]
+        out = xp.empty((m, values.shape[1]), dtype=values.dtype)
+        if m == 0 or values.shape[1] == 0:
+            return out
+        view, ctype = self._sum_view(values)
+        oview, _ = self._sum_view(out)
+        if ctype is None:
+            ctype = "float" if view.dtype == np.float32 else "double"
+        k = view.shape[1]
+        empty = xp.empty(0, dtype=np.int64)
+        perm_arr = empty if perm is None else self._c(perm, np.int64)
+        rows_arr = empty if rows is None else self._c(rows, np.int64)
+        if self._validate:
+            if rows is not None:
+                self._check_range(rows_arr, 0, first.shape[0], "probe_sum rows")
+            sel = count if rows is None else count[rows_arr]
+            fsel = first if rows is None else first[rows_arr]
+            hit = sel != 0
+            np_ = values.shape[0] if perm is None else perm_arr.shape[0]
+            if bool(hit.any()) and (int(fsel[hit].min()) < 0 or int((fsel + sel)[hit].max()) > np_):
+                raise IndexError("probe_sum: a matched range falls outside the probe")
+            if perm is not None:
+                self._check_range(perm_arr, 0, values.shape[0], "probe_sum perm")
+        self._run(
+            f"coo_intersect_probe_sum<{ctype}>", m * k,
+            view, perm_arr, _i64(perm is not None), first, count, rows_arr, _i64(rows is not None),
+            _i64(m), _i64(k), oview,
+        )
+        return out
+
+    def gather_columns(self, indices, rows):
+        """indices[:, rows], C-contiguous int64. Sync-free."""
+        xp = self.xp
+        indices = self._c(indices, np.int64)
+        rows = self._c(rows, np.int64)
+        d, n = indices.shape
+        m = rows.shape[0]
+        out = xp.empty((d, m), dtype=np.int64)
+        if d and m:
+            self._check_range(rows, 0, n, "gather_columns rows")
+            self._run("coo_intersect_gather_columns", d * m, indices, rows, _i64(d), _i64(n), _i64(m), out)
+        return out
+
+    def gather_strided(self, source, addresses, inner):
+        """out[i, c] = source[addresses[i] + inner[c]] for 1-D ``source`` (bit copy). Sync-free."""
+        xp = self.xp
+        if source.ndim != 1 or (source.size > 1 and source.strides[0] != source.itemsize):
+            raise ValueError("gather_strided source must be a 1-D flat view with unit stride")
+        addresses = self._c(addresses, np.int64)
+        inner = self._c(inner, np.int64)
+        n, k = addresses.shape[0], inner.shape[0]
+        out = xp.empty((n, k), dtype=source.dtype)
+        if n == 0 or k == 0:
+            return out
+        if self._validate:
+            self._check_range((addresses[:, None] + inner[None, :]).reshape(-1), 0, source.size,
+                              "gather_strided address")
+        sview, ctype = self._words(source)
+        oview, _ = self._words(out.reshape(-1))
+        if source.dtype.itemsize == 16:  # two words per element
+            addresses = addresses * 2
+            inner = (inner[:, None] * 2 + xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
+            k = 2 * k
+        self._run(f"coo_gather_strided<{ctype}>", n * k, sview, addresses, inner, _i64(n), _i64(k), oview)
+        return out
+
+    def merge_union(self, a_keys, b_keys):
+        """(a_pos, b_pos) over the sorted union of two strictly increasing key arrays; -1 where a side lacks the key.
+
+        Synchronises (the number of common keys sizes the output).
+        """
+        xp = self.xp
+        a_keys = self._c(a_keys, np.int64)
+        b_keys = self._c(b_keys, np.int64)
+        na, nb = a_keys.shape[0], b_keys.shape[0]
+        lb = xp.empty(na, dtype=np.int64)
+        matched = xp.empty(na, dtype=np.int64)
+        self._run("coo_union_rank", na, a_keys, b_keys, _i64(na), _i64(nb), lb, matched)
+        common = xp.zeros(na + 1, dtype=np.int64)
+        if na:
+            common[1:] = xp.cumsum(matched)
+        m = na + nb - int(common[na])  # synchronize!
+        a_pos = xp.empty(m, dtype=np.int64)
+        b_pos = xp.empty(m, dtype=np.int64)
+        self._run("coo_union_write_a", na, lb, matched, common, _i64(na), a_pos, b_pos)
+        self._run("coo_union_write_b", nb, a_keys, b_keys, common, _i64(na), _i64(nb), a_pos, b_pos)
+        return a_pos, b_pos
+
+    def union_columns(self, a_idx, b_idx, a_pos, b_pos):
+        """Index columns of the union: a_idx[:, a_pos[u]] if a_pos[u] >= 0, else b_idx[:, b_pos[u]]. Sync-free."""
+        xp = self.xp
+        a_idx = self._c(a_idx, np.int64)
+        b_idx = self._c(b_idx, np.int64)
+        a_pos = self._c(a_pos, np.int64)
+        b_pos = self._c(b_pos, np.int64)
+        d, na = a_idx.shape
+        nb = b_idx.shape[1]
+        m = a_pos.shape[0]
+        out = xp.empty((d, m), dtype=np.int64)
+        if d and m:
+            if self._validate:
+                self._check_range(a_pos, -1, na, "union_columns a_pos")
+                self._check_range(b_pos[a_pos < 0], 0, nb, "union_columns b_pos")
+            self._run("coo_union_columns", d * m, a_idx, b_idx, a_pos, b_pos,
+                      _i64(d), _i64(na), _i64(nb), _i64(m), out)
+        return out
+
+    def gather_or_zero(self, values, rows):
+        """values[rows[i]] for 2-D values, zeros where rows[i] < 0 (bit copy). Sync-free."""
+        xp = self.xp
+        values = self._c(values)
+        rows = self._c(rows, np.int64)
+        m = rows.shape[0]
+        out = xp.empty((m, values.shape[1]), dtype=values.dtype)
+        if m == 0 or values.shape[1] == 0:
+            return out
+        self._check_range(rows, -(2**62), values.shape[0], "gather_or_zero rows")
+        view, ctype = self._words(values)
+        oview, _ = self._words(out)
+        k = view.shape[1]
+        self._run(f"coo_gather_rows_or_zero<{ctype}>", m * k, view, rows, _i64(m), _i64(k), oview)
+        return out
+
+    # ------------------------------------------------------------------ strided views (as_strided_scatter)
+    def _view_params(self, sizes, strides, src_strides):
+        sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
+        d = sizes.shape[0]
+        params = np.concatenate([sizes, np.asarray(strides, np.int64).reshape(-1),
+                                 np.asarray(src_strides, np.int64).reshape(-1)])
+        total = int(np.prod(sizes)) if d else 1
+        return self.xp.asarray(params), d, total, sizes
+
+    def _check_view(self, out, src, src_base, offset, sizes, strides, src_strides):
+        """Emulation only: the view's extreme addresses lie inside ``out`` and ``src``."""
+        if not self._validate:
+            return
+        for base, st, buf, what in ((offset, strides, out, "output"), (src_base, src_strides, src, "source")):
+            st = np.asarray(st, np.int64).reshape(-1)
+            lo = base + sum(int((n - 1) * s) for n, s in zip(sizes, st) if s < 0)
+            hi = base + sum(int((n - 1) * s) for n, s in zip(sizes, st) if s > 0)
+            if lo < 0 or hi >= buf.size:
+                raise IndexError(f"strided view reaches {what} elements {lo}..{hi}, outside [0, {buf.size})")
+
+    def strided_scatter_sorted(self, out, inp, src, src_base, offset, sizes, strides, src_strides, copy):
+        """out = inp (when ``copy``), then out[offset + i.strides] = src[src_base + i.src_strides]. Sync-free.
+
+        For views that do not overlap themselves: one thread per view element,
+        each output element written at most once by the scatter.
+        """
+        params, d, total, sz = self._view_params(sizes, strides, src_strides)
+        if copy and out.size:
+            out[...] = inp
+        if total == 0:
+            return
+        self._check_view(out, src, int(src_base), int(offset), sz, strides, src_strides)
+        oview, ctype = self._words(out)
+        sview, _ = self._words(src)
+        w = 2 if out.dtype.itemsize == 16 else 1
+        self._run(f"coo_scatter_view_set<{ctype}>", total, oview, sview, params, _i64(d),
+                  _i64(offset), _i64(src_base), _i64(total), _i64(w))
+
+    def strided_scatter_ordered(self, out, src, src_base, offset, sizes, strides, src_strides):
+        """out[offset + i.strides] = src[src_base + i.src_strides], i in C order, last writer wins. Sync-free.
+
+        Addresses of the (possibly overlapping) view are stably sorted and only
+        the last element of each run of equal addresses writes.
+        """
+        xp = self.xp
+        params, d, total, sz = self._view_params(sizes, strides, src_strides)
+        if total == 0:
+            return
+        self._check_view(out, src, int(src_base), int(offset), sz, strides, src_strides)
+        out_addr = xp.empty(total, dtype=np.int64)
+        src_addr = xp.empty(total, dtype=np.int64)
+        self._run("coo_scatter_view_addresses", total, params, _i64(d), _i64(offset), _i64(src_base),
+                  _i64(total), out_addr, src_addr)
+        vals = self.gather_strided(src, src_addr, xp.zeros(1, dtype=np.int64)).reshape(-1)
+        tview, ctype = self._words(out)
+        vview, _ = self._words(vals)
+        if out.dtype.itemsize == 16:
+            out_addr = (out_addr[:, None] * 2 + xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
+        self._scatter("set", tview, out_addr, vview, ctype)
+
     # ------------------------------------------------------------------ binding
     def bind(self, namespace, names):
         """Put the layer's functions named ``names`` into module dict ``namespace``."""
