@@ -6,6 +6,7 @@ torch and cupy are imported lazily, on first use.
 from ._coalesce import coalesce
 from ._coo import COO
 from ._dense import from_dense, to_dense
+from ._device import asarray
 from ._dtypes import SUPPORTED_DTYPES
 from ._random import random
 
@@ -22,6 +23,7 @@ def from_scipy(m, *, check=True):
 __all__ = [
     "COO",
     "SUPPORTED_DTYPES",
+    "asarray",
     "coalesce",
     "from_dense",
     "from_scipy",
