@@ -30,6 +30,10 @@ KERNELS = {
         "coo_linear_index_compute",
         "coo_linear_index_unravel",
     ),
+    "sort.cu": (
+        "coo_sort_pack",
+        "coo_sort_unpack",
+    ),
     "segment.cu": (
         "coo_segment_starts_flag",
         "coo_segment_starts_write",

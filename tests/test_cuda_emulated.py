@@ -94,6 +94,13 @@ def test_sort_and_segments(launched, n):
     np.testing.assert_array_equal(nb.segment_starts(s1), emulated.segment_starts(s2))
 
 
+def test_sort_pairs_wide_keys_take_the_argsort_path():
+    keys = np.array([2**61, 5, 2**61, 0, 5], np.int64)
+    s, p = emulated.sort_pairs(keys, 2**62)  # 62 key bits + 3 position bits > 63: no packing
+    np.testing.assert_array_equal(p, [3, 1, 4, 0, 2])
+    np.testing.assert_array_equal(s, keys[p])
+
+
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("k", [1, 3])
 @pytest.mark.parametrize("with_perm", [True, False])

@@ -11,10 +11,13 @@ Launch conventions: 1-D grids, one thread per output element (the
 thread mapping of each kernel is commented in its ``.cu`` file); arguments are
 arrays (passed as device pointers) and ``numpy.int64`` scalars (``long long``).
 
-Sort and scan are the namespace's own primitives: ``stable_argsort``
-(CuPy's thrust-backed stable argsort on a GPU, ``numpy.argsort(kind='stable')``
-in emulation; both give the unique stable permutation, so results agree with
-the Numba radix sort) and ``xp.cumsum``.
+Sort and scan are the namespace's own primitives: ``xp.sort`` of keys
+packed with their positions (CUB radix sort through CuPy on a GPU; unique
+words, so the order is the stable one whatever the algorithm), or, when key
+and position bits exceed 63, ``stable_argsort`` (CuPy's thrust stable
+argsort, ``numpy.argsort(kind='stable')`` in emulation); and ``xp.cumsum``.
+Either way the permutation is the unique stable one, as the Numba radix
+sort's.
 
 Synchronisation: only lines marked ``# synchronize!`` copy device data to the
 host; on a GPU everything else is queued on the current stream.
@@ -47,6 +50,8 @@ class CudaLayer:
         a 1-D grid covering ``nthreads`` threads, in stream order.
     stable_argsort : callable
         ``stable_argsort(keys) -> int64 permutation`` (stable).
+    sort : callable, optional
+        Keys-only sort of unique int64 words (default ``xp.sort``).
     validate : bool
         Check index bounds on the host before launching (emulation: a bad
         index raises ``IndexError`` instead of corrupting the interpreter's
@@ -54,7 +59,8 @@ class CudaLayer:
         functions validate their inputs there.
     """
 
-    def __init__(self, name, xp, launch, stable_argsort, validate):
+    def __init__(self, name, xp, launch, stable_argsort, validate, sort=None):
+        self._sort = sort or xp.sort
         self.name = name
         self.xp = xp
         self._launch = launch
@@ -129,9 +135,31 @@ class CudaLayer:
 
     # ------------------------------------------------------------------ sort and segments
     def sort_pairs(self, keys, bound):
-        """Stable sort: (sorted_keys, perm) with sorted_keys = keys[perm]. Sync-free."""
+        """Stable sort of keys in [0, bound): (sorted_keys, perm) with sorted_keys = keys[perm]. Sync-free.
+
+        When key bits + position bits fit in 63 bits, each key is packed with
+        its position (``coo_sort_pack``) and the packed words are sorted
+        keys-only (``xp.sort``: a CUB radix sort on a GPU), which is stable by
+        construction and moves half the bytes of a key-value sort; otherwise
+        the namespace's stable argsort.
+        """
+        xp = self.xp
         keys = self._c(keys, np.int64)
-        perm = self._argsort(keys).astype(np.int64, copy=False)
+        n = keys.shape[0]
+        bound = max(int(bound), 1)
+        shift = max(n - 1, 0).bit_length()
+        if n == 0:
+            return keys.copy(), xp.zeros(0, dtype=np.int64)
+        if (bound - 1).bit_length() + shift <= 63:
+            self._check_range(keys, 0, bound, "sort_pairs keys")
+            packed = xp.empty(n, dtype=np.int64)
+            self._run("coo_sort_pack", n, keys, _i64(n), _i64(shift), packed)
+            packed = self._sort(packed)
+            sorted_keys = xp.empty(n, dtype=np.int64)
+            perm = xp.empty(n, dtype=np.int64)
+            self._run("coo_sort_unpack", n, packed, _i64(n), _i64(shift), sorted_keys, perm)
+            return sorted_keys, perm
+        perm = self._c(self._argsort(keys), np.int64)
         return keys[perm], perm
 
     def segment_starts(self, sorted_keys):
@@ -221,8 +249,7 @@ class CudaLayer:
         return addr, vals
 
     def _scatter(self, kind, target, addr, vals, ctype):
-        perm = self._c(self._argsort(addr), np.int64)
-        saddr = addr[perm]
+        saddr, perm = self.sort_pairs(addr, target.size)
         self._run(f"coo_scatter_{kind}_runs<{ctype}>", addr.shape[0], target, saddr, perm, vals, _i64(addr.shape[0]))
 
     def scatter_add(self, target, addresses, values, inner):
