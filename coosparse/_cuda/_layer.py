@@ -231,7 +231,13 @@ class CudaLayer:
 
     # ------------------------------------------------------------------ strided scatter
     def _elements(self, target, addresses, values, inner):
-        """Flattened element addresses and values (i-major, as the sequential loop visits them)."""
+        """Flattened element addresses and values (i-major, as the sequential loop visits them).
+
+        An entry whose block would leave the target (block address outside
+        ``[-min(0, min inner), len - max(0, max inner))``, the Numba layer's
+        rule) is skipped: its elements get the address ``len(target)``, which
+        sorts last and is never written. Computed on the device (no sync).
+        """
         xp = self.xp
         if target.ndim != 1:
             raise ValueError(f"scatter target must be 1-D; got shape {target.shape}")
@@ -243,22 +249,30 @@ class CudaLayer:
         values = xp.asarray(values)
         if values.shape != (n, k):
             raise ValueError(f"scatter values must have shape ({n}, {k}); got {values.shape}")
-        addr = (addresses[:, None] + inner[None, :]).reshape(-1)
-        self._check_range(addr, 0, target.size, "scatter address")
+        span = target.size
+        if n == 0 or k == 0:
+            return xp.zeros(0, dtype=np.int64), values.reshape(-1)[:0], span
+        lo = -xp.minimum(inner.min(), 0)
+        hi = span - xp.maximum(inner.max(), 0)
+        ok = (addresses >= lo) & (addresses < hi)
+        addr = xp.where(ok[:, None], addresses[:, None] + inner[None, :], span).reshape(-1)
         vals = self._c(values.astype(target.dtype, copy=False)).reshape(-1)
-        return addr, vals
+        return addr, vals, span
 
-    def _scatter(self, kind, target, addr, vals, ctype):
-        saddr, perm = self.sort_pairs(addr, target.size)
-        self._run(f"coo_scatter_{kind}_runs<{ctype}>", addr.shape[0], target, saddr, perm, vals, _i64(addr.shape[0]))
+    def _scatter(self, kind, target, addr, vals, ctype, limit):
+        saddr, perm = self.sort_pairs(addr, limit + 1)
+        self._run(f"coo_scatter_{kind}_runs<{ctype}>", addr.shape[0], target, saddr, perm, vals,
+                  _i64(addr.shape[0]), _i64(limit))
 
     def scatter_add(self, target, addresses, values, inner):
         """target[addresses[i] + inner[c]] += values[i, c], in order of i. In place; sync-free.
 
+        Entries whose block would leave the target are skipped (memory safety).
+
         Element addresses are stably sorted, and one thread sums each run of
         equal addresses in original order onto the old value (no atomics).
         """
-        addr, vals = self._elements(target, addresses, values, inner)
+        addr, vals, span = self._elements(target, addresses, values, inner)
         if addr.shape[0] == 0:
             return
         tview, ctype = self._sum_view(target)
@@ -266,7 +280,8 @@ class CudaLayer:
         if ctype is None:  # complex: the real and imaginary words are separate elements
             ctype = "float" if tview.dtype == np.float32 else "double"
             addr = (addr[:, None] * 2 + self.xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
-        self._scatter("add", tview, addr, vview, ctype)
+            span *= 2
+        self._scatter("add", tview, addr, vview, ctype, span)
 
     def scatter_set(self, target, addresses, values, inner):
         """target[addresses[i] + inner[c]] = values[i, c]; the last writer in order wins. In place; sync-free.
@@ -274,14 +289,15 @@ class CudaLayer:
         Element addresses are stably sorted, and only the last element of each
         run of equal addresses writes (deterministic overlap rule, SPEC 5).
         """
-        addr, vals = self._elements(target, addresses, values, inner)
+        addr, vals, span = self._elements(target, addresses, values, inner)
         if addr.shape[0] == 0:
             return
         tview, ctype = self._words(target)
         vview, _ = self._words(vals)
         if target.dtype.itemsize == 16:
             addr = (addr[:, None] * 2 + self.xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
-        self._scatter("set", tview, addr, vview, ctype)
+            span *= 2
+        self._scatter("set", tview, addr, vview, ctype, span)
 
     # ------------------------------------------------------------------ intersection family
     def _match(self, src_keys, probe_keys):
@@ -509,7 +525,7 @@ class CudaLayer:
         vview, _ = self._words(vals)
         if out.dtype.itemsize == 16:
             out_addr = (out_addr[:, None] * 2 + xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
-        self._scatter("set", tview, out_addr, vview, ctype)
+        self._scatter("set", tview, out_addr, vview, ctype, tview.size)
 
     # ------------------------------------------------------------------ binding
     def bind(self, namespace, names):
