@@ -44,6 +44,7 @@ KERNELS = {
     "scatter.cu": _inst("coo_scatter_add_runs", ADD_TYPES)
     + _inst("coo_scatter_set_runs", WORD_TYPES)
     + _inst("coo_scatter_view_set", WORD_TYPES)
+    + _inst("coo_scatter_view_fill", WORD_TYPES)
     + ("coo_scatter_view_addresses",),
     "intersect.cu": (
         "coo_intersect_match",

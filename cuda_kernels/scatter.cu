@@ -73,3 +73,20 @@ extern "C" __global__ void coo_scatter_view_addresses(
     out_addr[e] = coo_view_address(e, offset, params, params + d, d);
     src_addr[e] = coo_view_address(e, src_base, params, params + 2 * d, d);
 }
+
+// One thread per view element e of a view whose addresses strictly increase
+// in C order: writes out[a(e)] = src[s(e)] and copies inp into the gap up to
+// the next element's address, so [a(0), a(last)] is written once, in one pass.
+// The caller bounds the gaps (they are host metadata) and copies head and tail.
+template <typename T>
+__global__ void coo_scatter_view_fill(
+        T* __restrict__ out, const T* __restrict__ inp, const T* __restrict__ src,
+        const i64* __restrict__ params, i64 d, i64 offset, i64 src_base, i64 total, i64 w) {
+    i64 e = coo_thread_id();
+    if (e >= total) return;
+    i64 a = coo_view_address(e, offset, params, params + d, d);
+    i64 s = coo_view_address(e, src_base, params, params + 2 * d, d);
+    i64 next = e + 1 < total ? coo_view_address(e + 1, offset, params, params + d, d) : a + 1;
+    for (i64 q = 0; q < w; ++q) out[a * w + q] = src[s * w + q];
+    for (i64 q = (a + 1) * w; q < next * w; ++q) out[q] = inp[q];
+}

@@ -299,15 +299,20 @@ def _ref_view_scatter(out, src, src_base, offset, sizes, strides, src_strides):
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64, np.complex128])
 @pytest.mark.parametrize("copy", [True, False])
-def test_strided_scatter_sorted(launched, dtype, copy):
+@pytest.mark.parametrize("view", [((3, 4), (12, 2), 5),     # small gaps: the fused fill pass
+                                  ((2, 3), (100, 1), 7),    # a gap over FILL_MAX_GAP: copy + scatter
+                                  ((1,), (1,), 0)])         # one element at the head
+def test_strided_scatter_sorted(launched, dtype, copy, view):
     rng = np.random.default_rng(6)
-    out = np.zeros(60, dtype)
-    inp = _values(rng, 60, dtype)
+    size, stride, offset = view
+    out = np.zeros(250, dtype)
+    inp = _values(rng, 250, dtype)
     src = _values(rng, 40, dtype)
-    sizes, strides, sstrides = np.array([3, 4]), np.array([12, 2]), np.array([8, 1])
+    sizes, strides = np.array(size), np.array(stride)
+    sstrides = np.array([int(np.prod(size[k + 1:])) for k in range(len(size))])
     exp = inp.copy() if copy else out.copy()
-    _ref_view_scatter(exp, src, 2, 5, sizes, strides, sstrides)
-    L.strided_scatter_sorted(out, inp if copy else out, src, 2, 5, sizes, strides, sstrides, copy)
+    _ref_view_scatter(exp, src, 2, offset, sizes, strides, sstrides)
+    L.strided_scatter_sorted(out, inp if copy else out, src, 2, offset, sizes, strides, sstrides, copy)
     np.testing.assert_array_equal(out, exp)
 
 

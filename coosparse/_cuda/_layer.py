@@ -36,6 +36,20 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _FLOAT_C = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
 
+FILL_MAX_GAP = 64
+"""Largest gap (elements) between consecutive view addresses copied by one thread in the fused path."""
+
+
+def _max_gap(sizes, strides):
+    """Largest address step between consecutive elements (C order) of an increasing view."""
+    gap, inner_span = 1, 0
+    for n, s in zip(reversed([int(x) for x in sizes]), reversed(strides)):
+        if n > 1:
+            gap = max(gap, s - inner_span)
+        inner_span += (n - 1) * s
+    return gap
+
+
 class CudaLayer:
     """Kernel API over ``xp`` and ``launch``.
 
@@ -490,18 +504,36 @@ class CudaLayer:
     def strided_scatter_sorted(self, out, inp, src, src_base, offset, sizes, strides, src_strides, copy):
         """out = inp (when ``copy``), then out[offset + i.strides] = src[src_base + i.src_strides]. Sync-free.
 
-        For views that do not overlap themselves: one thread per view element,
-        each output element written at most once by the scatter.
+        For views whose addresses strictly increase in C order (the row's
+        contract). With ``copy`` and gaps between consecutive addresses of at
+        most ``FILL_MAX_GAP`` elements (computed from the host metadata), one
+        fused pass writes every output element once (``coo_scatter_view_fill``:
+        each view element also copies the input gap after it; head and tail
+        are plain copies). Otherwise the copy, then one thread per view element.
         """
         params, d, total, sz = self._view_params(sizes, strides, src_strides)
-        if copy and out.size:
-            out[...] = inp
         if total == 0:
+            if copy and out.size:
+                out[...] = inp
             return
         self._check_view(out, src, int(src_base), int(offset), sz, strides, src_strides)
+        st = [int(x) for x in np.asarray(strides, np.int64).reshape(-1)]
+        offset, src_base = int(offset), int(src_base)
+        last = offset + sum((int(n) - 1) * s for n, s in zip(sz, st))
         oview, ctype = self._words(out)
         sview, _ = self._words(src)
         w = 2 if out.dtype.itemsize == 16 else 1
+        if copy and _max_gap(sz, st) <= FILL_MAX_GAP:
+            iview, _ = self._words(inp)
+            if offset:
+                oview[: offset * w] = iview[: offset * w]
+            if (last + 1) * w < oview.size:
+                oview[(last + 1) * w:] = iview[(last + 1) * w:]
+            self._run(f"coo_scatter_view_fill<{ctype}>", total, oview, iview, sview, params, _i64(d),
+                      _i64(offset), _i64(src_base), _i64(total), _i64(w))
+            return
+        if copy and out.size:
+            out[...] = inp
         self._run(f"coo_scatter_view_set<{ctype}>", total, oview, sview, params, _i64(d),
                   _i64(offset), _i64(src_base), _i64(total), _i64(w))
 
