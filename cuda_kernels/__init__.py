@@ -17,6 +17,9 @@ SUM_TYPES = ("unsigned long long", "float", "double")
 ADD_TYPES = ("unsigned char", "unsigned short", "unsigned int", "unsigned long long", "float", "double")
 """Element types of scatter-add targets (integers of every width as unsigned words)."""
 
+PRODUCT_TYPES = SUM_TYPES + ("coo_complex<float>", "coo_complex<double>")
+"""Types of the fused product kernel (complex products are not componentwise)."""
+
 WORD_TYPES = ("unsigned char", "unsigned short", "unsigned int", "unsigned long long")
 """Bit-copy types, one per element width (1, 2, 4, 8 bytes; 16-byte complex is two words)."""
 
@@ -51,13 +54,14 @@ KERNELS = {
         "coo_intersect_flag",
         "coo_intersect_compact",
         "coo_intersect_gather_columns",
-    ) + _inst("coo_intersect_probe_sum", SUM_TYPES),
+    ) + _inst("coo_intersect_probe_sum", SUM_TYPES)
+    + _inst("coo_intersect_multiply_matched", PRODUCT_TYPES),
     "union.cu": (
         "coo_union_rank",
         "coo_union_write_a",
         "coo_union_write_b",
         "coo_union_columns",
-    ),
+    ) + _inst("coo_union_values", ADD_TYPES),
 }
 
 

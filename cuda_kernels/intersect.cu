@@ -23,31 +23,54 @@ extern "C" __global__ void coo_intersect_flag(
     flags[i] = count[i] != 0 ? 1 : 0;
 }
 
-// One thread per entry i: a matched entry writes its position to rows[pos[i] - 1],
-// so rows lists the matched positions in ascending order (stream compaction).
+// One thread per entry i: a matched entry writes (i, first[i], count[i]) to
+// slot pos[i] - 1, so rows lists the matched positions in ascending order.
 extern "C" __global__ void coo_intersect_compact(
-        const i64* __restrict__ count, const i64* __restrict__ pos, i64 n, i64* __restrict__ rows) {
+        const i64* __restrict__ first, const i64* __restrict__ count, const i64* __restrict__ pos,
+        i64 n, i64* __restrict__ rows, i64* __restrict__ first_out, i64* __restrict__ count_out) {
     i64 i = coo_thread_id();
     if (i >= n) return;
-    if (count[i] != 0) rows[pos[i] - 1] = i;
+    if (count[i] == 0) return;
+    i64 u = pos[i] - 1;
+    rows[u] = i;
+    first_out[u] = first[i];
+    count_out[u] = count[i];
 }
 
-// One thread per (output row i, column c), r = rows[i] (or i): the sum of the
-// matched probe rows values[perm[j]], j = first[r] .. first[r]+count[r]-1, in order.
+// One thread per (output row i, column c): the sum of the matched probe rows
+// values[perm[j]], j = first[i] .. first[i]+count[i]-1, added in that order.
 template <typename T>
 __global__ void coo_intersect_probe_sum(
         const T* __restrict__ values, const i64* __restrict__ perm, i64 has_perm,
         const i64* __restrict__ first, const i64* __restrict__ count,
-        const i64* __restrict__ rows, i64 has_rows, i64 m, i64 k, T* __restrict__ out) {
+        i64 m, i64 k, T* __restrict__ out) {
     i64 t = coo_thread_id();
     if (t >= m * k) return;
     i64 i = t / k, c = t - i * k;
-    i64 r = has_rows ? rows[i] : i;
-    i64 f = first[r], cnt = count[r];
+    i64 f = first[i], cnt = count[i];
     if (cnt == 0) { out[t] = T(0); return; }
     T acc = values[(has_perm ? perm[f] : f) * k + c];
     for (i64 j = f + 1; j < f + cnt; ++j) acc += values[(has_perm ? perm[j] : j) * k + c];
     out[t] = acc;
+}
+
+// One thread per (output row i, column c): out[i, c] = src[r, c] * (ordered sum
+// of the matched probe rows), r = rows[i] (or i); zero where count[i] == 0.
+// One type throughout; products are rounded alone (coo_mul: no FMA).
+template <typename T>
+__global__ void coo_intersect_multiply_matched(
+        const T* __restrict__ src, const i64* __restrict__ rows, i64 has_rows,
+        const T* __restrict__ probe, const i64* __restrict__ perm, i64 has_perm,
+        const i64* __restrict__ first, const i64* __restrict__ count, i64 m, i64 k, T* __restrict__ out) {
+    i64 t = coo_thread_id();
+    if (t >= m * k) return;
+    i64 i = t / k, c = t - i * k;
+    i64 f = first[i], cnt = count[i];
+    if (cnt == 0) { out[t] = coo_zero<T>(); return; }
+    T acc = probe[(has_perm ? perm[f] : f) * k + c];
+    for (i64 j = f + 1; j < f + cnt; ++j) acc = coo_add(acc, probe[(has_perm ? perm[j] : j) * k + c]);
+    i64 r = has_rows ? rows[i] : i;
+    out[t] = coo_mul(src[r * k + c], acc);
 }
 
 // One thread per (sparse dim a, output column i): out[a, i] = indices[a, rows[i]];

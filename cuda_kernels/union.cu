@@ -57,3 +57,25 @@ extern "C" __global__ void coo_union_columns(
     i64 p = a_pos[u];
     out[t] = p >= 0 ? a_idx[x * na + p] : b_idx[x * nb + b_pos[u]];
 }
+
+// One thread per (union entry u, column c): (a[a_pos[u]] or 0) + (b[b_pos[u]] or 0),
+// or minus with negate; a missing side contributes nothing (-b, not 0 - b).
+template <typename T>
+__global__ void coo_union_values(
+        const T* __restrict__ a_vals, const T* __restrict__ b_vals,
+        const i64* __restrict__ a_pos, const i64* __restrict__ b_pos,
+        i64 negate, i64 m, i64 k, T* __restrict__ out) {
+    i64 t = coo_thread_id();
+    if (t >= m * k) return;
+    i64 u = t / k, c = t - u * k;
+    i64 p = a_pos[u], q = b_pos[u];
+    if (p >= 0 && q >= 0) {
+        T x = a_vals[p * k + c], y = b_vals[q * k + c];
+        out[t] = negate ? T(x - y) : T(x + y);
+    } else if (p >= 0) {
+        out[t] = a_vals[p * k + c];
+    } else {
+        T y = b_vals[q * k + c];
+        out[t] = negate ? T(-y) : y;
+    }
+}

@@ -62,4 +62,4 @@ def test_table_names_follow_the_convention():
         algo = fname[:-3]
         assert names, fname
         for n in names:
-            assert re.match(rf"coo_{algo}_[a-z0-9_]+(<[a-z ]+>)?$", n), (fname, n)
+            assert re.match(rf"coo_{algo}_[a-z0-9_]+(<[a-z_ <>]+>)?$", n), (fname, n)

@@ -226,17 +226,38 @@ def test_match_merge_and_search(launched, n, m):
     np.testing.assert_array_equal(c3, cr)
 
 
-def test_nonzero_rows(launched):
+def test_compact_and_merge_matches(launched):
+    first = np.array([0, 1, 3, 3, 3, 4, 7], np.int64)
     count = np.array([0, 2, 0, 0, 1, 3, 0], np.int64)
-    np.testing.assert_array_equal(L.nonzero_rows(count), [1, 4, 5])
-    assert L.nonzero_rows(np.zeros(0, np.int64)).shape == (0,)
-    assert L.nonzero_rows(np.zeros(4, np.int64)).shape == (0,)
+    rows, f, c = L.compact_matches(first, count)
+    np.testing.assert_array_equal(rows, [1, 4, 5])
+    np.testing.assert_array_equal(f, [1, 3, 4])
+    np.testing.assert_array_equal(c, [2, 1, 3])
+    assert L.compact_matches(first[:0], count[:0])[0].shape == (0,)
+    assert L.compact_matches(first, np.zeros(7, np.int64))[0].shape == (0,)
+    rng = np.random.default_rng(9)
+    probe = np.sort(rng.integers(0, 100, 300)).astype(np.int64)
+    src = np.sort(rng.integers(0, 120, 200)).astype(np.int64)
+    fr, cr = _ref_match(src, probe)
+    keep = np.flatnonzero(cr)
+    rows, f, c = L.merge_matches(src, probe)
+    np.testing.assert_array_equal(rows, keep)
+    np.testing.assert_array_equal(f, fr[keep])
+    np.testing.assert_array_equal(c, cr[keep])
+
+
+def _ref_probe_sums(vals, perm, first, count):
+    exp = np.zeros((len(first), vals.shape[1]), dtype=vals.dtype)
+    for i in range(len(first)):
+        for j in range(first[i], first[i] + count[i]):
+            r = perm[j] if perm is not None else j
+            exp[i] = vals[r] if j == first[i] else exp[i] + vals[r]
+    return exp
 
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("with_perm", [True, False])
-@pytest.mark.parametrize("with_rows", [True, False])
-def test_probe_sum_in_probe_order(launched, dtype, with_perm, with_rows):
+def test_probe_sum_in_probe_order(launched, dtype, with_perm):
     rng = np.random.default_rng(1)
     np_, k = 600, 2
     probe = np.sort(rng.integers(0, 150, np_)).astype(np.int64)
@@ -244,14 +265,66 @@ def test_probe_sum_in_probe_order(launched, dtype, with_perm, with_rows):
     first, count = _ref_match(src, probe)
     vals = _values(rng, (np_, k), dtype)
     perm = rng.permutation(np_).astype(np.int64) if with_perm else None
-    rows = np.flatnonzero(count).astype(np.int64) if with_rows else None
-    got = L.probe_sum(vals, perm, first, count, rows)
-    sel = rows if with_rows else np.arange(len(src))
-    exp = np.zeros((len(sel), k), dtype=vals.dtype)
-    for i, r in enumerate(sel):
-        for j in range(first[r], first[r] + count[r]):
-            src_row = perm[j] if with_perm else j
-            exp[i] = vals[src_row] if j == first[r] else exp[i] + vals[src_row]
+    got = L.probe_sum(vals, perm, first, count)
+    exp = _ref_probe_sums(vals, perm, first, count)
+    np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
+
+
+def _naive_product(x, y):
+    """x * y with complex products as (ac - bd) + i(ad + bc), every operation rounded alone.
+
+    That is Numba's complex multiply (no contraction) and the kernels'; NumPy's own
+    complex multiply may use FMA instructions, so it is not the reference here.
+    """
+    if x.dtype.kind != "c":
+        return x * y
+    out = np.empty_like(x)
+    out.real = x.real * y.real - x.imag * y.imag
+    out.imag = x.real * y.imag + x.imag * y.real
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("with_perm", [True, False])
+@pytest.mark.parametrize("with_rows", [True, False])
+def test_multiply_matched(launched, dtype, with_perm, with_rows):
+    rng = np.random.default_rng(12)
+    np_, k = 500, 2
+    probe = np.sort(rng.integers(0, 150, np_)).astype(np.int64)
+    src = rng.integers(0, 200, 300).astype(np.int64)
+    first, count = _ref_match(src, probe)
+    rows = None
+    if with_rows:
+        rows, first, count = L.compact_matches(first, count)
+    pv = _values(rng, (np_, k), dtype)
+    sv = _values(rng, (300, k), dtype)
+    perm = rng.permutation(np_).astype(np.int64) if with_perm else None
+    got = L.multiply_matched(sv, rows, pv, perm, first, count)
+    with np.errstate(all="ignore"):
+        exp = _naive_product(sv[rows if with_rows else np.arange(300)], _ref_probe_sums(pv, perm, first, count))
+    exp[count == 0] = 0
+    np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint64, np.float32, np.float64,
+                                   np.complex64, np.complex128])
+@pytest.mark.parametrize("negate", [False, True])
+def test_union_values(launched, dtype, negate):
+    rng = np.random.default_rng(13)
+    a = np.unique(rng.integers(0, 100, 40)).astype(np.int64)
+    b = np.unique(rng.integers(0, 100, 60)).astype(np.int64)
+    a_pos, b_pos = L.merge_union(a, b)
+    av, bv = _values(rng, (len(a), 3), dtype), _values(rng, (len(b), 3), dtype)
+    got = L.union_values(av, bv, a_pos, b_pos, negate)
+    exp = np.empty((len(a_pos), 3), dtype)
+    with np.errstate(all="ignore"):
+        for u, (p, q) in enumerate(zip(a_pos, b_pos)):
+            if p >= 0 and q >= 0:
+                exp[u] = av[p] - bv[q] if negate else av[p] + bv[q]
+            elif p >= 0:
+                exp[u] = av[p]
+            else:
+                exp[u] = -bv[q] if negate else bv[q]
     np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
 
 

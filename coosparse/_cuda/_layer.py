@@ -337,28 +337,97 @@ class CudaLayer:
         """(first, count) of ``src_keys`` in any order in sorted ``probe_keys``: binary search. Sync-free."""
         return self._match(src_keys, probe_keys)
 
-    def nonzero_rows(self, count):
-        """Ascending positions with count != 0. Synchronises (the number of rows sizes the output)."""
+    def _compact(self, first, count):
         xp = self.xp
+        first = self._c(first, np.int64)
         count = self._c(count, np.int64)
         n = count.shape[0]
         if n == 0:
-            return xp.zeros(0, dtype=np.int64)
+            z = xp.zeros(0, dtype=np.int64)
+            return z, z.copy(), z.copy()
         flags = xp.empty(n, dtype=np.int64)
         self._run("coo_intersect_flag", n, count, _i64(n), flags)
         pos = xp.cumsum(flags)
-        m = int(pos[-1])  # synchronize!
+        m = int(pos[-1])  # synchronize! (the number of matched rows sizes the output)
         rows = xp.empty(m, dtype=np.int64)
-        self._run("coo_intersect_compact", n, count, pos, _i64(n), rows)
-        return rows
+        first_out = xp.empty(m, dtype=np.int64)
+        count_out = xp.empty(m, dtype=np.int64)
+        self._run("coo_intersect_compact", n, first, count, pos, _i64(n), rows, first_out, count_out)
+        return rows, first_out, count_out
 
-    def probe_sum(self, values, perm, first, count, rows):
-        """out[i] = ordered sum of values[perm[first[r]:first[r]+count[r]]], r = rows[i] (or i); 0 where no match. Sync-free."""
+    def compact_matches(self, first, count):
+        """(rows, first[rows], count[rows]) for the ascending rows with count != 0. Synchronises (output size)."""
+        return self._compact(first, count)
+
+    def merge_matches(self, src_keys, probe_keys):
+        """(rows, first, count) of the matched entries of sorted ``src_keys`` only. Synchronises (output size).
+
+        On the GPU: the binary-search match, then one compaction.
+        """
+        first, count = self._match(src_keys, probe_keys)
+        return self._compact(first, count)
+
+    def _product_view(self, a):
+        """``a`` in the product kernel's type: (array, C type)."""
+        dt = a.dtype
+        if dt == np.complex64:
+            return a, "coo_complex<float>"
+        if dt == np.complex128:
+            return a, "coo_complex<double>"
+        if dt == np.int64:
+            return a.view(np.uint64), "unsigned long long"
+        if dt in _FLOAT_C:
+            return a, _FLOAT_C[dt]
+        raise TypeError(f"multiply_matched runs on int64, float32/64 and complex64/128; got {dt}")
+
+    def multiply_matched(self, src_values, rows, probe_values, perm, first, count):
+        """out[i] = src_values[rows[i] or i] * (ordered sum of the matched probe rows); 0 where count[i] == 0. Sync-free.
+
+        One dtype throughout (int64 products wrap, complex products are
+        (ac - bd) + i(ad + bc) with every operation rounded alone, as in NumPy).
+        """
+        xp = self.xp
+        src_values = self._c(src_values)
+        probe_values = self._c(probe_values)
+        if src_values.dtype != probe_values.dtype:
+            raise TypeError(f"multiply_matched needs one dtype; got {src_values.dtype} and {probe_values.dtype}")
+        first = self._c(first, np.int64)
+        count = self._c(count, np.int64)
+        m, k = first.shape[0], src_values.shape[1]
+        out = xp.empty((m, k), dtype=src_values.dtype)
+        if m == 0 or k == 0:
+            return out
+        sview, ctype = self._product_view(src_values)
+        pview, _ = self._product_view(probe_values)
+        oview, _ = self._product_view(out)
+        empty = xp.empty(0, dtype=np.int64)
+        rows_arr = empty if rows is None else self._c(rows, np.int64)
+        perm_arr = empty if perm is None else self._c(perm, np.int64)
+        if self._validate:
+            self._check_probe_ranges(first, count, probe_values.shape[0], perm_arr, perm is not None)
+            if rows is not None:
+                self._check_range(rows_arr, 0, src_values.shape[0], "multiply_matched rows")
+        self._run(
+            f"coo_intersect_multiply_matched<{ctype}>", m * k,
+            sview, rows_arr, _i64(rows is not None), pview, perm_arr, _i64(perm is not None),
+            first, count, _i64(m), _i64(k), oview,
+        )
+        return out
+
+    def _check_probe_ranges(self, first, count, nprobe, perm_arr, has_perm):
+        hit = count != 0
+        if bool(hit.any()) and (int(first[hit].min()) < 0 or int((first + count)[hit].max()) > nprobe):
+            raise IndexError("a matched range falls outside the probe")
+        if has_perm:
+            self._check_range(perm_arr, 0, nprobe, "probe perm")
+
+    def probe_sum(self, values, perm, first, count):
+        """out[i] = ordered sum of values[perm[first[i]:first[i]+count[i]]]; 0 where count[i] == 0. Sync-free."""
         xp = self.xp
         values = self._c(values)
         first = self._c(first, np.int64)
         count = self._c(count, np.int64)
-        m = first.shape[0] if rows is None else rows.shape[0]
+        m = first.shape[0]
         out = xp.empty((m, values.shape[1]), dtype=values.dtype)
         if m == 0 or values.shape[1] == 0:
             return out
@@ -367,24 +436,12 @@ class CudaLayer:
         if ctype is None:
             ctype = "float" if view.dtype == np.float32 else "double"
         k = view.shape[1]
-        empty = xp.empty(0, dtype=np.int64)
-        perm_arr = empty if perm is None else self._c(perm, np.int64)
-        rows_arr = empty if rows is None else self._c(rows, np.int64)
+        perm_arr = xp.empty(0, dtype=np.int64) if perm is None else self._c(perm, np.int64)
         if self._validate:
-            if rows is not None:
-                self._check_range(rows_arr, 0, first.shape[0], "probe_sum rows")
-            sel = count if rows is None else count[rows_arr]
-            fsel = first if rows is None else first[rows_arr]
-            hit = sel != 0
-            np_ = values.shape[0] if perm is None else perm_arr.shape[0]
-            if bool(hit.any()) and (int(fsel[hit].min()) < 0 or int((fsel + sel)[hit].max()) > np_):
-                raise IndexError("probe_sum: a matched range falls outside the probe")
-            if perm is not None:
-                self._check_range(perm_arr, 0, values.shape[0], "probe_sum perm")
+            self._check_probe_ranges(first, count, values.shape[0], perm_arr, perm is not None)
         self._run(
             f"coo_intersect_probe_sum<{ctype}>", m * k,
-            view, perm_arr, _i64(perm is not None), first, count, rows_arr, _i64(rows is not None),
-            _i64(m), _i64(k), oview,
+            view, perm_arr, _i64(perm is not None), first, count, _i64(m), _i64(k), oview,
         )
         return out
 
@@ -463,6 +520,34 @@ class CudaLayer:
                 self._check_range(b_pos[a_pos < 0], 0, nb, "union_columns b_pos")
             self._run("coo_union_columns", d * m, a_idx, b_idx, a_pos, b_pos,
                       _i64(d), _i64(na), _i64(nb), _i64(m), out)
+        return out
+
+    def union_values(self, a_values, b_values, a_pos, b_pos, negate):
+        """out[u] = (a[a_pos[u]] or 0) +/- (b[b_pos[u]] or 0) in one dtype (a missing a gives -b). Sync-free."""
+        xp = self.xp
+        a_values = self._c(a_values)
+        b_values = self._c(b_values)
+        if a_values.dtype != b_values.dtype:
+            raise TypeError(f"union_values needs one dtype; got {a_values.dtype} and {b_values.dtype}")
+        a_pos = self._c(a_pos, np.int64)
+        b_pos = self._c(b_pos, np.int64)
+        m = a_pos.shape[0]
+        out = xp.empty((m, a_values.shape[1]), dtype=a_values.dtype)
+        if m == 0 or a_values.shape[1] == 0:
+            return out
+        av, ctype = self._sum_view(a_values)
+        bv, _ = self._sum_view(b_values)
+        ov, _ = self._sum_view(out)
+        if ctype is None:  # complex: componentwise on interleaved (re, im) columns
+            ctype = "float" if av.dtype == np.float32 else "double"
+        if self._validate:
+            self._check_range(a_pos, -1, a_values.shape[0], "union_values a_pos")
+            self._check_range(b_pos, -1, b_values.shape[0], "union_values b_pos")
+            if bool(((a_pos < 0) & (b_pos < 0)).any()):
+                raise IndexError("union_values: an entry has neither side")
+        k = av.shape[1]
+        self._run(f"coo_union_values<{ctype}>", m * k, av, bv, a_pos, b_pos, _i64(bool(negate)),
+                  _i64(m), _i64(k), ov)
         return out
 
     def gather_or_zero(self, values, rows):

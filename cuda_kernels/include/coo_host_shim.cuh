@@ -66,6 +66,15 @@ inline void launch(void (*kernel)(Args...), unsigned int grid, unsigned int bloc
 #define __host__
 #define __forceinline__
 
+// Correctly rounded single operations (on the host: plain IEEE arithmetic,
+// compiled with -ffp-contract=off, so nothing is fused either).
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+
 template <typename T>
 inline T atomicMax(T* p, T v) { T old = *p; if (v > old) *p = v; return old; }
 template <typename T>
