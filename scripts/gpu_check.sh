@@ -71,8 +71,9 @@ timeout 60 "$PY" -m coosparse._cuda.compile_check sm_80 sm_90 > "$OUT/compile.tx
 echo "compile_check rc=$?" | tee -a "$OUT/summary.txt"; tail -1 "$OUT/compile.txt" | tee -a "$OUT/summary.txt"
 
 step "3. GPU test suite (backend 'cuda' and tests/test_cuda_*)"
-timeout 150 "$PY" -m pytest -q -p no:cacheprovider -k "cuda and not emulated" tests \
-  --junitxml="$OUT/pytest-gpu.xml" > "$OUT/pytest-gpu.log" 2>&1
+# SIGINT first: pytest then stops cleanly and still writes its summary and the XML
+timeout -s INT -k 10 150 "$PY" -m pytest -q -p no:cacheprovider -k "cuda and not emulated" tests \
+  --durations=15 --junitxml="$OUT/pytest-gpu.xml" > "$OUT/pytest-gpu.log" 2>&1
 echo "pytest rc=$?" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/pytest-gpu.log" | tee -a "$OUT/summary.txt"
 
 step "4. graph capture, bit identity, benchmark"
