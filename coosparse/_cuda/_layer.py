@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cuda_kernels import ADD_TYPES, SUM_TYPES, WORD_TYPES  # noqa: F401 (documented pairing)
 
 _i64 = np.int64
 
