@@ -9,6 +9,7 @@ from ._dense import from_dense, to_dense
 from ._device import asarray
 from ._dtypes import SUPPORTED_DTYPES
 from ._random import random
+from ._scatter import as_strided_scatter
 
 __version__ = "0.1.0"
 
@@ -23,6 +24,7 @@ def from_scipy(m, *, check=True):
 __all__ = [
     "COO",
     "SUPPORTED_DTYPES",
+    "as_strided_scatter",
     "asarray",
     "coalesce",
     "from_dense",
