@@ -326,6 +326,9 @@ def test_union_values(launched, dtype, negate):
             else:
                 exp[u] = -bv[q] if negate else bv[q]
     np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
+    idx, vals = L.merge_add(a, b, a[None, :], b[None, :], av, bv, negate)
+    np.testing.assert_array_equal(idx[0], np.union1d(a, b))
+    np.testing.assert_array_equal(vals.view(np.uint8), exp.view(np.uint8))
 
 
 def test_gather_columns_and_union(launched):

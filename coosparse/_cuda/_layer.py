@@ -549,6 +549,16 @@ class CudaLayer:
                   _i64(m), _i64(k), ov)
         return out
 
+    def merge_add(self, a_keys, b_keys, a_idx, b_idx, a_values, b_values, negate):
+        """Coalesced union in one call: (indices[d, m], values[m, k]) of a + b (a - b with ``negate``).
+
+        The ranks of :meth:`merge_union`, then the index columns and the values
+        (``coo_union_values``). Synchronises once (the union size).
+        """
+        a_pos, b_pos = self.merge_union(a_keys, b_keys)  # synchronize! (output size)
+        return (self.union_columns(a_idx, b_idx, a_pos, b_pos),
+                self.union_values(a_values, b_values, a_pos, b_pos, negate))
+
     def gather_or_zero(self, values, rows):
         """values[rows[i]] for 2-D values, zeros where rows[i] < 0 (bit copy). Sync-free."""
         xp = self.xp
