@@ -6,6 +6,7 @@ torch and cupy are imported lazily, on first use.
 from ._coalesce import coalesce
 from ._coo import COO
 from ._dense import from_dense, to_dense
+from ._device import asarray
 from ._dtypes import SUPPORTED_DTYPES
 from ._random import random
 from ._scatter import as_strided_scatter
@@ -24,6 +25,7 @@ __all__ = [
     "COO",
     "SUPPORTED_DTYPES",
     "as_strided_scatter",
+    "asarray",
     "coalesce",
     "from_dense",
     "from_scipy",
