@@ -28,25 +28,17 @@ def stride_shifts(strides):
     return out
 
 
-@nb.njit(cache=True, nogil=True)
-def _unravel_into(out_idx, s, key, strides, shifts):
-    r = key
-    for d in range(strides.shape[0]):
-        sh = shifts[d]
-        if sh >= 0:
-            q = r >> sh
-            r -= q << sh
-        else:
-            q = r // strides[d]
-            r -= q * strides[d]
-        out_idx[d, s] = q
+_BLOCK = 2048  # values gathered per block: independent loads first, then the sums
 
 
 @nb.njit(cache=True, nogil=True)
 def _emit_chunk(words, ib, strides, shifts, values, lo, hi, s, out_idx, out_val):
-    # segments starting in [lo, hi), written from slot s on; the last may run past hi
+    # Segments starting in [lo, hi), written from slot s on; the last may run past hi.
+    # Each block first gathers its values (independent random loads the CPU can
+    # overlap) and then walks them in order (the dependent part).
     n = words.shape[0]
     k = values.shape[1]
+    ndim = strides.shape[0]
     pmask = (np.int64(1) << ib) - 1
     j = lo
     if j > 0:
@@ -55,24 +47,51 @@ def _emit_chunk(words, ib, strides, shifts, values, lo, hi, s, out_idx, out_val)
             j += 1  # continues a segment that an earlier chunk owns
     if j >= hi:
         return
+    buf = np.empty((_BLOCK, k), dtype=values.dtype)
     prev = -1
     s -= 1
-    while j < n:
-        w = words[j]
-        key = w >> ib
-        i = w & pmask
-        if key != prev:
-            if j >= hi:
-                break
-            s += 1
-            prev = key
-            _unravel_into(out_idx, s, key, strides, shifts)
+    done = False
+    while j < n and not done:
+        e = min(n, j + _BLOCK)
+        for jj in range(j, e):
+            i = words[jj] & pmask
             for c in range(k):
-                out_val[s, c] = values[i, c]
-        else:
-            for c in range(k):
-                out_val[s, c] += values[i, c]
-        j += 1
+                buf[jj - j, c] = values[i, c]
+        for jj in range(j, e):
+            key = words[jj] >> ib
+            if key != prev:
+                if jj >= hi:
+                    done = True
+                    break
+                s += 1
+                prev = key
+                r = key
+                for d in range(ndim):
+                    sh = shifts[d]
+                    if sh >= 0:
+                        q = r >> sh
+                        r -= q << sh
+                    else:
+                        q = r // strides[d]
+                        r -= q * strides[d]
+                    out_idx[d, s] = q
+                for c in range(k):
+                    out_val[s, c] = buf[jj - j, c]
+            else:
+                for c in range(k):
+                    out_val[s, c] += buf[jj - j, c]
+        j = e
+
+
+@nb.njit(cache=True, nogil=True)
+def _count_chunk(words, ib, lo, hi):
+    c = 0
+    if lo < hi and (lo == 0 or (words[lo] >> ib) != (words[lo - 1] >> ib)):
+        c = 1
+    for j in range(lo + 1, hi):
+        if (words[j] >> ib) != (words[j - 1] >> ib):
+            c += 1
+    return c
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
@@ -82,12 +101,7 @@ def _count_starts(words, ib, nchunks):
     counts = np.zeros(nchunks + 1, dtype=np.int64)
     for t in nb.prange(nchunks):
         lo = t * chunk
-        hi = min(n, lo + chunk)
-        c = 0
-        for j in range(lo, hi):
-            if j == 0 or (words[j] >> ib) != (words[j - 1] >> ib):
-                c += 1
-        counts[t + 1] = c
+        counts[t + 1] = _count_chunk(words, ib, lo, min(n, lo + chunk))
     return counts
 
 
