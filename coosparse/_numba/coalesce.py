@@ -139,6 +139,7 @@ def coalesce_linear(indices, strides, bound, values, nchunks):
     if n > 1 and _sort.packed_fits(bound, n):
         ib, kb, d1 = _sort.packed_plan(bound, n)
         words, hist = _sort.pack_indices(indices, strides, ib, ib + kb - d1, np.int64(1) << d1, nchunks)
+        _sort.check_hist(hist, n)
         words = _sort.sort_packed(words, hist, ib, kb, d1)
         return emit_segments(words, ib, strides, values, nchunks)
     # keys too wide to pack with their positions: key/permutation radix sort

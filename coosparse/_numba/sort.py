@@ -61,7 +61,9 @@ def pack_keys(keys, ib, top_shift, nbuckets, nchunks):
         for i in range(lo, hi):
             w = (keys[i] << ib) | i
             words[i] = w
-            h[w >> top_shift] += 1
+            b = w >> top_shift
+            if 0 <= b < nbuckets:  # a key out of range is counted nowhere (see check_hist)
+                h[b] += 1
     return words, hist
 
 
@@ -82,8 +84,17 @@ def pack_indices(indices, strides, ib, top_shift, nbuckets, nchunks):
                 k += indices[d, i] * strides[d]
             w = (k << ib) | i
             words[i] = w
-            h[w >> top_shift] += 1
+            b = w >> top_shift
+            if 0 <= b < nbuckets:  # a key out of range is counted nowhere (see check_hist)
+                h[b] += 1
     return words, hist
+
+
+@nb.njit(cache=True, nogil=True)
+def check_hist(hist, n):
+    """Raise when some key fell outside [0, bound) (only possible with unchecked input)."""
+    if hist.sum() != n:
+        raise IndexError("a linear index lies outside the sparse shape (indices out of bounds)")
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
@@ -316,5 +327,6 @@ def sort_pairs(keys, bound, nchunks):
     if n > 1 and packed_fits(bound, n):
         ib, kb, d1 = packed_plan(bound, n)
         words, hist = pack_keys(keys, ib, ib + kb - d1, np.int64(1) << d1, nchunks)
+        check_hist(hist, n)
         return unpack(sort_packed(words, hist, ib, kb, d1), ib)
     return sort_pairs_lsd(keys, bound, nchunks)
