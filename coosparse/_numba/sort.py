@@ -116,7 +116,7 @@ def _msd_scatter(src, dst, offsets, top_shift):
 
 
 @nb.njit(cache=True, nogil=True)
-def _sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
+def sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
     """Sort a[lo:hi] (words that agree above shift_lo + nbits and arrive in position order)."""
     m = hi - lo
     if m <= 1:
@@ -171,7 +171,40 @@ def _sort_buckets(a, tmp, bucket_starts, thread_buckets, shift_lo, nbits):
     for t in nb.prange(nthreads):
         hist = np.empty(256, dtype=np.int64)
         for b in range(thread_buckets[t], thread_buckets[t + 1]):
-            _sort_bucket(a, tmp, bucket_starts[b], bucket_starts[b + 1], shift_lo, nbits, hist)
+            sort_bucket(a, tmp, bucket_starts[b], bucket_starts[b + 1], shift_lo, nbits, hist)
+
+
+@nb.njit(cache=True, nogil=True)
+def bucket_offsets(hist):
+    """(offsets[t, b], bucket_starts[b]): where chunk t's words of bucket b go (stable)."""
+    nchunks, nbuckets = hist.shape
+    offsets = np.empty_like(hist)
+    bucket_starts = np.empty(nbuckets + 1, dtype=np.int64)
+    run = 0
+    for b in range(nbuckets):
+        bucket_starts[b] = run
+        for t in range(nchunks):
+            offsets[t, b] = run
+            run += hist[t, b]
+    bucket_starts[nbuckets] = run
+    return offsets, bucket_starts
+
+
+@nb.njit(cache=True, nogil=True)
+def split_buckets(bucket_starts, nthreads):
+    """Contiguous bucket ranges, one per thread, of about equal word counts."""
+    nbuckets = bucket_starts.shape[0] - 1
+    n = bucket_starts[nbuckets]
+    thread_buckets = np.empty(nthreads + 1, dtype=np.int64)
+    thread_buckets[0] = 0
+    b = 0
+    for t in range(1, nthreads):
+        target = (n * t) // nthreads
+        while b < nbuckets and bucket_starts[b + 1] <= target:
+            b += 1
+        thread_buckets[t] = max(b, thread_buckets[t - 1])
+    thread_buckets[nthreads] = nbuckets
+    return thread_buckets
 
 
 @nb.njit(cache=True, nogil=True)
@@ -187,29 +220,12 @@ def sort_packed(words, hist, ib, kb, d1):
     if nbuckets == 1:
         tmp = np.empty(n, dtype=np.int64)
         h = np.empty(256, dtype=np.int64)
-        _sort_bucket(words, tmp, 0, n, ib, kb, h)
+        sort_bucket(words, tmp, 0, n, ib, kb, h)
         return words
-    offsets = np.empty_like(hist)
-    bucket_starts = np.empty(nbuckets + 1, dtype=np.int64)
-    run = 0
-    for b in range(nbuckets):
-        bucket_starts[b] = run
-        for t in range(nchunks):
-            offsets[t, b] = run
-            run += hist[t, b]
-    bucket_starts[nbuckets] = run
+    offsets, bucket_starts = bucket_offsets(hist)
     out = np.empty(n, dtype=np.int64)
     _msd_scatter(words, out, offsets, ib + kb - d1)
-    # split buckets between threads by word count (result does not depend on it)
-    thread_buckets = np.empty(nchunks + 1, dtype=np.int64)
-    thread_buckets[0] = 0
-    b = 0
-    for t in range(1, nchunks):
-        target = (n * t) // nchunks
-        while b < nbuckets and bucket_starts[b + 1] <= target:
-            b += 1
-        thread_buckets[t] = max(b, thread_buckets[t - 1])
-    thread_buckets[nchunks] = nbuckets
+    thread_buckets = split_buckets(bucket_starts, nchunks)
     _sort_buckets(out, words, bucket_starts, thread_buckets, ib, kb - d1)
     return out
 
