@@ -1,9 +1,10 @@
 """Fused coalesce for narrow shapes: linear index -> packed sort -> ordered sums.
 
-Thread mapping: the pack and MSD-scatter phases split the entries into one
-contiguous chunk per thread (per-chunk histograms keep the scatter stable);
-the later phases split the MSD buckets into contiguous ranges of about equal
-size, one per thread. Equal keys never straddle two buckets, and each run of
+Thread mapping: each phase is a plain nogil kernel run once per part from a
+small Python thread pool (``threads.run_parts``). The pack and MSD-scatter
+phases split the entries into one contiguous chunk per thread (per-chunk
+histograms keep the scatter stable); the later phases split the MSD buckets
+into contiguous ranges of about equal size, one per thread. Equal keys never straddle two buckets, and each run of
 equal keys is summed sequentially in original order, so nothing depends on
 scheduling: results are bit-identical from run to run.
 """
@@ -12,6 +13,7 @@ import numpy as np
 
 from . import segment as _seg
 from . import sort as _sort
+from .threads import run_parts
 
 
 @nb.njit(cache=True, nogil=True)
@@ -29,101 +31,138 @@ def stride_shifts(strides):
     return out
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _scatter_with_values(src, dst, values, vdst, offsets, top_shift):
-    # thread t moves chunk t in order, word and value row to the same slot: stable
-    n = src.shape[0]
-    k = values.shape[1]
-    nchunks = offsets.shape[0]
-    chunk = (n + nchunks - 1) // nchunks
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        off = offsets[t]
-        for i in range(lo, hi):
-            w = src[i]
-            b = w >> top_shift
-            j = off[b]
-            off[b] = j + 1
-            dst[j] = w
-            for c in range(k):
-                vdst[j, c] = values[i, c]
+@nb.njit(cache=True, nogil=True)
+def _chunk(t, nthreads, n):
+    c = (n + nthreads - 1) // nthreads
+    return min(n, t * c), min(n, (t + 1) * c)
+
+
+_BLOCK = 4096  # entries per block of the pack phase (stays in L1)
 
 
 @nb.njit(cache=True, nogil=True)
-def _reduce_bucket(words, scratch, vals, lo, hi, ib, nbits, hist, sums):
+def _pack_part(t, nthreads, indices, strides, ib, top_shift, words, hist):
+    # chunk t: words = linear index << ib | position, and the top-digit histogram.
+    # Block by block, one index row at a time: simple loops the compiler vectorises.
+    lo, hi = _chunk(t, nthreads, indices.shape[1])
+    ndim = indices.shape[0]
+    nbuckets = hist.shape[1]
+    h = hist[t]
+    for b0 in range(lo, hi, _BLOCK):
+        b1 = min(hi, b0 + _BLOCK)
+        w = words[b0:b1]
+        if ndim == 0:
+            w[:] = 0
+        else:
+            row = indices[0, b0:b1]
+            s = strides[0]
+            for i in range(b1 - b0):
+                w[i] = row[i] * s
+            for d in range(1, ndim):
+                row = indices[d, b0:b1]
+                s = strides[d]
+                for i in range(b1 - b0):
+                    w[i] += row[i] * s
+        for i in range(b1 - b0):
+            w[i] = (w[i] << ib) | (b0 + i)
+        for i in range(b1 - b0):
+            b = w[i] >> top_shift
+            if 0 <= b < nbuckets:  # a key out of range is counted nowhere (see check_hist)
+                h[b] += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _scatter_part(t, nthreads, src, dst, values, vdst, offsets, top_shift):
+    # chunk t moves in order, word and value row to the same slot: stable
+    lo, hi = _chunk(t, nthreads, src.shape[0])
+    k = values.shape[1]
+    off = offsets[t]
+    for i in range(lo, hi):
+        w = src[i]
+        b = w >> top_shift
+        j = off[b]
+        off[b] = j + 1
+        dst[j] = w
+        for c in range(k):
+            vdst[j, c] = values[i, c]
+
+
+@nb.njit(cache=True, nogil=True)
+def _reduce_bucket(words, scratch, vals, lo, hi, ib, nbits, hist, local):
     """Sort bucket [lo, hi) and compact it: returns u, with the u distinct keys in
     words[lo:lo+u] and their ordered sums in vals[lo:lo+u]."""
     pmask = (np.int64(1) << ib) - 1
     # slots replace positions: the stable MSD pass left the bucket in position order
     for j in range(lo, hi):
         words[j] = ((words[j] >> ib) << ib) | (j - lo)
-    _sort.sort_bucket(words, scratch, lo, hi, ib, nbits, hist)
+    src = scratch if _sort.sort_bucket(words, scratch, lo, hi, ib, nbits, hist) else words
+    # a sequential copy of the bucket's values: the reads by slot below are then
+    # L1 hits instead of one cache miss per line in random order
     k = vals.shape[1]
+    for j in range(hi - lo):
+        for c in range(k):
+            local[j, c] = vals[lo + j, c]
     u = 0
     j = lo
     while j < hi:
-        key = words[j] >> ib
-        slot = lo + (words[j] & pmask)
+        key = src[j] >> ib
+        slot = src[j] & pmask
         for c in range(k):
-            sums[u, c] = vals[slot, c]
+            vals[lo + u, c] = local[slot, c]
         j += 1
-        while j < hi and (words[j] >> ib) == key:
-            slot = lo + (words[j] & pmask)
+        while j < hi and (src[j] >> ib) == key:
+            slot = src[j] & pmask
             for c in range(k):
-                sums[u, c] += vals[slot, c]
+                vals[lo + u, c] += local[slot, c]
             j += 1
-        words[lo + u] = key
+        words[lo + u] = key  # u <= j - lo: never overwrites a word still to be read
         u += 1
-    for q in range(u):
-        for c in range(k):
-            vals[lo + q, c] = sums[q, c]
     return u
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _reduce_buckets(words, scratch, vals, bucket_starts, thread_buckets, ib, nbits, ucount):
-    nthreads = thread_buckets.shape[0] - 1
-    for t in nb.prange(nthreads):
-        b0 = thread_buckets[t]
-        b1 = thread_buckets[t + 1]
-        biggest = 0
-        for b in range(b0, b1):
-            biggest = max(biggest, bucket_starts[b + 1] - bucket_starts[b])
-        hist = np.empty(256, dtype=np.int64)
-        sums = np.empty((biggest, vals.shape[1]), dtype=vals.dtype)
-        for b in range(b0, b1):
-            ucount[b] = _reduce_bucket(words, scratch, vals, bucket_starts[b], bucket_starts[b + 1],
-                                       ib, nbits, hist, sums)
-
-
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _gather_buckets(words, vals, bucket_starts, out_starts, thread_buckets, strides, shifts,
-                    out_idx, out_val):
-    nthreads = thread_buckets.shape[0] - 1
-    ndim = strides.shape[0]
-    k = vals.shape[1]
-    for t in nb.prange(nthreads):
-        for b in range(thread_buckets[t], thread_buckets[t + 1]):
-            lo = bucket_starts[b]
-            o = out_starts[b]
-            for q in range(out_starts[b + 1] - o):
-                r = words[lo + q]
-                for d in range(ndim):
-                    sh = shifts[d]
-                    if sh >= 0:
-                        x = r >> sh
-                        r -= x << sh
-                    else:
-                        x = r // strides[d]
-                        r -= x * strides[d]
-                    out_idx[d, o + q] = x
-                for c in range(k):
-                    out_val[o + q, c] = vals[lo + q, c]
+@nb.njit(cache=True, nogil=True)
+def _reduce_part(t, nthreads, words, scratch, vals, bucket_starts, thread_buckets, ib, nbits, ucount):
+    # bucket range t: sort, sum runs, compact
+    b0 = thread_buckets[t]
+    b1 = thread_buckets[t + 1]
+    biggest = 0
+    for b in range(b0, b1):
+        biggest = max(biggest, bucket_starts[b + 1] - bucket_starts[b])
+    hist = np.empty((8, 256), dtype=np.int64)
+    local = np.empty((biggest, vals.shape[1]), dtype=vals.dtype)
+    for b in range(b0, b1):
+        ucount[b] = _reduce_bucket(words, scratch, vals, bucket_starts[b], bucket_starts[b + 1],
+                                   ib, nbits, hist, local)
 
 
 @nb.njit(cache=True, nogil=True)
-def coalesce_packed(indices, strides, bound, values, nchunks):
+def _output_part(t, nthreads, words, vals, bucket_starts, out_starts, thread_buckets, strides, shifts,
+                 out_idx, out_val):
+    # bucket range t: copy the compacted keys (unravelled) and sums to the output
+    ndim = strides.shape[0]
+    k = vals.shape[1]
+    for b in range(thread_buckets[t], thread_buckets[t + 1]):
+        lo = bucket_starts[b]
+        o = out_starts[b]
+        for q in range(out_starts[b + 1] - o):
+            r = words[lo + q]
+            for d in range(ndim):
+                sh = shifts[d]
+                if sh >= 0:
+                    x = r >> sh
+                    r -= x << sh
+                else:
+                    x = r // strides[d]
+                    r -= x * strides[d]
+                out_idx[d, o + q] = x
+            for c in range(k):
+                out_val[o + q, c] = vals[lo + q, c]
+
+
+_SERIAL_BELOW = 1 << 15  # smaller inputs run on the calling thread only
+
+
+def coalesce_packed(indices, strides, bound, values, nthreads):
     """The packed route: values travel with their words, so no random gathers.
 
     1. pack ``key << ib | i`` and histogram the top digit (one pass over indices);
@@ -131,43 +170,53 @@ def coalesce_packed(indices, strides, bound, values, nchunks):
     3. per bucket, in cache: positions become bucket slots, sort, sum each run
        of equal keys in slot (= original) order, compact;
     4. copy the compacted buckets to the output, unravelling the keys.
-    Keys never straddle buckets, so every phase splits by buckets or chunks.
+    Keys never straddle buckets, so every phase splits by chunks or buckets.
     """
     n = indices.shape[1]
+    if n < _SERIAL_BELOW:
+        nthreads = 1
     ib, kb, d1 = _sort.packed_plan(bound, n)
     top_shift = ib + kb - d1
-    words, hist = _sort.pack_indices(indices, strides, ib, top_shift, np.int64(1) << d1, nchunks)
+    words = np.empty(n, dtype=np.int64)
+    hist = np.zeros((nthreads, 1 << d1), dtype=np.int64)
+    run_parts(_pack_part, nthreads, indices, strides, ib, top_shift, words, hist)
     _sort.check_hist(hist, n)
     offsets, bucket_starts = _sort.bucket_offsets(hist)
     sorted_words = np.empty(n, dtype=np.int64)
     vals = np.empty((n, values.shape[1]), dtype=values.dtype)
-    _scatter_with_values(words, sorted_words, values, vals, offsets, top_shift)
+    run_parts(_scatter_part, nthreads, words, sorted_words, values, vals, offsets, top_shift)
     nbuckets = bucket_starts.shape[0] - 1
-    thread_buckets = _sort.split_buckets(bucket_starts, nchunks)
+    thread_buckets = _sort.split_buckets(bucket_starts, nthreads)
     ucount = np.zeros(nbuckets, dtype=np.int64)
-    _reduce_buckets(sorted_words, words, vals, bucket_starts, thread_buckets, ib, kb - d1, ucount)
+    run_parts(_reduce_part, nthreads, sorted_words, words, vals, bucket_starts, thread_buckets, ib, kb - d1, ucount)
+    del words  # scratch no longer needed: free it before the output exists
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
-    for b in range(nbuckets):
-        out_starts[b + 1] = out_starts[b] + ucount[b]
-    m = out_starts[nbuckets]
+    np.cumsum(ucount, out=out_starts[1:])
+    m = int(out_starts[nbuckets])
     out_idx = np.empty((strides.shape[0], m), dtype=np.int64)
     out_val = np.empty((m, values.shape[1]), dtype=values.dtype)
-    _gather_buckets(sorted_words, vals, bucket_starts, out_starts, thread_buckets, strides,
-                    stride_shifts(strides), out_idx, out_val)
+    run_parts(_output_part, nthreads, sorted_words, vals, bucket_starts, out_starts, thread_buckets, strides,
+              stride_shifts(strides), out_idx, out_val)
     return out_idx, out_val
 
 
-@nb.njit(cache=True, nogil=True)
 def coalesce_linear(indices, strides, bound, values, nchunks):
     """(indices, values) sorted by linear index with duplicates summed in original order.
 
     ``values`` is 2-D (n, k) in its accumulation dtype; ``bound`` the exclusive
-    bound of the linear index.
+    bound of the linear index. The route is chosen here, in Python, so that only
+    the kernels a call needs are compiled.
     """
     n = indices.shape[1]
-    if n > 1 and _sort.packed_fits(bound, n):
+    if n > 1 and _sort.fits_packed(bound, n):
         return coalesce_packed(indices, strides, bound, values, nchunks)
-    # keys too wide to pack with their positions: key/permutation radix sort
+    return coalesce_pairs(indices, strides, bound, values, nchunks)
+
+
+@nb.njit(cache=True, nogil=True)
+def coalesce_pairs(indices, strides, bound, values, nchunks):
+    """The fallback when keys and positions do not pack into 63 bits."""
+    n = indices.shape[1]
     ndim = indices.shape[0]
     keys = np.zeros(n, dtype=np.int64)
     for i in range(n):

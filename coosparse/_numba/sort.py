@@ -30,10 +30,9 @@ def bit_length(x):
     return b
 
 
-@nb.njit(cache=True, nogil=True)
-def packed_fits(bound, n):
+def fits_packed(bound, n):
     """True when keys below ``bound`` and positions below ``n`` pack into one int64."""
-    return bit_length(max(bound - 1, 0)) + bit_length(max(n - 1, 0)) <= 63
+    return max(int(bound) - 1, 0).bit_length() + max(int(n) - 1, 0).bit_length() <= 63
 
 
 @nb.njit(cache=True, nogil=True)
@@ -117,10 +116,14 @@ def _msd_scatter(src, dst, offsets, top_shift):
 
 @nb.njit(cache=True, nogil=True)
 def sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
-    """Sort a[lo:hi] (words that agree above shift_lo + nbits and arrive in position order)."""
+    """Sort a[lo:hi] (words that agree above shift_lo + nbits and arrive in position order).
+
+    ``hist`` is an (8, 256) scratch array. Returns True when the sorted words
+    ended up in tmp[lo:hi] instead of a[lo:hi].
+    """
     m = hi - lo
     if m <= 1:
-        return
+        return False
     if m <= 32:
         # words are distinct: sorting whole words is the stable order
         for i in range(lo + 1, hi):
@@ -130,37 +133,42 @@ def sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
                 a[j + 1] = a[j]
                 j -= 1
             a[j + 1] = w
-        return
+        return False
+    npass = (nbits + 7) // 8
+    for p in range(npass):
+        for b in range(256):
+            hist[p, b] = 0
+    for i in range(lo, hi):  # every digit's histogram in one pass
+        w = a[i] >> shift_lo
+        for p in range(npass):
+            hist[p, (w >> (8 * p)) & 255] += 1
     src = a
     dst = tmp
     in_tmp = False
-    shift = shift_lo
-    end = shift_lo + nbits
-    while shift < end:
+    for p in range(npass):
+        shift = shift_lo + 8 * p
+        h = hist[p]
+        if h[(src[lo] >> shift) & 255] == m:
+            continue  # every word has this digit: nothing moves
+        run = lo
         for b in range(256):
-            hist[b] = 0
+            c = h[b]
+            h[b] = run
+            run += c
         for i in range(lo, hi):
-            hist[(src[i] >> shift) & 255] += 1
-        skip = False
-        for b in range(256):
-            if hist[b] == m:
-                skip = True
-                break
-        if not skip:
-            run = lo
-            for b in range(256):
-                c = hist[b]
-                hist[b] = run
-                run += c
-            for i in range(lo, hi):
-                w = src[i]
-                d = (w >> shift) & 255
-                dst[hist[d]] = w
-                hist[d] += 1
-            src, dst = dst, src
-            in_tmp = not in_tmp
-        shift += 8
-    if in_tmp:
+            w = src[i]
+            d = (w >> shift) & 255
+            dst[h[d]] = w
+            h[d] += 1
+        src, dst = dst, src
+        in_tmp = not in_tmp
+    return in_tmp
+
+
+@nb.njit(cache=True, nogil=True)
+def sort_bucket_in_place(a, tmp, lo, hi, shift_lo, nbits, hist):
+    """:func:`sort_bucket`, with the result always in a[lo:hi]."""
+    if sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
         for i in range(lo, hi):
             a[i] = tmp[i]
 
@@ -169,9 +177,9 @@ def sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
 def _sort_buckets(a, tmp, bucket_starts, thread_buckets, shift_lo, nbits):
     nthreads = thread_buckets.shape[0] - 1
     for t in nb.prange(nthreads):
-        hist = np.empty(256, dtype=np.int64)
+        hist = np.empty((8, 256), dtype=np.int64)
         for b in range(thread_buckets[t], thread_buckets[t + 1]):
-            sort_bucket(a, tmp, bucket_starts[b], bucket_starts[b + 1], shift_lo, nbits, hist)
+            sort_bucket_in_place(a, tmp, bucket_starts[b], bucket_starts[b + 1], shift_lo, nbits, hist)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -219,8 +227,8 @@ def sort_packed(words, hist, ib, kb, d1):
         return words
     if nbuckets == 1:
         tmp = np.empty(n, dtype=np.int64)
-        h = np.empty(256, dtype=np.int64)
-        sort_bucket(words, tmp, 0, n, ib, kb, h)
+        h = np.empty((8, 256), dtype=np.int64)
+        sort_bucket_in_place(words, tmp, 0, n, ib, kb, h)
         return words
     offsets, bucket_starts = bucket_offsets(hist)
     out = np.empty(n, dtype=np.int64)
@@ -336,11 +344,13 @@ def sort_pairs_lsd(keys, bound, nchunks):
     return cur_keys, cur_perm
 
 
-@nb.njit(cache=True, nogil=True)
 def sort_pairs(keys, bound, nchunks):
-    """Stable sort: (sorted_keys, perm) with sorted_keys = keys[perm]."""
+    """Stable sort: (sorted_keys, perm) with sorted_keys = keys[perm].
+
+    The route is chosen in Python so that only the kernels it needs compile.
+    """
     n = keys.shape[0]
-    if n > 1 and packed_fits(bound, n):
+    if n > 1 and fits_packed(bound, n):
         ib, kb, d1 = packed_plan(bound, n)
         words, hist = pack_keys(keys, ib, ib + kb - d1, np.int64(1) << d1, nchunks)
         check_hist(hist, n)
