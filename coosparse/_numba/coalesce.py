@@ -1,10 +1,11 @@
 """Fused coalesce for narrow shapes: linear index -> packed sort -> ordered sums.
 
-Thread mapping: each phase is a plain nogil kernel run once per part from a
-small Python thread pool (``threads.run_parts``). The pack and MSD-scatter
-phases split the entries into one contiguous chunk per thread (per-chunk
-histograms keep the scatter stable); the later phases split the MSD buckets
-into contiguous ranges of about equal size, one per thread. Equal keys never straddle two buckets, and each run of
+Thread mapping: each phase is a plain nogil kernel run once per part on a
+small Python thread pool (``threads.run_parts``; 4 parts per thread, taken by
+whichever thread is free). The pack and MSD-scatter phases split the entries
+into one contiguous chunk per part (per-part histograms keep the scatter
+stable); the later phases split the MSD buckets into contiguous ranges of
+about equal size, one per part. Equal keys never straddle two buckets, and each run of
 equal keys is summed sequentially in original order, so nothing depends on
 scheduling: results are bit-identical from run to run.
 """
@@ -128,7 +129,7 @@ def _reduce_part(t, nthreads, words, scratch, vals, bucket_starts, thread_bucket
     biggest = 0
     for b in range(b0, b1):
         biggest = max(biggest, bucket_starts[b + 1] - bucket_starts[b])
-    hist = np.empty((8, 256), dtype=np.int64)
+    hist = np.empty((8, 1024), dtype=np.int64)
     local = np.empty((biggest, vals.shape[1]), dtype=vals.dtype)
     for b in range(b0, b1):
         ucount[b] = _reduce_bucket(words, scratch, vals, bucket_starts[b], bucket_starts[b + 1],
@@ -159,7 +160,8 @@ def _output_part(t, nthreads, words, vals, bucket_starts, out_starts, thread_buc
                 out_val[o + q, c] = vals[lo + q, c]
 
 
-_SERIAL_BELOW = 1 << 15  # smaller inputs run on the calling thread only
+_SERIAL_BELOW = 1 << 15  # smaller inputs run as one part on the calling thread
+_PARTS_PER_THREAD = 4
 
 
 def coalesce_packed(indices, strides, bound, values, nthreads):
@@ -173,30 +175,31 @@ def coalesce_packed(indices, strides, bound, values, nthreads):
     Keys never straddle buckets, so every phase splits by chunks or buckets.
     """
     n = indices.shape[1]
-    if n < _SERIAL_BELOW:
-        nthreads = 1
+    # a few parts per thread, so that a thread the OS delays is covered by the others
+    nparts = 1 if n < _SERIAL_BELOW else _PARTS_PER_THREAD * nthreads
     ib, kb, d1 = _sort.packed_plan(bound, n)
     top_shift = ib + kb - d1
     words = np.empty(n, dtype=np.int64)
-    hist = np.zeros((nthreads, 1 << d1), dtype=np.int64)
-    run_parts(_pack_part, nthreads, indices, strides, ib, top_shift, words, hist)
+    hist = np.zeros((nparts, 1 << d1), dtype=np.int64)
+    run_parts(_pack_part, nparts, nthreads, indices, strides, ib, top_shift, words, hist)
     _sort.check_hist(hist, n)
     offsets, bucket_starts = _sort.bucket_offsets(hist)
     sorted_words = np.empty(n, dtype=np.int64)
     vals = np.empty((n, values.shape[1]), dtype=values.dtype)
-    run_parts(_scatter_part, nthreads, words, sorted_words, values, vals, offsets, top_shift)
+    run_parts(_scatter_part, nparts, nthreads, words, sorted_words, values, vals, offsets, top_shift)
     nbuckets = bucket_starts.shape[0] - 1
-    thread_buckets = _sort.split_buckets(bucket_starts, nthreads)
+    part_buckets = _sort.split_buckets(bucket_starts, nparts)
     ucount = np.zeros(nbuckets, dtype=np.int64)
-    run_parts(_reduce_part, nthreads, sorted_words, words, vals, bucket_starts, thread_buckets, ib, kb - d1, ucount)
+    run_parts(_reduce_part, nparts, nthreads, sorted_words, words, vals, bucket_starts, part_buckets, ib,
+              kb - d1, ucount)
     del words  # scratch no longer needed: free it before the output exists
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
     out_idx = np.empty((strides.shape[0], m), dtype=np.int64)
     out_val = np.empty((m, values.shape[1]), dtype=values.dtype)
-    run_parts(_output_part, nthreads, sorted_words, vals, bucket_starts, out_starts, thread_buckets, strides,
-              stride_shifts(strides), out_idx, out_val)
+    run_parts(_output_part, nparts, nthreads, sorted_words, vals, bucket_starts, out_starts, part_buckets,
+              strides, stride_shifts(strides), out_idx, out_val)
     return out_idx, out_val
 
 

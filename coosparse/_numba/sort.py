@@ -118,7 +118,7 @@ def _msd_scatter(src, dst, offsets, top_shift):
 def sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
     """Sort a[lo:hi] (words that agree above shift_lo + nbits and arrive in position order).
 
-    ``hist`` is an (8, 256) scratch array. Returns True when the sorted words
+    ``hist`` is an (8, 1024) scratch array. Returns True when the sorted words
     ended up in tmp[lo:hi] instead of a[lo:hi].
     """
     m = hi - lo
@@ -134,30 +134,36 @@ def sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
                 j -= 1
             a[j + 1] = w
         return False
-    npass = (nbits + 7) // 8
+    # digits of at most 8 bits for small buckets, 10 bits for larger ones
+    # (the histogram's clear and prefix cost must stay small next to m)
+    maxd = 8 if m < 2048 else 10
+    npass = (nbits + maxd - 1) // maxd
+    digit = (nbits + npass - 1) // npass if npass else 1
+    dmask = (np.int64(1) << digit) - 1
+    nb_ = np.int64(1) << digit
     for p in range(npass):
-        for b in range(256):
+        for b in range(nb_):
             hist[p, b] = 0
     for i in range(lo, hi):  # every digit's histogram in one pass
         w = a[i] >> shift_lo
         for p in range(npass):
-            hist[p, (w >> (8 * p)) & 255] += 1
+            hist[p, (w >> (digit * p)) & dmask] += 1
     src = a
     dst = tmp
     in_tmp = False
     for p in range(npass):
-        shift = shift_lo + 8 * p
+        shift = shift_lo + digit * p
         h = hist[p]
-        if h[(src[lo] >> shift) & 255] == m:
+        if h[(src[lo] >> shift) & dmask] == m:
             continue  # every word has this digit: nothing moves
         run = lo
-        for b in range(256):
+        for b in range(nb_):
             c = h[b]
             h[b] = run
             run += c
         for i in range(lo, hi):
             w = src[i]
-            d = (w >> shift) & 255
+            d = (w >> shift) & dmask
             dst[h[d]] = w
             h[d] += 1
         src, dst = dst, src
@@ -177,7 +183,7 @@ def sort_bucket_in_place(a, tmp, lo, hi, shift_lo, nbits, hist):
 def _sort_buckets(a, tmp, bucket_starts, thread_buckets, shift_lo, nbits):
     nthreads = thread_buckets.shape[0] - 1
     for t in nb.prange(nthreads):
-        hist = np.empty((8, 256), dtype=np.int64)
+        hist = np.empty((8, 1024), dtype=np.int64)
         for b in range(thread_buckets[t], thread_buckets[t + 1]):
             sort_bucket_in_place(a, tmp, bucket_starts[b], bucket_starts[b + 1], shift_lo, nbits, hist)
 
@@ -227,7 +233,7 @@ def sort_packed(words, hist, ib, kb, d1):
         return words
     if nbuckets == 1:
         tmp = np.empty(n, dtype=np.int64)
-        h = np.empty((8, 256), dtype=np.int64)
+        h = np.empty((8, 1024), dtype=np.int64)
         sort_bucket_in_place(words, tmp, 0, n, ib, kb, h)
         return words
     offsets, bucket_starts = bucket_offsets(hist)

@@ -1,12 +1,15 @@
-"""Running one nogil Numba kernel per thread from Python threads.
+"""Running nogil Numba kernels part by part on a few Python threads.
 
-The coalesce kernels split their work into ``nthreads`` fixed parts (chunks of
-entries or ranges of buckets) and run part ``t`` as ``fn(t, nthreads, ...)``.
+The coalesce kernels split their work into ``nparts`` fixed parts (chunks of
+entries or ranges of buckets) and run part ``t`` as ``fn(t, nparts, ...)``.
 Plain ``@njit(nogil=True)`` kernels driven this way compile several times
 faster than ``parallel=True`` ones, load without a threading layer, and do not
-spin between phases. Which thread runs which part never changes a result.
+spin between phases. Threads take the next part when they are free, so a
+thread the OS delays does not hold the others up; which thread runs which part
+never changes a result, because the parts themselves are fixed.
 """
 import concurrent.futures
+import itertools
 import threading
 
 _lock = threading.Lock()
@@ -23,18 +26,29 @@ def _get_pool(workers):
         return _pool
 
 
-def run_parts(fn, nthreads, *args):
-    """Call ``fn(t, nthreads, *args)`` for every t in range(nthreads), concurrently.
+def run_parts(fn, nparts, nthreads, *args):
+    """Call ``fn(t, nparts, *args)`` for every t in range(nparts) on up to ``nthreads`` threads.
 
-    Part 0 runs on the calling thread; exceptions propagate (the first one raised).
+    The calling thread works too; the first exception raised propagates.
     """
-    if nthreads <= 1:
-        fn(0, 1, *args)
+    nthreads = max(1, min(nthreads, nparts))
+    if nthreads == 1:
+        for t in range(nparts):
+            fn(t, nparts, *args)
         return
+    counter = itertools.count()  # next() is atomic under the GIL
+
+    def worker():
+        while True:
+            t = next(counter)
+            if t >= nparts:
+                return
+            fn(t, nparts, *args)
+
     pool = _get_pool(nthreads - 1)
-    futures = [pool.submit(fn, t, nthreads, *args) for t in range(1, nthreads)]
+    futures = [pool.submit(worker) for _ in range(nthreads - 1)]
     try:
-        fn(0, nthreads, *args)
+        worker()
     finally:
         for f in futures:
             f.result()
