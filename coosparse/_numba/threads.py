@@ -10,6 +10,7 @@ never changes a result, because the parts themselves are fixed.
 """
 import concurrent.futures
 import itertools
+import os
 import threading
 
 _lock = threading.Lock()
@@ -24,6 +25,16 @@ def _get_pool(workers):
             _pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="coosparse")
             _pool_size = workers
         return _pool
+
+
+def _forget_pool_in_child():
+    # a forked child has none of the parent's pool threads: start afresh
+    global _pool, _pool_size, _lock
+    _pool, _pool_size, _lock = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def run_parts(fn, nparts, nthreads, *args):
@@ -51,4 +62,7 @@ def run_parts(fn, nparts, nthreads, *args):
         worker()
     finally:
         for f in futures:
-            f.result()
+            # a helper that has not started (its thread serves another caller) is
+            # not waited for: the parts are all taken by then
+            if not f.cancel():
+                f.result()
