@@ -89,14 +89,21 @@ def _scatter_part(t, nthreads, src, dst, values, vdst, offsets, top_shift):
 
 
 @nb.njit(cache=True, nogil=True)
-def _reduce_bucket(words, scratch, vals, lo, hi, ib, nbits, hist, local):
+def _reduce_bucket(words, vals, lo, hi, ib, nbits, hist, scratch, local):
     """Sort bucket [lo, hi) and compact it: returns u, with the u distinct keys in
-    words[lo:lo+u] and their ordered sums in vals[lo:lo+u]."""
+    words[lo:lo+u] and their ordered sums in vals[lo:lo+u]. ``scratch`` and
+    ``local`` are thread-local buffers of at least hi - lo rows (they stay in
+    cache; a scratch range in a global array would cost memory traffic)."""
     pmask = (np.int64(1) << ib) - 1
     # slots replace positions: the stable MSD pass left the bucket in position order
     for j in range(lo, hi):
         words[j] = ((words[j] >> ib) << ib) | (j - lo)
-    src = scratch if _sort.sort_bucket(words, scratch, lo, hi, ib, nbits, hist) else words
+    m = hi - lo
+    seg = words[lo:hi]
+    if _sort.sort_bucket(seg, scratch, 0, m, ib, nbits, hist):
+        for j in range(m):
+            seg[j] = scratch[j]
+    src = words
     # a sequential copy of the bucket's values: the reads by slot below are then
     # L1 hits instead of one cache miss per line in random order
     k = vals.shape[1]
@@ -122,7 +129,7 @@ def _reduce_bucket(words, scratch, vals, lo, hi, ib, nbits, hist, local):
 
 
 @nb.njit(cache=True, nogil=True)
-def _reduce_part(t, nthreads, words, scratch, vals, bucket_starts, thread_buckets, ib, nbits, ucount):
+def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, ib, nbits, ucount):
     # bucket range t: sort, sum runs, compact
     b0 = thread_buckets[t]
     b1 = thread_buckets[t + 1]
@@ -130,10 +137,11 @@ def _reduce_part(t, nthreads, words, scratch, vals, bucket_starts, thread_bucket
     for b in range(b0, b1):
         biggest = max(biggest, bucket_starts[b + 1] - bucket_starts[b])
     hist = np.empty((8, 1024), dtype=np.int64)
+    scratch = np.empty(biggest, dtype=np.int64)
     local = np.empty((biggest, vals.shape[1]), dtype=vals.dtype)
     for b in range(b0, b1):
-        ucount[b] = _reduce_bucket(words, scratch, vals, bucket_starts[b], bucket_starts[b + 1],
-                                   ib, nbits, hist, local)
+        ucount[b] = _reduce_bucket(words, vals, bucket_starts[b], bucket_starts[b + 1],
+                                   ib, nbits, hist, scratch, local)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -187,12 +195,12 @@ def coalesce_packed(indices, strides, bound, values, nthreads):
     sorted_words = np.empty(n, dtype=np.int64)
     vals = np.empty((n, values.shape[1]), dtype=values.dtype)
     run_parts(_scatter_part, nparts, nthreads, words, sorted_words, values, vals, offsets, top_shift)
+    del words  # the per-bucket phase sorts in thread-local buffers
     nbuckets = bucket_starts.shape[0] - 1
     part_buckets = _sort.split_buckets(bucket_starts, nparts)
     ucount = np.zeros(nbuckets, dtype=np.int64)
-    run_parts(_reduce_part, nparts, nthreads, sorted_words, words, vals, bucket_starts, part_buckets, ib,
+    run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, ib,
               kb - d1, ucount)
-    del words  # scratch no longer needed: free it before the output exists
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
