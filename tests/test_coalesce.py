@@ -196,3 +196,28 @@ def test_unchecked_out_of_range_raises_not_crashes():
 def test_coalesce_rejects_non_coo():
     with pytest.raises(TypeError, match="COO"):
         coosparse.coalesce(np.ones(3))
+
+
+def _check_against_stable_sort(backend, a):
+    idx, vals, shape = a.indices, a.values, a.shape
+    c = backend.get(backend.put(a).coalesce())
+    flat = np.ravel_multi_index(tuple(idx), shape)
+    order = np.argsort(flat, kind="stable")
+    uniq, seg = np.unique(flat[order], return_inverse=True)
+    sums = np.zeros(uniq.size, dtype=vals.dtype)
+    np.add.at(sums, seg, vals[order])
+    np.testing.assert_array_equal(np.ravel_multi_index(tuple(c.indices), shape), uniq)
+    np.testing.assert_array_equal(c.values, sums)
+
+
+def test_64_bit_word_route(backend):
+    # 50 key bits: the in-bucket words do not fit 32 bits
+    _check_against_stable_sort(backend, coosparse.random((2**25, 2**25), nnz=60_000, duplicates=True, seed=8))
+
+
+def test_skewed_keys_one_huge_bucket(backend):
+    rng = np.random.default_rng(6)
+    n = 80_000
+    flat = np.where(rng.random(n) < 0.95, rng.integers(0, 300, n), rng.integers(0, 2**30, n))
+    idx = np.array(np.unravel_index(flat, (2**15, 2**15)))
+    _check_against_stable_sort(backend, COO(idx, rng.standard_normal(n), (2**15, 2**15)))

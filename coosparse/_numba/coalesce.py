@@ -73,8 +73,10 @@ def _pack_part(t, nthreads, indices, strides, ib, top_shift, words, hist):
 
 
 @nb.njit(cache=True, nogil=True)
-def _scatter_part(t, nthreads, src, dst, values, vdst, offsets, top_shift):
-    # chunk t moves in order, word and value row to the same slot: stable
+def _scatter_part(t, nthreads, src, dst, values, vdst, offsets, bucket_starts, ib, low_mask, sb, top_shift):
+    # chunk t moves in order, word and value row to the same slot: stable.
+    # The word is rewritten as (key's low bits << sb) | slot in bucket: the top
+    # key bits are the bucket, and slots keep the position order.
     lo, hi = _chunk(t, nthreads, src.shape[0])
     k = values.shape[1]
     off = offsets[t]
@@ -83,53 +85,49 @@ def _scatter_part(t, nthreads, src, dst, values, vdst, offsets, top_shift):
         b = w >> top_shift
         j = off[b]
         off[b] = j + 1
-        dst[j] = w
+        dst[j] = (((w >> ib) & low_mask) << sb) | (j - bucket_starts[b])
         for c in range(k):
             vdst[j, c] = values[i, c]
 
 
 @nb.njit(cache=True, nogil=True)
-def _reduce_bucket(words, vals, lo, hi, ib, nbits, hist, scratch, local):
-    """Sort bucket [lo, hi) and compact it: returns u, with the u distinct keys in
-    words[lo:lo+u] and their ordered sums in vals[lo:lo+u]. ``scratch`` and
+def _reduce_bucket(words, vals, lo, hi, sb, nbits, hist, scratch, local):
+    """Sort bucket [lo, hi) and compact it: returns u, with the u distinct low keys
+    in words[lo:lo+u] and their ordered sums in vals[lo:lo+u]. ``scratch`` and
     ``local`` are thread-local buffers of at least hi - lo rows (they stay in
     cache; a scratch range in a global array would cost memory traffic)."""
-    pmask = (np.int64(1) << ib) - 1
-    # slots replace positions: the stable MSD pass left the bucket in position order
-    for j in range(lo, hi):
-        words[j] = ((words[j] >> ib) << ib) | (j - lo)
+    smask = (np.int64(1) << sb) - 1
     m = hi - lo
     seg = words[lo:hi]
-    if _sort.sort_bucket(seg, scratch, 0, m, ib, nbits, hist):
+    if _sort.sort_bucket(seg, scratch, 0, m, sb, nbits, hist):
         for j in range(m):
             seg[j] = scratch[j]
-    src = words
     # a sequential copy of the bucket's values: the reads by slot below are then
     # L1 hits instead of one cache miss per line in random order
     k = vals.shape[1]
-    for j in range(hi - lo):
+    for j in range(m):
         for c in range(k):
             local[j, c] = vals[lo + j, c]
     u = 0
-    j = lo
-    while j < hi:
-        key = src[j] >> ib
-        slot = src[j] & pmask
+    j = 0
+    while j < m:
+        key = seg[j] >> sb
+        slot = seg[j] & smask
         for c in range(k):
             vals[lo + u, c] = local[slot, c]
         j += 1
-        while j < hi and (src[j] >> ib) == key:
-            slot = src[j] & pmask
+        while j < m and (seg[j] >> sb) == key:
+            slot = seg[j] & smask
             for c in range(k):
                 vals[lo + u, c] += local[slot, c]
             j += 1
-        words[lo + u] = key  # u <= j - lo: never overwrites a word still to be read
+        seg[u] = key  # u <= j: never overwrites a word still to be read
         u += 1
     return u
 
 
 @nb.njit(cache=True, nogil=True)
-def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, ib, nbits, ucount):
+def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount):
     # bucket range t: sort, sum runs, compact
     b0 = thread_buckets[t]
     b1 = thread_buckets[t + 1]
@@ -137,24 +135,26 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, ib, nb
     for b in range(b0, b1):
         biggest = max(biggest, bucket_starts[b + 1] - bucket_starts[b])
     hist = np.empty((8, 1024), dtype=np.int64)
-    scratch = np.empty(biggest, dtype=np.int64)
+    scratch = np.empty(biggest, dtype=words.dtype)
     local = np.empty((biggest, vals.shape[1]), dtype=vals.dtype)
     for b in range(b0, b1):
         ucount[b] = _reduce_bucket(words, vals, bucket_starts[b], bucket_starts[b + 1],
-                                   ib, nbits, hist, scratch, local)
+                                   sb, nbits, hist, scratch, local)
 
 
 @nb.njit(cache=True, nogil=True)
-def _output_part(t, nthreads, words, vals, bucket_starts, out_starts, thread_buckets, strides, shifts,
-                 out_idx, out_val):
-    # bucket range t: copy the compacted keys (unravelled) and sums to the output
+def _output_part(t, nthreads, words, vals, bucket_starts, out_starts, thread_buckets, low_bits, strides,
+                 shifts, out_idx, out_val):
+    # bucket range t: copy the compacted keys (bucket bits restored, unravelled)
+    # and sums to the output
     ndim = strides.shape[0]
     k = vals.shape[1]
     for b in range(thread_buckets[t], thread_buckets[t + 1]):
         lo = bucket_starts[b]
         o = out_starts[b]
+        high = np.int64(b) << low_bits
         for q in range(out_starts[b + 1] - o):
-            r = words[lo + q]
+            r = high | np.int64(words[lo + q])
             for d in range(ndim):
                 sh = shifts[d]
                 if sh >= 0:
@@ -177,8 +177,10 @@ def coalesce_packed(indices, strides, bound, values, nthreads):
 
     1. pack ``key << ib | i`` and histogram the top digit (one pass over indices);
     2. MSD scatter, moving each value row to its word's slot (stable);
-    3. per bucket, in cache: positions become bucket slots, sort, sum each run
-       of equal keys in slot (= original) order, compact;
+       Words are rewritten as (low key bits, slot in bucket): 32 bits when that
+       fits, the bucket number standing for the top key bits;
+    3. per bucket, in cache: sort, sum each run of equal keys in slot
+       (= original) order, compact;
     4. copy the compacted buckets to the output, unravelling the keys.
     Keys never straddle buckets, so every phase splits by chunks or buckets.
     """
@@ -192,22 +194,29 @@ def coalesce_packed(indices, strides, bound, values, nthreads):
     run_parts(_pack_part, nparts, nthreads, indices, strides, ib, top_shift, words, hist)
     _sort.check_hist(hist, n)
     offsets, bucket_starts = _sort.bucket_offsets(hist)
-    sorted_words = np.empty(n, dtype=np.int64)
+    # inside a bucket a word needs the low key bits and the slot bits only:
+    # 32-bit words when they fit, which halves the bytes the later phases move
+    low_bits = kb - d1
+    biggest = int(np.diff(bucket_starts).max())
+    sb = max(biggest - 1, 0).bit_length()
+    word_dtype = np.uint32 if low_bits + sb <= 32 else np.int64
+    sorted_words = np.empty(n, dtype=word_dtype)
     vals = np.empty((n, values.shape[1]), dtype=values.dtype)
-    run_parts(_scatter_part, nparts, nthreads, words, sorted_words, values, vals, offsets, top_shift)
-    del words  # the per-bucket phase sorts in thread-local buffers
+    run_parts(_scatter_part, nparts, nthreads, words, sorted_words, values, vals, offsets, bucket_starts, ib,
+              (1 << low_bits) - 1, sb, top_shift)
+    del words
     nbuckets = bucket_starts.shape[0] - 1
     part_buckets = _sort.split_buckets(bucket_starts, nparts)
     ucount = np.zeros(nbuckets, dtype=np.int64)
-    run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, ib,
-              kb - d1, ucount)
+    run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, sb, low_bits,
+              ucount)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
     out_idx = np.empty((strides.shape[0], m), dtype=np.int64)
     out_val = np.empty((m, values.shape[1]), dtype=values.dtype)
     run_parts(_output_part, nparts, nthreads, sorted_words, vals, bucket_starts, out_starts, part_buckets,
-              strides, stride_shifts(strides), out_idx, out_val)
+              low_bits, strides, stride_shifts(strides), out_idx, out_val)
     return out_idx, out_val
 
 

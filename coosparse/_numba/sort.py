@@ -40,7 +40,7 @@ def packed_plan(bound, n):
     """(ib, kb, d1): position bits, key bits, bits of the MSD digit."""
     ib = bit_length(max(n - 1, 0))
     kb = bit_length(max(bound - 1, 0))
-    d1 = bit_length(n) - 10  # about 1-2 thousand words per bucket
+    d1 = bit_length(n) - 9  # about 500-1000 words per bucket
     d1 = max(0, min(d1, 12, kb))
     return ib, kb, d1
 
