@@ -1,11 +1,11 @@
-"""Fused coalesce for narrow shapes: linear index -> packed sort -> ordered sums.
+"""Fused coalesce for narrow shapes: bucket by key, sort buckets in cache, ordered sums.
 
 Thread mapping: each phase is a plain nogil kernel run once per part on a
 small Python thread pool (``threads.run_parts``; 4 parts per thread, taken by
-whichever thread is free). The pack and MSD-scatter phases split the entries
-into one contiguous chunk per part (per-part histograms keep the scatter
-stable); the later phases split the MSD buckets into contiguous ranges of
-about equal size, one per part. Equal keys never straddle two buckets, and each run of
+whichever thread is free). The histogram and MSD-scatter phases split the
+entries into one contiguous chunk per part (per-part histograms keep the
+scatter stable); the later phases split the MSD buckets into contiguous
+ranges of about equal size, one per part. Equal keys never straddle two buckets, and each run of
 equal keys is summed sequentially in original order, so nothing depends on
 scheduling: results are bit-identical from run to run.
 """
@@ -38,56 +38,67 @@ def _chunk(t, nthreads, n):
     return min(n, t * c), min(n, (t + 1) * c)
 
 
-_BLOCK = 4096  # entries per block of the pack phase (stays in L1)
+_BLOCK = 4096  # entries per block of keys computed at once (stays in L1)
 
 
 @nb.njit(cache=True, nogil=True)
-def _pack_part(t, nthreads, indices, strides, ib, top_shift, words, hist):
-    # chunk t: words = linear index << ib | position, and the top-digit histogram.
-    # Block by block, one index row at a time: simple loops the compiler vectorises.
-    lo, hi = _chunk(t, nthreads, indices.shape[1])
+def _keys_block(indices, strides, b0, b1, out):
+    # out[:b1-b0] = linear index of entries b0..b1, one index row at a time
+    # (simple loops the compiler vectorises)
     ndim = indices.shape[0]
+    m = b1 - b0
+    if ndim == 0:
+        for i in range(m):
+            out[i] = 0
+        return
+    row = indices[0, b0:b1]
+    s = strides[0]
+    for i in range(m):
+        out[i] = row[i] * s
+    for d in range(1, ndim):
+        row = indices[d, b0:b1]
+        s = strides[d]
+        for i in range(m):
+            out[i] += row[i] * s
+
+
+@nb.njit(cache=True, nogil=True)
+def _hist_part(t, nparts, indices, strides, top_shift, hist):
+    # chunk t: histogram of the top key digit (keys outside the shape count nowhere)
+    lo, hi = _chunk(t, nparts, indices.shape[1])
     nbuckets = hist.shape[1]
     h = hist[t]
+    keys = np.empty(_BLOCK, dtype=np.int64)
     for b0 in range(lo, hi, _BLOCK):
         b1 = min(hi, b0 + _BLOCK)
-        w = words[b0:b1]
-        if ndim == 0:
-            w[:] = 0
-        else:
-            row = indices[0, b0:b1]
-            s = strides[0]
-            for i in range(b1 - b0):
-                w[i] = row[i] * s
-            for d in range(1, ndim):
-                row = indices[d, b0:b1]
-                s = strides[d]
-                for i in range(b1 - b0):
-                    w[i] += row[i] * s
+        _keys_block(indices, strides, b0, b1, keys)
         for i in range(b1 - b0):
-            w[i] = (w[i] << ib) | (b0 + i)
-        for i in range(b1 - b0):
-            b = w[i] >> top_shift
-            if 0 <= b < nbuckets:  # a key out of range is counted nowhere (see check_hist)
+            b = keys[i] >> top_shift
+            if 0 <= b < nbuckets:
                 h[b] += 1
 
 
 @nb.njit(cache=True, nogil=True)
-def _scatter_part(t, nthreads, src, dst, values, vdst, offsets, bucket_starts, ib, low_mask, sb, top_shift):
-    # chunk t moves in order, word and value row to the same slot: stable.
-    # The word is rewritten as (key's low bits << sb) | slot in bucket: the top
-    # key bits are the bucket, and slots keep the position order.
-    lo, hi = _chunk(t, nthreads, src.shape[0])
+def _scatter_part(t, nparts, indices, strides, dst, values, vdst, offsets, bucket_starts, top_shift, sb):
+    # chunk t moves in order to its slots of each bucket (stable), writing the
+    # word (key's low bits << sb) | slot in bucket and the value row beside it:
+    # the bucket stands for the top key bits, the slot for the position order
+    lo, hi = _chunk(t, nparts, indices.shape[1])
     k = values.shape[1]
     off = offsets[t]
-    for i in range(lo, hi):
-        w = src[i]
-        b = w >> top_shift
-        j = off[b]
-        off[b] = j + 1
-        dst[j] = (((w >> ib) & low_mask) << sb) | (j - bucket_starts[b])
-        for c in range(k):
-            vdst[j, c] = values[i, c]
+    low_mask = (np.int64(1) << top_shift) - 1
+    keys = np.empty(_BLOCK, dtype=np.int64)
+    for b0 in range(lo, hi, _BLOCK):
+        b1 = min(hi, b0 + _BLOCK)
+        _keys_block(indices, strides, b0, b1, keys)
+        for q in range(b1 - b0):
+            key = keys[q]
+            b = key >> top_shift
+            j = off[b]
+            off[b] = j + 1
+            dst[j] = ((key & low_mask) << sb) | (j - bucket_starts[b])
+            for c in range(k):
+                vdst[j, c] = values[b0 + q, c]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -172,14 +183,15 @@ _SERIAL_BELOW = 1 << 15  # smaller inputs run as one part on the calling thread
 _PARTS_PER_THREAD = 4
 
 
-def coalesce_packed(indices, strides, bound, values, nthreads):
-    """The packed route: values travel with their words, so no random gathers.
+def coalesce_bucketed(indices, strides, bound, values, nthreads):
+    """The bucketed route: values travel with their keys, so no random gathers.
 
-    1. pack ``key << ib | i`` and histogram the top digit (one pass over indices);
-    2. MSD scatter, moving each value row to its word's slot (stable);
-       Words are rewritten as (low key bits, slot in bucket): 32 bits when that
-       fits, the bucket number standing for the top key bits;
-    3. per bucket, in cache: sort, sum each run of equal keys in slot
+    1. histogram the top ``d1`` key bits (keys computed from the index rows);
+    2. MSD scatter, stable: each entry's word ``(low key bits) << sb | slot in
+       bucket`` and its value row go to the same slot. The bucket stands for
+       the top key bits, the slot for the original order. Words are 32 bits
+       when that fits, else 64;
+    3. per bucket, in cache: sort the words, sum each run of equal keys in slot
        (= original) order, compact;
     4. copy the compacted buckets to the output, unravelling the keys.
     Keys never straddle buckets, so every phase splits by chunks or buckets.
@@ -187,24 +199,19 @@ def coalesce_packed(indices, strides, bound, values, nthreads):
     n = indices.shape[1]
     # a few parts per thread, so that a thread the OS delays is covered by the others
     nparts = 1 if n < _SERIAL_BELOW else _PARTS_PER_THREAD * nthreads
-    ib, kb, d1 = _sort.packed_plan(bound, n)
-    top_shift = ib + kb - d1
-    words = np.empty(n, dtype=np.int64)
+    _, kb, d1 = _sort.packed_plan(bound, n)
+    low_bits = kb - d1
     hist = np.zeros((nparts, 1 << d1), dtype=np.int64)
-    run_parts(_pack_part, nparts, nthreads, indices, strides, ib, top_shift, words, hist)
+    run_parts(_hist_part, nparts, nthreads, indices, strides, low_bits, hist)
     _sort.check_hist(hist, n)
     offsets, bucket_starts = _sort.bucket_offsets(hist)
-    # inside a bucket a word needs the low key bits and the slot bits only:
-    # 32-bit words when they fit, which halves the bytes the later phases move
-    low_bits = kb - d1
     biggest = int(np.diff(bucket_starts).max())
     sb = max(biggest - 1, 0).bit_length()
     word_dtype = np.uint32 if low_bits + sb <= 32 else np.int64
     sorted_words = np.empty(n, dtype=word_dtype)
     vals = np.empty((n, values.shape[1]), dtype=values.dtype)
-    run_parts(_scatter_part, nparts, nthreads, words, sorted_words, values, vals, offsets, bucket_starts, ib,
-              (1 << low_bits) - 1, sb, top_shift)
-    del words
+    run_parts(_scatter_part, nparts, nthreads, indices, strides, sorted_words, values, vals, offsets,
+              bucket_starts, low_bits, sb)
     nbuckets = bucket_starts.shape[0] - 1
     part_buckets = _sort.split_buckets(bucket_starts, nparts)
     ucount = np.zeros(nbuckets, dtype=np.int64)
@@ -228,8 +235,10 @@ def coalesce_linear(indices, strides, bound, values, nchunks):
     the kernels a call needs are compiled.
     """
     n = indices.shape[1]
+    # a word holds the key bits below the bucket and the slot bits: at most
+    # bits(bound - 1) + bits(n - 1), the packed-word condition
     if n > 1 and _sort.fits_packed(bound, n):
-        return coalesce_packed(indices, strides, bound, values, nchunks)
+        return coalesce_bucketed(indices, strides, bound, values, nchunks)
     return coalesce_pairs(indices, strides, bound, values, nchunks)
 
 

@@ -66,29 +66,6 @@ def pack_keys(keys, ib, top_shift, nbuckets, nchunks):
     return words, hist
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def pack_indices(indices, strides, ib, top_shift, nbuckets, nchunks):
-    """Like :func:`pack_keys` with the linear index computed on the fly (one pass)."""
-    ndim, n = indices.shape
-    words = np.empty(n, dtype=np.int64)
-    hist = np.zeros((nchunks, nbuckets), dtype=np.int64)
-    chunk = (n + nchunks - 1) // nchunks
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        h = hist[t]
-        for i in range(lo, hi):
-            k = np.int64(0)
-            for d in range(ndim):
-                k += indices[d, i] * strides[d]
-            w = (k << ib) | i
-            words[i] = w
-            b = w >> top_shift
-            if 0 <= b < nbuckets:  # a key out of range is counted nowhere (see check_hist)
-                h[b] += 1
-    return words, hist
-
-
 @nb.njit(cache=True, nogil=True)
 def check_hist(hist, n):
     """Raise when some key fell outside [0, bound) (only possible with unchecked input)."""
@@ -223,7 +200,7 @@ def split_buckets(bucket_starts, nthreads):
 
 @nb.njit(cache=True, nogil=True)
 def sort_packed(words, hist, ib, kb, d1):
-    """Sort the packed words (from pack_keys/pack_indices with this plan); returns the sorted array.
+    """Sort the packed words (from pack_keys with this plan); returns the sorted array.
 
     ``words`` is used as scratch (its contents are undefined afterwards).
     """
