@@ -44,7 +44,7 @@ def test_sort_pairs_is_the_stable_argsort(n, bound):
     want = np.argsort(keys, kind="stable")
     np.testing.assert_array_equal(perm, want)
     np.testing.assert_array_equal(sk, keys[want])
-    assert nbsort.packed_fits(bound, n) == (bound < 2**62 or n < 3)
+    assert nbsort.fits_packed(bound, n) == (bound < 2**62 or n < 3)
 
 
 def test_sort_pairs_skewed_keys():
