@@ -19,6 +19,8 @@ def _namespace(a):
 
 
 def _as_shape(shape):
+    if isinstance(shape, numbers.Integral) or (isinstance(shape, np.ndarray) and shape.ndim == 0):
+        shape = (shape,)  # as NumPy: an int is a 1-d shape
     try:
         dims = tuple(operator.index(n) for n in shape)
     except TypeError:

@@ -16,6 +16,11 @@ sort_pairs         (keys int64[n], bound) -> (sorted_keys, perm); stable
 segment_starts     (sorted_keys) -> int64[nseg + 1] (synchronises on a GPU)
 segment_sum        (values[n, k], perm int64[n] | None, starts) -> [nseg, k];
                    each segment summed sequentially in perm order
+coalesce_linear    (indices int64[d, n], strides int64[d], bound, values[n, k])
+                   -> (indices int64[d, m], sums[m, k]): the m distinct linear
+                   indices (< bound) in increasing order, unravelled, and each
+                   one's values summed sequentially in original order (values
+                   already in their accumulation dtype)
 gather_rows        (values[n, k], rows int64[m]) -> values[rows]
 scatter_add        (target 1-D, addresses int64[n], values[n, k], inner int64[k]);
                    target[addresses[i] + inner[c]] += values[i, c], i in order:
@@ -51,6 +56,7 @@ KERNEL_API = (
     "sort_pairs",
     "segment_starts",
     "segment_sum",
+    "coalesce_linear",
     "gather_rows",
     "scatter_add",
     "scatter_set",

@@ -2,6 +2,7 @@
 import numba
 import numpy as np
 
+from . import coalesce as _co
 from . import linear_index as _li
 from . import scatter as _sc
 from . import segment as _seg
@@ -18,6 +19,11 @@ segment_starts = _seg.segment_starts
 def sort_pairs(keys, bound):
     """Stable sort of int64 keys in [0, bound): (sorted_keys, perm)."""
     return _sort.sort_pairs(keys, int(bound), numba.get_num_threads())
+
+
+def coalesce_linear(indices, strides, bound, values):
+    """Fused coalesce of a narrow shape: (unique indices, ordered sums) by linear index."""
+    return _co.coalesce_linear(indices, strides, int(bound), values, numba.get_num_threads())
 
 
 def segment_sum(values, perm, starts):
