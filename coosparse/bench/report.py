@@ -177,19 +177,19 @@ def _mb(b):
 def format_table(rows, width=None):
     """Terminal table: per case one line per library, with coosparse's speed-up over it."""
     head = (f"{'op':<30} {'workload':<36} {'library':<17} {'median':>9} {'min-max ms':>15} "
-            f"{'coosparse is':>13} {'peak MB':>8}")
+            f"{'coosparse is':>14} {'peak MB':>8}")
     lines = [head, "-" * len(head)]
     for (label, workload), rs in _groups(rows).items():
         for r in rs:
             if r.get("error"):
-                body = f"{'':>9} {'':>15} {_ratio(r):>13} {'':>8}  {r['error'][:60]}"
+                body = f"{'':>9} {'':>15} {_ratio(r):>14} {'':>8}  {r['error'][:60]}"
             else:
                 spread = f"{1e3 * r['min_s']:.1f}-{1e3 * r['max_s']:.1f}"
                 sp = r.get("speedup_vs_peer")
                 faster = f"{sp:.2f}x {'faster' if sp >= 1 else 'slower'}" if sp else ""
                 if sp and sp < 1:
                     faster = f"{1 / sp:.2f}x slower"
-                body = f"{_ms(r['median_s']):>9} {spread:>15} {faster:>13} {_mb(r.get('peak_bytes')):>8}"
+                body = f"{_ms(r['median_s']):>9} {spread:>15} {faster:>14} {_mb(r.get('peak_bytes')):>8}"
             lines.append(f"{label:<30.30} {workload:<36.36} {r['library']:<17.17} {body}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
