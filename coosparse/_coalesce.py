@@ -40,10 +40,9 @@ def coalesce(a, prune=False):
         # complex sums are the sums of the real and imaginary parts, operation for
         # operation: summing float columns is bit-identical and saves kernel builds
         values2d = values2d.view(np.float32 if complex_dtype == np.complex64 else np.float64)
-    fused = getattr(be, "coalesce_linear", None)  # a layer may not have it yet
-    if fused is not None and not a.is_sorted and not is_wide(sparse_shape):
+    if not a.is_sorted and not is_wide(sparse_shape):
         strides, _ = strides_of(sparse_shape)
-        out_indices, sums = fused(
+        out_indices, sums = be.coalesce_linear(
             a.indices, xp.asarray(np.array(strides, dtype=np.int64)), key_bound(sparse_shape), values2d
         )
     else:

@@ -142,3 +142,19 @@ def test_negation_keeps_flags():
     n = -a
     assert n.is_coalesced and n.values.tolist() == [-1.0, -2.0]
     assert coosparse.COO is COO
+
+
+class _FakeDeviceArray:
+    """Looks like a CuPy array to the device checks (no GPU needed)."""
+
+    __module__ = "cupy._fake"
+
+    class device:  # noqa: N801 - mimics cupy's attribute
+        id = 0
+
+
+def test_indices_and_values_on_different_devices_raise():
+    with pytest.raises(ValueError, match="indices live on cpu but values on cuda:0"):
+        coosparse.COO(np.zeros((1, 1), dtype=np.int64), _FakeDeviceArray(), (2,))
+    with pytest.raises(ValueError, match="indices live on cuda:0 but values on cpu"):
+        coosparse.COO(_FakeDeviceArray(), np.zeros(1), (2,))

@@ -226,6 +226,20 @@ class CudaLayer:
         )
         return out
 
+    def coalesce_linear(self, indices, strides, bound, values):
+        """Distinct linear indices in increasing order (unravelled) and their ordered sums.
+
+        Composed of this layer's own kernels (linear index, stable sort,
+        segment heads, ordered segment sums, unravel), so the sums are
+        bit-identical to the Numba layer's fused kernel. Synchronises once
+        (segment_starts sizes the output).
+        """
+        keys = self.linear_index(indices, strides)
+        sorted_keys, perm = self.sort_pairs(keys, bound)
+        starts = self.segment_starts(sorted_keys)  # synchronize! (output size)
+        sums = self.segment_sum(values, perm, starts)
+        return self.unravel_index(sorted_keys[starts[:-1]], strides), sums
+
     def gather_rows(self, values, rows):
         """values[rows] for 2-D values (a bit copy, any dtype). Sync-free."""
         xp = self.xp
