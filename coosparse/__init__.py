@@ -7,7 +7,9 @@ from ._coalesce import coalesce
 from ._coo import COO
 from ._dense import from_dense, to_dense
 from ._dtypes import SUPPORTED_DTYPES
+from ._intersect import mask_projection, multiply, sparse_mask
 from ._random import random
+from ._union import add, subtract
 
 __version__ = "0.1.0"
 
@@ -22,9 +24,14 @@ def from_scipy(m, *, check=True):
 __all__ = [
     "COO",
     "SUPPORTED_DTYPES",
+    "add",
     "coalesce",
     "from_dense",
     "from_scipy",
+    "mask_projection",
+    "multiply",
     "random",
+    "sparse_mask",
+    "subtract",
     "to_dense",
 ]

@@ -2,10 +2,12 @@
 import numba
 import numpy as np
 
+from . import intersect as _ix
 from . import linear_index as _li
 from . import scatter as _sc
 from . import segment as _seg
 from . import sort as _sort
+from . import union as _un
 
 name = "numba"
 xp = np
@@ -31,3 +33,39 @@ def segment_sum(values, perm, starts):
 
 def gather_rows(values, rows):
     return _seg.gather_rows(values, rows)
+
+
+# ---- intersection family (issue 3) -------------------------------------------
+gather_columns = _ix.gather_columns
+gather_strided = _ix.gather_strided
+union_columns = _un.union_columns
+gather_or_zero = _un.gather_or_zero
+
+
+def match_merge(src_keys, probe_keys):
+    """(first, count) of sorted ``src_keys`` in sorted ``probe_keys`` (linear merge)."""
+    return _ix.match_merge(src_keys, probe_keys, 4 * numba.get_num_threads())
+
+
+def match_search(src_keys, probe_keys):
+    """(first, count) of ``src_keys`` in any order in sorted ``probe_keys`` (partitioned search)."""
+    return _ix.match_search(src_keys, probe_keys, numba.get_num_threads())
+
+
+def nonzero_rows(count):
+    """Ascending positions where ``count`` is non-zero."""
+    return _ix.nonzero_rows(count, 4 * numba.get_num_threads())
+
+
+def probe_sum(values, perm, first, count, rows):
+    """Ordered sums of the matched probe rows (perm / rows None: identity)."""
+    empty = first[:0]
+    return _ix.probe_sum(
+        values, empty if perm is None else perm, perm is not None,
+        first, count, empty if rows is None else rows, rows is not None,
+    )
+
+
+def merge_union(a_keys, b_keys):
+    """(a_pos, b_pos) over the sorted union of two strictly increasing key arrays."""
+    return _un.merge_union(a_keys, b_keys, 4 * numba.get_num_threads())

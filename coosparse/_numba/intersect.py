@@ -1,0 +1,256 @@
+"""Matching a source's keys against a sorted probe, and gathering what matched.
+
+The matching primitive (SPEC 4) answers, for every source entry ``i``, where
+its key first occurs in the sorted probe (``first[i]``) and how often
+(``count[i]``). Two ways to get there:
+
+- ``match_merge``: the source is sorted too. Each thread takes a contiguous
+  chunk of the source, finds its start in the probe by one binary search and
+  walks both arrays forward.
+- ``match_search``: the source is in any order. Random binary searches into
+  a probe of megabytes miss the cache on almost every step (2M searches into
+  2M keys: ~1 s). For large probes the source is instead *partitioned* by the
+  high bits of its keys (one radix-scatter pass of (key, position) pairs), so
+  that the probe range belonging to one partition is a few cache lines; each
+  partition is searched inside its range and the answers are written back to
+  the source's original positions. The source's layout is never changed.
+  Measured on 2M x 2M uniform keys (2 threads): binary search 0.25-0.97 s,
+  a lookup table on the probe's high bits 0.12-0.28 s, partitioning 0.05-0.07 s.
+
+Everything here is deterministic: each output element is written by exactly
+one thread, and probe duplicates are summed sequentially in probe order.
+"""
+import numba as nb
+import numpy as np
+
+# below this many probe keys (256 KiB) the probe sits in L2: plain binary search
+_SEARCH_IN_CACHE = 1 << 15
+# partitions are sized so that one partition's probe range holds ~128 keys
+_KEYS_PER_PARTITION = 128
+_MAX_PARTITION_BITS = 14
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _lower_bound(a, lo, hi, k):
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def match_merge(src_keys, probe_keys, nchunks):
+    """(first, count) for a sorted source against a sorted probe (linear merge per chunk)."""
+    n = src_keys.shape[0]
+    m = probe_keys.shape[0]
+    first = np.empty(n, dtype=np.int64)
+    count = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return first, count
+    chunk = (n + nchunks - 1) // nchunks
+    for t in nb.prange(nchunks):
+        lo = t * chunk
+        hi = min(n, lo + chunk)
+        if lo >= hi:
+            continue
+        j = _lower_bound(probe_keys, 0, m, src_keys[lo])
+        prev = src_keys[lo] - 1
+        f = 0
+        c = 0
+        for i in range(lo, hi):
+            k = src_keys[i]
+            if k != prev:
+                while j < m and probe_keys[j] < k:
+                    j += 1
+                e = j
+                while e < m and probe_keys[e] == k:
+                    e += 1
+                f = j
+                c = e - j
+                prev = k
+            first[i] = f
+            count[i] = c
+    return first, count
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _binary_search_all(src_keys, probe_keys):
+    n = src_keys.shape[0]
+    m = probe_keys.shape[0]
+    first = np.empty(n, dtype=np.int64)
+    count = np.empty(n, dtype=np.int64)
+    for i in nb.prange(n):
+        k = src_keys[i]
+        f = _lower_bound(probe_keys, 0, m, k)
+        e = f
+        while e < m and probe_keys[e] == k:
+            e += 1
+        first[i] = f
+        count[i] = e - f
+    return first, count
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _partitioned_search(src_keys, probe_keys, pbits, nchunks):
+    n = src_keys.shape[0]
+    m = probe_keys.shape[0]
+    lo_key = probe_keys[0]
+    span = probe_keys[m - 1] - lo_key  # >= 0
+    kbits = 0
+    while (span >> kbits) > 0:
+        kbits += 1
+    shift = max(kbits - pbits, 0)
+    P = (span >> shift) + 1
+    first = np.empty(n, dtype=np.int64)
+    count = np.empty(n, dtype=np.int64)
+    chunk = (n + nchunks - 1) // nchunks
+    # 1. histogram of in-range source keys per (chunk, partition)
+    hist = np.zeros((nchunks, P), dtype=np.int64)
+    for t in nb.prange(nchunks):
+        h = hist[t]
+        for i in range(t * chunk, min(n, (t + 1) * chunk)):
+            d = src_keys[i] - lo_key
+            if d >= 0 and d <= span:
+                h[d >> shift] += 1
+    offsets = np.empty((nchunks, P), dtype=np.int64)
+    pstart = np.empty(P + 1, dtype=np.int64)
+    run = 0
+    for b in range(P):
+        pstart[b] = run
+        for t in range(nchunks):
+            offsets[t, b] = run
+            run += hist[t, b]
+    pstart[P] = run
+    # 2. scatter (key, position) into partitions; out-of-range keys match nothing
+    part_keys = np.empty(run, dtype=np.int64)
+    part_pos = np.empty(run, dtype=np.int64)
+    for t in nb.prange(nchunks):
+        off = offsets[t]
+        for i in range(t * chunk, min(n, (t + 1) * chunk)):
+            k = src_keys[i]
+            d = k - lo_key
+            if d >= 0 and d <= span:
+                b = d >> shift
+                j = off[b]
+                off[b] = j + 1
+                part_keys[j] = k
+                part_pos[j] = i
+            else:
+                first[i] = m if d > span else 0
+                count[i] = 0
+    # 3. probe range of each partition: [lower_bound(b << shift), lower_bound((b+1) << shift))
+    pbound = np.empty(P + 1, dtype=np.int64)
+    for b in nb.prange(P + 1):
+        pbound[b] = _lower_bound(probe_keys, 0, m, lo_key + (np.int64(b) << shift)) if b < P else m
+    # 4. search each partition inside its (cached) probe range; write back in place
+    for b in nb.prange(P):
+        plo = pbound[b]
+        phi = pbound[b + 1]
+        for q in range(pstart[b], pstart[b + 1]):
+            k = part_keys[q]
+            f = _lower_bound(probe_keys, plo, phi, k)
+            e = f
+            while e < phi and probe_keys[e] == k:
+                e += 1
+            i = part_pos[q]
+            first[i] = f
+            count[i] = e - f
+    return first, count
+
+
+def match_search(src_keys, probe_keys, nchunks):
+    """(first, count) for a source in any order against a sorted probe."""
+    n = src_keys.shape[0]
+    m = probe_keys.shape[0]
+    if m == 0 or n == 0:
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    if m <= _SEARCH_IN_CACHE or n < 4096:
+        return _binary_search_all(src_keys, probe_keys)
+    pbits = min(_MAX_PARTITION_BITS, max(1, (m // _KEYS_PER_PARTITION).bit_length()))
+    return _partitioned_search(src_keys, probe_keys, pbits, nchunks)
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def nonzero_rows(count, nchunks):
+    """Ascending positions i with count[i] != 0 (two parallel passes)."""
+    n = count.shape[0]
+    chunk = (n + nchunks - 1) // nchunks
+    per = np.zeros(nchunks + 1, dtype=np.int64)
+    for t in nb.prange(nchunks):
+        c = 0
+        for i in range(t * chunk, min(n, (t + 1) * chunk)):
+            if count[i] != 0:
+                c += 1
+        per[t + 1] = c
+    for t in range(nchunks):
+        per[t + 1] += per[t]
+    rows = np.empty(per[nchunks], dtype=np.int64)
+    for t in nb.prange(nchunks):
+        j = per[t]
+        for i in range(t * chunk, min(n, (t + 1) * chunk)):
+            if count[i] != 0:
+                rows[j] = i
+                j += 1
+    return rows
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def probe_sum(values, perm, has_perm, first, count, rows, has_rows):
+    """out[i] = sum over j in [first[r], first[r] + count[r]) of values[perm[j]] (r = rows[i]).
+
+    Sequential in probe order; zero rows where count is 0. ``values`` is 2-D
+    in its accumulation dtype.
+    """
+    m = rows.shape[0] if has_rows else first.shape[0]
+    k = values.shape[1]
+    out = np.empty((m, k), dtype=values.dtype)
+    for i in nb.prange(m):
+        r = np.int64(i)
+        if has_rows:
+            r = rows[i]
+        f = first[r]
+        c = count[r]
+        for col in range(k):
+            if c == 0:
+                out[i, col] = 0
+            else:
+                src = f
+                if has_perm:
+                    src = perm[f]
+                acc = values[src, col]
+                for j in range(f + 1, f + c):
+                    src = j
+                    if has_perm:
+                        src = perm[j]
+                    acc += values[src, col]
+                out[i, col] = acc
+    return out
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def gather_columns(indices, rows):
+    """indices[:, rows] as a C-contiguous (d, m) array."""
+    d = indices.shape[0]
+    m = rows.shape[0]
+    out = np.empty((d, m), dtype=indices.dtype)
+    for i in nb.prange(m):
+        r = rows[i]
+        for a in range(d):
+            out[a, i] = indices[a, r]
+    return out
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def gather_strided(source, addresses, inner):
+    """out[i, c] = source[addresses[i] + inner[c]] (the gather twin of scatter_set)."""
+    n = addresses.shape[0]
+    k = inner.shape[0]
+    out = np.empty((n, k), dtype=source.dtype)
+    for i in nb.prange(n):
+        a = addresses[i]
+        for c in range(k):
+            out[i, c] = source[a + inner[c]]
+    return out
