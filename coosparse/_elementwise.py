@@ -82,7 +82,20 @@ def values_as(values, nnz, dense_shape, dtype):
 def rows2d(values):
     """(n, k) C-contiguous view/copy of ``values`` for the kernels."""
     xp = _namespace(values)
-    return xp.ascontiguousarray(values.reshape(values.shape[0], -1))
+    k = 1
+    for s in values.shape[1:]:
+        k *= s
+    return xp.ascontiguousarray(values.reshape(values.shape[0], k))
+
+
+def copy_kernel(kernel, values, *args):
+    """Run a kernel that only moves ``values`` (no arithmetic) on any supported dtype.
+
+    Numba has no float16 type: those values travel as their uint16 bits.
+    """
+    if values.dtype == np.float16:
+        return kernel(values.view(np.uint16), *args).view(np.float16)
+    return kernel(values, *args)
 
 
 def gather_dense(x, indices, sparse_ndim):
@@ -108,7 +121,7 @@ def gather_dense(x, indices, sparse_ndim):
     inner = np.zeros((), dtype=np.int64)
     for size, s in zip(dense_shape, es[sparse_ndim:]):
         inner = inner[..., None] + np.arange(size, dtype=np.int64) * s
-    gathered = be.gather_strided(flat, addresses, xp.asarray(inner.reshape(-1)))
+    gathered = copy_kernel(be.gather_strided, flat, addresses, xp.asarray(inner.reshape(-1)))
     return gathered.reshape((n,) + dense_shape)
 
 
@@ -118,6 +131,6 @@ def check_coo(x, op, name):
 
 
 __all__ = [
-    "as_dense_operand", "check_coo", "gather_dense", "is_dense", "is_scalar", "result_dtype",
+    "as_dense_operand", "check_coo", "copy_kernel", "gather_dense", "is_dense", "is_scalar", "result_dtype",
     "rows2d", "sparse_dense_shape", "sparse_pair_shape", "values_as",
 ]

@@ -26,12 +26,15 @@ differ.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import _dtypes
 from ._backend import backend_for
 from ._coo import COO, _namespace, is_scalar
 from ._elementwise import (
     as_dense_operand,
     check_coo,
+    copy_kernel,
     gather_dense,
     rows2d,
     sparse_dense_shape,
@@ -157,14 +160,15 @@ def _multiply_sparse(a, b, compact):
         rows = be.nonzero_rows(count)  # synchronize! (compact output size)
         m = rows.shape[0]
         indices = be.gather_columns(src.indices, rows)
-        sv = be.gather_rows(rows2d(src.values), rows).reshape((m,) + src.dense_shape)
+        sv = copy_kernel(be.gather_rows, rows2d(src.values), rows).reshape((m,) + src.dense_shape)
     else:
         rows = None
         m = src.nnz
         indices = src.indices
         sv = src.values
     pv = _probe_values(be, probe, perm, first, count, rows)
-    values = values_as(sv, m, dense_shape, dtype) * values_as(pv, m, dense_shape, dtype)
+    with np.errstate(invalid="ignore" if not compact else "warn"):  # inf * 0 of unmatched: replaced below
+        values = values_as(sv, m, dense_shape, dtype) * values_as(pv, m, dense_shape, dtype)
     if not compact and dtype.kind in "fc":
         # unmatched entries are zeros (not src * 0, which is NaN for inf/NaN sources)
         values = xp.where(_expand(count != 0, values.ndim), values, xp.zeros((), dtype=dtype))

@@ -16,6 +16,7 @@ from ._coo import COO, is_scalar
 from ._dense import scatter_into
 from ._elementwise import (
     as_dense_operand,
+    copy_kernel,
     rows2d,
     sparse_dense_shape,
     sparse_pair_shape,
@@ -122,8 +123,8 @@ def _union_sparse(a, b, negate, coalesce, op):
         a_pos, b_pos = be.merge_union(ka, kb)  # synchronize! (output size)
         m = a_pos.shape[0]
         indices = be.union_columns(a.indices, b.indices, a_pos, b_pos)
-        va = be.gather_or_zero(rows2d(values_as(a.values, a.nnz, dense_shape, dtype)), a_pos)
-        vb = be.gather_or_zero(rows2d(values_as(b.values, b.nnz, dense_shape, dtype)), b_pos)
+        va = copy_kernel(be.gather_or_zero, rows2d(values_as(a.values, a.nnz, dense_shape, dtype)), a_pos)
+        vb = copy_kernel(be.gather_or_zero, rows2d(values_as(b.values, b.nnz, dense_shape, dtype)), b_pos)
         if negate:
             xp.subtract(va, vb, out=va)
         else:
