@@ -26,6 +26,8 @@ differ.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from . import _dtypes
@@ -167,7 +169,8 @@ def _multiply_sparse(a, b, compact):
         indices = src.indices
         sv = src.values
     pv = _probe_values(be, probe, perm, first, count, rows)
-    with np.errstate(invalid="ignore" if not compact else "warn"):  # inf * 0 of unmatched: replaced below
+    # compact=False: inf * 0 of unmatched entries is replaced by 0 below, so no warning
+    with np.errstate(invalid="ignore") if not compact else contextlib.nullcontext():
         values = values_as(sv, m, dense_shape, dtype) * values_as(pv, m, dense_shape, dtype)
     if not compact and dtype.kind in "fc":
         # unmatched entries are zeros (not src * 0, which is NaN for inf/NaN sources)
