@@ -59,31 +59,39 @@ def choose_sides(a, b):
     return a, b
 
 
-def match(src, probe):
-    """Match ``src``'s keys against ``probe``'s: (first, count, perm).
+def match(src, probe, compact=False):
+    """Match ``src``'s keys against ``probe``'s: (rows, first, count, perm).
 
-    ``first[i]``/``count[i]`` locate source entry i's matches in the probe's
+    ``first[i]``/``count[i]`` locate the matches of source entry ``rows[i]``
+    (``i`` when ``rows`` is None, i.e. ``compact=False``) in the probe's
     *sorted* order; ``perm`` maps sorted positions to the probe's stored
-    positions (None when the probe was sorted already). Sync-free on a GPU
-    for narrow shapes (wide shapes rank their index columns, which reads the
-    rank count back).
+    positions (None when the probe was sorted already). ``compact=True``
+    keeps only the source entries that matched and synchronises once on a GPU
+    (output size); ``compact=False`` never does for narrow shapes (wide shapes
+    rank their index columns, which reads the rank count back).
     """
     be = backend_for(src.indices, probe.indices)
     (sk, pk), bound = joint_keys([src.indices, probe.indices], src.sparse_shape)
     perm = None
+    rows = None
     if not probe.is_sorted:
         pk, perm = be.sort_pairs(pk, bound)
     if src.is_sorted:
-        first, count = be.match_merge(sk, pk)
+        if compact:
+            rows, first, count = be.merge_matches(sk, pk)  # synchronize! (output size)
+        else:
+            first, count = be.match_merge(sk, pk)
     else:
         first, count = be.match_search(sk, pk)
-    return first, count, perm
+        if compact:
+            rows, first, count = be.compact_matches(first, count)  # synchronize! (output size)
+    return rows, first, count, perm
 
 
-def _probe_values(be, probe, perm, first, count, rows):
-    """Per matched row: the ordered sum of the probe's duplicates, in the probe's dtype."""
+def _probe_values(be, probe, perm, first, count):
+    """Per output row: the ordered sum of the probe's matched duplicates, in the probe's dtype."""
     v = _dtypes.to_accumulation(rows2d(probe.values))
-    sums = be.probe_sum(v, perm, first, count, rows)
+    sums = be.probe_sum(v, perm, first, count)
     m = sums.shape[0]
     return _dtypes.from_accumulation(sums, probe.dtype).reshape((m,) + probe.dense_shape)
 
@@ -157,25 +165,25 @@ def _multiply_sparse(a, b, compact):
     xp = be.xp
     src, probe = choose_sides(a, b)
     dense_shape = shape[src.sparse_ndim:]
-    first, count, perm = match(src, probe)
-    if compact:
-        rows = be.nonzero_rows(count)  # synchronize! (compact output size)
-        m = rows.shape[0]
-        indices = be.gather_columns(src.indices, rows)
-        sv = copy_kernel(be.gather_rows, rows2d(src.values), rows).reshape((m,) + src.dense_shape)
+    rows, first, count, perm = match(src, probe, compact)
+    m = first.shape[0]
+    indices = src.indices if rows is None else be.gather_columns(src.indices, rows)
+    if (src.dtype == dtype and probe.dtype == dtype and _dtypes.accumulation_dtype(dtype) == dtype
+            and src.dense_shape == dense_shape and probe.dense_shape == dense_shape):
+        # one fused pass: gather, ordered probe sums, product, zeros where unmatched
+        values = be.multiply_matched(rows2d(src.values), rows, rows2d(probe.values), perm,
+                                     first, count).reshape((m,) + dense_shape)
     else:
-        rows = None
-        m = src.nnz
-        indices = src.indices
-        sv = src.values
-    pv = _probe_values(be, probe, perm, first, count, rows)
-    # compact=False: inf * 0 of unmatched entries is replaced by 0 below, so no warning
-    with np.errstate(invalid="ignore") if not compact else contextlib.nullcontext():
-        values = values_as(sv, m, dense_shape, dtype) * values_as(pv, m, dense_shape, dtype)
-    if not compact and dtype.kind in "fc":
-        # unmatched entries are zeros (not src * 0, which is NaN for inf/NaN sources)
-        values = xp.where(_expand(count != 0, values.ndim), values, xp.zeros((), dtype=dtype))
-    values = xp.ascontiguousarray(values)
+        sv = src.values if rows is None else copy_kernel(
+            be.gather_rows, rows2d(src.values), rows).reshape((m,) + src.dense_shape)
+        pv = _probe_values(be, probe, perm, first, count)
+        # compact=False: inf * 0 of unmatched entries is replaced by 0 below, so no warning
+        with np.errstate(invalid="ignore") if not compact else contextlib.nullcontext():
+            values = values_as(sv, m, dense_shape, dtype) * values_as(pv, m, dense_shape, dtype)
+        if not compact and dtype.kind in "fc":
+            # unmatched entries are zeros (not src * 0, which is NaN for inf/NaN sources)
+            values = xp.where(_expand(count != 0, values.ndim), values, xp.zeros((), dtype=dtype))
+        values = xp.ascontiguousarray(values)
     return COO(indices, values, shape, sorted=src.is_sorted, unique=src.is_unique, check=False)
 
 
@@ -256,8 +264,8 @@ def sparse_mask(x, mask):
     _dtypes.check_dtype(x.dtype)
     be = backend_for(mask.indices, x.indices if isinstance(x, COO) else x)
     if isinstance(x, COO):
-        first, count, perm = match(mask, x)
-        values = _probe_values(be, x, perm, first, count, None)
+        _, first, count, perm = match(mask, x)
+        values = _probe_values(be, x, perm, first, count)
     else:
         values = gather_dense(x, mask.indices, sn)
     return COO(mask.indices, values, shape, sorted=mask.is_sorted, unique=mask.is_unique,
@@ -303,7 +311,7 @@ def mask_projection(x, mask, *, accumulate=False):
             f"mask of shape {mask.shape} (sparse {mask.sparse_shape})"
         )
     xp = backend_for(x.indices, mask.indices).xp
-    first, count, _ = match(x, mask)
+    _, first, count, _ = match(x, mask)
     if accumulate:
         values = x.values * _expand(count.astype(x.dtype), x.values.ndim)
     else:

@@ -26,12 +26,19 @@ match_merge        (src_keys sorted, probe_keys sorted) -> (first, count),
                    probe keys (0: no match)
 match_search       same result for src_keys in any order (probe sorted);
                    Numba: radix partition of the source, GPU: binary search
-nonzero_rows       (count int64[n]) -> ascending int64 positions with
-                   count != 0 (synchronises on a GPU: output size)
-probe_sum          (values[np, k], perm | None, first, count, rows | None)
-                   -> [m, k]: row i (r = rows[i], or i) = sum of
-                   values[perm[j]] for j in first[r] .. first[r]+count[r]-1,
-                   sequentially in j order; zeros where count[r] == 0
+merge_matches      (src_keys sorted, probe_keys sorted) -> (rows, first,
+                   count): match_merge restricted to the ascending source
+                   rows with count > 0 (synchronises on a GPU: output size)
+compact_matches    (first, count) -> (rows, first[rows], count[rows]) for the
+                   ascending rows with count != 0 (synchronises on a GPU)
+probe_sum          (values[np, k], perm | None, first int64[m], count) ->
+                   [m, k]: row i = sum of values[perm[j]] (values[j] without
+                   perm) for j in first[i] .. first[i]+count[i]-1,
+                   sequentially in j order; zeros where count[i] == 0
+multiply_matched   (src_values[n, k], rows | None, probe_values[np, k],
+                   perm | None, first[m], count[m]) -> [m, k]: row i =
+                   src_values[rows[i] or i] * probe_sum row i; 0 where
+                   count[i] == 0; one arithmetic dtype throughout
 gather_columns     (indices int64[d, n], rows int64[m]) -> indices[:, rows],
                    C-contiguous
 gather_strided     (source 1-D, addresses int64[n], inner int64[k]) -> [n, k],
@@ -44,6 +51,9 @@ union_columns      (a_idx int64[d, na], b_idx int64[d, nb], a_pos, b_pos) ->
                    else b_idx[:, b_pos[u]]
 gather_or_zero     (values[n, k], rows int64[m]) -> [m, k]: values[rows[i]],
                    zeros where rows[i] < 0
+union_values       (a_values[na, k], b_values[nb, k], a_pos, b_pos, negate)
+                   -> [m, k]: (a[a_pos] or 0) + (b[b_pos] or 0), or minus
+                   with negate; one arithmetic dtype throughout
 =================  ==========================================================
 """
 
@@ -58,11 +68,14 @@ KERNEL_API = (
     "scatter_set",
     "match_merge",
     "match_search",
-    "nonzero_rows",
+    "merge_matches",
+    "compact_matches",
     "probe_sum",
+    "multiply_matched",
     "gather_columns",
     "gather_strided",
     "merge_union",
     "union_columns",
     "gather_or_zero",
+    "union_values",
 )

@@ -9,6 +9,8 @@ into it (``coosparse._dense.scatter_into``).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import _dtypes
 from ._backend import backend_for
 from ._coalesce import coalesce as _coalesce
@@ -123,12 +125,16 @@ def _union_sparse(a, b, negate, coalesce, op):
         a_pos, b_pos = be.merge_union(ka, kb)  # synchronize! (output size)
         m = a_pos.shape[0]
         indices = be.union_columns(a.indices, b.indices, a_pos, b_pos)
-        va = copy_kernel(be.gather_or_zero, rows2d(values_as(a.values, a.nnz, dense_shape, dtype)), a_pos)
-        vb = copy_kernel(be.gather_or_zero, rows2d(values_as(b.values, b.nnz, dense_shape, dtype)), b_pos)
-        if negate:
-            xp.subtract(va, vb, out=va)
+        if (a.dtype == dtype and b.dtype == dtype and dtype.kind in "iufc" and dtype != np.float16
+                and a.dense_shape == dense_shape and b.dense_shape == dense_shape):
+            va = be.union_values(rows2d(a.values), rows2d(b.values), a_pos, b_pos, negate)
         else:
-            xp.add(va, vb, out=va)
+            va = copy_kernel(be.gather_or_zero, rows2d(values_as(a.values, a.nnz, dense_shape, dtype)), a_pos)
+            vb = copy_kernel(be.gather_or_zero, rows2d(values_as(b.values, b.nnz, dense_shape, dtype)), b_pos)
+            if negate:
+                xp.subtract(va, vb, out=va)
+            else:
+                xp.add(va, vb, out=va)
         return COO(indices, va.reshape((m,) + dense_shape), shape, sorted=True, unique=True,
                    check=False)
     va = values_as(a.values, a.nnz, dense_shape, dtype)

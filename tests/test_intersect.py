@@ -425,8 +425,17 @@ def test_match_kernels(backend, n, m):
     wf, wc = _reference_match(ssrc, probe)
     np.testing.assert_array_equal(backend.get(first), wf)
     np.testing.assert_array_equal(backend.get(count), wc)
-    rows = be.nonzero_rows(backend.put(want_count))
-    np.testing.assert_array_equal(backend.get(rows), np.flatnonzero(want_count))
+    keep = np.flatnonzero(wc)
+    rows, first, count = (backend.get(x) for x in be.merge_matches(backend.put(ssrc), backend.put(probe)))
+    np.testing.assert_array_equal(rows, keep)
+    np.testing.assert_array_equal(first, wf[keep])
+    np.testing.assert_array_equal(count, wc[keep])
+    keep = np.flatnonzero(want_count)
+    rows, first, count = (backend.get(x) for x in be.compact_matches(
+        backend.put(want_first), backend.put(want_count)))
+    np.testing.assert_array_equal(rows, keep)
+    np.testing.assert_array_equal(first, want_first[keep])
+    np.testing.assert_array_equal(count, want_count[keep])
 
 
 def test_partitioned_multiply_large(backend):

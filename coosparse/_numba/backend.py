@@ -40,6 +40,7 @@ gather_columns = _ix.gather_columns
 gather_strided = _ix.gather_strided
 union_columns = _un.union_columns
 gather_or_zero = _un.gather_or_zero
+union_values = _un.union_values
 
 
 def match_merge(src_keys, probe_keys):
@@ -52,17 +53,27 @@ def match_search(src_keys, probe_keys):
     return _ix.match_search(src_keys, probe_keys, numba.get_num_threads())
 
 
-def nonzero_rows(count):
-    """Ascending positions where ``count`` is non-zero."""
-    return _ix.nonzero_rows(count, 4 * numba.get_num_threads())
+def merge_matches(src_keys, probe_keys):
+    """(rows, first, count) of the matched entries of sorted ``src_keys`` only."""
+    return _ix.merge_matches(src_keys, probe_keys, 4 * numba.get_num_threads())
 
 
-def probe_sum(values, perm, first, count, rows):
-    """Ordered sums of the matched probe rows (perm / rows None: identity)."""
+def compact_matches(first, count):
+    """(rows, first[rows], count[rows]) for the rows with count != 0."""
+    return _ix.compact_matches(first, count, 4 * numba.get_num_threads())
+
+
+def probe_sum(values, perm, first, count):
+    """Ordered sums of the matched probe rows (perm None: identity)."""
+    return _ix.probe_sum(values, first[:0] if perm is None else perm, perm is not None, first, count)
+
+
+def multiply_matched(src_values, rows, probe_values, perm, first, count):
+    """src_values[rows] * ordered probe sums, fused (rows / perm None: identity)."""
     empty = first[:0]
-    return _ix.probe_sum(
-        values, empty if perm is None else perm, perm is not None,
-        first, count, empty if rows is None else rows, rows is not None,
+    return _ix.multiply_matched(
+        src_values, empty if rows is None else rows, rows is not None,
+        probe_values, empty if perm is None else perm, perm is not None, first, count,
     )
 
 

@@ -174,8 +174,8 @@ def match_search(src_keys, probe_keys, nchunks):
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def nonzero_rows(count, nchunks):
-    """Ascending positions i with count[i] != 0 (two parallel passes)."""
+def compact_matches(first, count, nchunks):
+    """(rows, first[rows], count[rows]) for the ascending rows with count != 0."""
     n = count.shape[0]
     chunk = (n + nchunks - 1) // nchunks
     per = np.zeros(nchunks + 1, dtype=np.int64)
@@ -187,32 +187,34 @@ def nonzero_rows(count, nchunks):
         per[t + 1] = c
     for t in range(nchunks):
         per[t + 1] += per[t]
-    rows = np.empty(per[nchunks], dtype=np.int64)
+    total = per[nchunks]
+    rows = np.empty(total, dtype=np.int64)
+    f_out = np.empty(total, dtype=np.int64)
+    c_out = np.empty(total, dtype=np.int64)
     for t in nb.prange(nchunks):
         j = per[t]
         for i in range(t * chunk, min(n, (t + 1) * chunk)):
             if count[i] != 0:
                 rows[j] = i
+                f_out[j] = first[i]
+                c_out[j] = count[i]
                 j += 1
-    return rows
+    return rows, f_out, c_out
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def probe_sum(values, perm, has_perm, first, count, rows, has_rows):
-    """out[i] = sum over j in [first[r], first[r] + count[r]) of values[perm[j]] (r = rows[i]).
+def probe_sum(values, perm, has_perm, first, count):
+    """out[i] = sum over j in [first[i], first[i] + count[i]) of values[perm[j]].
 
     Sequential in probe order; zero rows where count is 0. ``values`` is 2-D
     in its accumulation dtype.
     """
-    m = rows.shape[0] if has_rows else first.shape[0]
+    m = first.shape[0]
     k = values.shape[1]
     out = np.empty((m, k), dtype=values.dtype)
     for i in nb.prange(m):
-        r = np.int64(i)
-        if has_rows:
-            r = rows[i]
-        f = first[r]
-        c = count[r]
+        f = first[i]
+        c = count[i]
         for col in range(k):
             if c == 0:
                 out[i, col] = 0
@@ -253,4 +255,89 @@ def gather_strided(source, addresses, inner):
         a = addresses[i]
         for c in range(k):
             out[i, c] = source[a + inner[c]]
+    return out
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def merge_matches(src_keys, probe_keys, nchunks):
+    """Matched rows only: (rows, first, count) of a sorted source in a sorted probe.
+
+    Pass 1 counts each chunk's matches, pass 2 merges again and writes at the
+    prefix-summed offsets (cheaper than writing two full-length arrays).
+    """
+    n = src_keys.shape[0]
+    m = probe_keys.shape[0]
+    chunk = (n + nchunks - 1) // nchunks
+    per = np.zeros(nchunks + 1, dtype=np.int64)
+    for t in nb.prange(nchunks):
+        lo = t * chunk
+        hi = min(n, lo + chunk)
+        if lo >= hi:
+            continue
+        j = _lower_bound(probe_keys, 0, m, src_keys[lo])
+        c = 0
+        for i in range(lo, hi):
+            k = src_keys[i]
+            while j < m and probe_keys[j] < k:
+                j += 1
+            if j < m and probe_keys[j] == k:
+                c += 1
+        per[t + 1] = c
+    for t in range(nchunks):
+        per[t + 1] += per[t]
+    total = per[nchunks]
+    rows = np.empty(total, dtype=np.int64)
+    first = np.empty(total, dtype=np.int64)
+    count = np.empty(total, dtype=np.int64)
+    for t in nb.prange(nchunks):
+        lo = t * chunk
+        hi = min(n, lo + chunk)
+        if lo >= hi:
+            continue
+        j = _lower_bound(probe_keys, 0, m, src_keys[lo])
+        u = per[t]
+        for i in range(lo, hi):
+            k = src_keys[i]
+            while j < m and probe_keys[j] < k:
+                j += 1
+            if j < m and probe_keys[j] == k:
+                e = j + 1
+                while e < m and probe_keys[e] == k:
+                    e += 1
+                rows[u] = i
+                first[u] = j
+                count[u] = e - j
+                u += 1
+    return rows, first, count
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def multiply_matched(src_values, rows, has_rows, probe_values, perm, has_perm, first, count):
+    """out[i] = src_values[r] * (ordered sum of the matched probe rows), r = rows[i] or i.
+
+    One dtype throughout (its own accumulation dtype); rows with count 0 give 0.
+    """
+    m = first.shape[0]
+    k = src_values.shape[1]
+    out = np.empty((m, k), dtype=src_values.dtype)
+    for i in nb.prange(m):
+        r = np.int64(i)
+        if has_rows:
+            r = rows[i]
+        f = first[i]
+        c = count[i]
+        for col in range(k):
+            if c == 0:
+                out[i, col] = 0
+            else:
+                src = f
+                if has_perm:
+                    src = perm[f]
+                acc = probe_values[src, col]
+                for j in range(f + 1, f + c):
+                    src = j
+                    if has_perm:
+                        src = perm[j]
+                    acc += probe_values[src, col]
+                out[i, col] = src_values[r, col] * acc
     return out

@@ -118,3 +118,23 @@ def gather_or_zero(values, rows):
             for c in range(k):
                 out[i, c] = 0
     return out
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def union_values(a_values, b_values, a_pos, b_pos, negate):
+    """out[u] = (a[a_pos[u]] or 0) + / - (b[b_pos[u]] or 0); one arithmetic dtype."""
+    m = a_pos.shape[0]
+    k = a_values.shape[1]
+    out = np.empty((m, k), dtype=a_values.dtype)
+    for u in nb.prange(m):
+        p = a_pos[u]
+        q = b_pos[u]
+        for c in range(k):
+            if p >= 0:
+                if q >= 0:
+                    out[u, c] = a_values[p, c] - b_values[q, c] if negate else a_values[p, c] + b_values[q, c]
+                else:
+                    out[u, c] = a_values[p, c]
+            else:
+                out[u, c] = -b_values[q, c] if negate else b_values[q, c]
+    return out
