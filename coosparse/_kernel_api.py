@@ -51,9 +51,11 @@ union_columns      (a_idx int64[d, na], b_idx int64[d, nb], a_pos, b_pos) ->
                    else b_idx[:, b_pos[u]]
 gather_or_zero     (values[n, k], rows int64[m]) -> [m, k]: values[rows[i]],
                    zeros where rows[i] < 0
-union_values       (a_values[na, k], b_values[nb, k], a_pos, b_pos, negate)
-                   -> [m, k]: (a[a_pos] or 0) + (b[b_pos] or 0), or minus
-                   with negate; one arithmetic dtype throughout
+merge_add          (a_keys, b_keys strictly increasing, a_idx, b_idx,
+                   a_values[na, k], b_values[nb, k], negate) -> (idx[d, m],
+                   values[m, k]): the union_columns of merge_union, values
+                   (a or 0) + (b or 0), or minus with negate; one arithmetic
+                   dtype (synchronises on a GPU: output size)
 =================  ==========================================================
 """
 
@@ -77,5 +79,5 @@ KERNEL_API = (
     "merge_union",
     "union_columns",
     "gather_or_zero",
-    "union_values",
+    "merge_add",
 )

@@ -122,13 +122,16 @@ def _union_sparse(a, b, negate, coalesce, op):
     dense_shape = shape[a.sparse_ndim:]
     if a.is_coalesced and b.is_coalesced:
         (ka, kb), _ = joint_keys([a.indices, b.indices], a.sparse_shape)
-        a_pos, b_pos = be.merge_union(ka, kb)  # synchronize! (output size)
-        m = a_pos.shape[0]
-        indices = be.union_columns(a.indices, b.indices, a_pos, b_pos)
         if (a.dtype == dtype and b.dtype == dtype and dtype.kind in "iufc" and dtype != np.float16
                 and a.dense_shape == dense_shape and b.dense_shape == dense_shape):
-            va = be.union_values(rows2d(a.values), rows2d(b.values), a_pos, b_pos, negate)
+            # one fused kernel: merge, index columns and values
+            indices, va = be.merge_add(ka, kb, a.indices, b.indices, rows2d(a.values),
+                                       rows2d(b.values), negate)  # synchronize! (output size)
+            m = indices.shape[1]
         else:
+            a_pos, b_pos = be.merge_union(ka, kb)  # synchronize! (output size)
+            m = a_pos.shape[0]
+            indices = be.union_columns(a.indices, b.indices, a_pos, b_pos)
             va = copy_kernel(be.gather_or_zero, rows2d(values_as(a.values, a.nnz, dense_shape, dtype)), a_pos)
             vb = copy_kernel(be.gather_or_zero, rows2d(values_as(b.values, b.nnz, dense_shape, dtype)), b_pos)
             if negate:

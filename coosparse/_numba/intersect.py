@@ -17,6 +17,11 @@ its key first occurs in the sorted probe (``first[i]``) and how often
   Measured on 2M x 2M uniform keys (2 threads): binary search 0.25-0.97 s,
   a lookup table on the probe's high bits 0.12-0.28 s, partitioning 0.05-0.07 s.
 
+Large outputs are allocated by NumPy (in the wrappers) and passed in: NumPy
+asks the kernel for transparent huge pages, Numba's allocator does not, and
+the page faults of a freshly allocated 50 MB array cost several times the
+kernel itself (measured: 70-80 ms vs 12 ms to allocate and fill 72 MB).
+
 Everything here is deterministic: each output element is written by exactly
 one thread, and probe duplicates are summed sequentially in probe order.
 """
@@ -42,12 +47,10 @@ def _lower_bound(a, lo, hi, k):
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def match_merge(src_keys, probe_keys, nchunks):
+def match_merge(src_keys, probe_keys, nchunks, first, count):
     """(first, count) for a sorted source against a sorted probe (linear merge per chunk)."""
     n = src_keys.shape[0]
     m = probe_keys.shape[0]
-    first = np.empty(n, dtype=np.int64)
-    count = np.empty(n, dtype=np.int64)
     if n == 0:
         return first, count
     chunk = (n + nchunks - 1) // nchunks
@@ -77,11 +80,9 @@ def match_merge(src_keys, probe_keys, nchunks):
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def _binary_search_all(src_keys, probe_keys):
+def _binary_search_all(src_keys, probe_keys, first, count):
     n = src_keys.shape[0]
     m = probe_keys.shape[0]
-    first = np.empty(n, dtype=np.int64)
-    count = np.empty(n, dtype=np.int64)
     for i in nb.prange(n):
         k = src_keys[i]
         f = _lower_bound(probe_keys, 0, m, k)
@@ -94,7 +95,7 @@ def _binary_search_all(src_keys, probe_keys):
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def _partitioned_search(src_keys, probe_keys, pbits, nchunks):
+def _partitioned_search(src_keys, probe_keys, pbits, nchunks, first, count, part_keys, part_pos):
     n = src_keys.shape[0]
     m = probe_keys.shape[0]
     lo_key = probe_keys[0]
@@ -104,8 +105,6 @@ def _partitioned_search(src_keys, probe_keys, pbits, nchunks):
         kbits += 1
     shift = max(kbits - pbits, 0)
     P = (span >> shift) + 1
-    first = np.empty(n, dtype=np.int64)
-    count = np.empty(n, dtype=np.int64)
     chunk = (n + nchunks - 1) // nchunks
     # 1. histogram of in-range source keys per (chunk, partition)
     hist = np.zeros((nchunks, P), dtype=np.int64)
@@ -125,8 +124,6 @@ def _partitioned_search(src_keys, probe_keys, pbits, nchunks):
             run += hist[t, b]
     pstart[P] = run
     # 2. scatter (key, position) into partitions; out-of-range keys match nothing
-    part_keys = np.empty(run, dtype=np.int64)
-    part_pos = np.empty(run, dtype=np.int64)
     for t in nb.prange(nchunks):
         off = offsets[t]
         for i in range(t * chunk, min(n, (t + 1) * chunk)):
@@ -167,15 +164,18 @@ def match_search(src_keys, probe_keys, nchunks):
     m = probe_keys.shape[0]
     if m == 0 or n == 0:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    count = np.empty(n, dtype=np.int64)
     if m <= _SEARCH_IN_CACHE or n < 4096:
-        return _binary_search_all(src_keys, probe_keys)
+        return _binary_search_all(src_keys, probe_keys, first, count)
     pbits = min(_MAX_PARTITION_BITS, max(1, (m // _KEYS_PER_PARTITION).bit_length()))
-    return _partitioned_search(src_keys, probe_keys, pbits, nchunks)
+    part_keys = np.empty(n, dtype=np.int64)
+    part_pos = np.empty(n, dtype=np.int64)
+    return _partitioned_search(src_keys, probe_keys, pbits, nchunks, first, count, part_keys, part_pos)
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def compact_matches(first, count, nchunks):
-    """(rows, first[rows], count[rows]) for the ascending rows with count != 0."""
+def _nonzero_offsets(count, nchunks):
     n = count.shape[0]
     chunk = (n + nchunks - 1) // nchunks
     per = np.zeros(nchunks + 1, dtype=np.int64)
@@ -187,10 +187,14 @@ def compact_matches(first, count, nchunks):
         per[t + 1] = c
     for t in range(nchunks):
         per[t + 1] += per[t]
-    total = per[nchunks]
-    rows = np.empty(total, dtype=np.int64)
-    f_out = np.empty(total, dtype=np.int64)
-    c_out = np.empty(total, dtype=np.int64)
+    return per
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _compact_write(first, count, per, rows, f_out, c_out):
+    n = count.shape[0]
+    nchunks = per.shape[0] - 1
+    chunk = (n + nchunks - 1) // nchunks
     for t in nb.prange(nchunks):
         j = per[t]
         for i in range(t * chunk, min(n, (t + 1) * chunk)):
@@ -199,11 +203,19 @@ def compact_matches(first, count, nchunks):
                 f_out[j] = first[i]
                 c_out[j] = count[i]
                 j += 1
+
+
+def compact_matches(first, count, nchunks):
+    """(rows, first[rows], count[rows]) for the ascending rows with count != 0."""
+    per = _nonzero_offsets(count, nchunks)
+    total = int(per[-1])
+    rows, f_out, c_out = (np.empty(total, dtype=np.int64) for _ in range(3))
+    _compact_write(first, count, per, rows, f_out, c_out)
     return rows, f_out, c_out
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def probe_sum(values, perm, has_perm, first, count):
+def probe_sum(values, perm, has_perm, first, count, out):
     """out[i] = sum over j in [first[i], first[i] + count[i]) of values[perm[j]].
 
     Sequential in probe order; zero rows where count is 0. ``values`` is 2-D
@@ -211,7 +223,6 @@ def probe_sum(values, perm, has_perm, first, count):
     """
     m = first.shape[0]
     k = values.shape[1]
-    out = np.empty((m, k), dtype=values.dtype)
     for i in nb.prange(m):
         f = first[i]
         c = count[i]
@@ -233,11 +244,10 @@ def probe_sum(values, perm, has_perm, first, count):
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def gather_columns(indices, rows):
-    """indices[:, rows] as a C-contiguous (d, m) array."""
+def gather_columns(indices, rows, out):
+    """out[:, i] = indices[:, rows[i]] (out C-contiguous (d, m))."""
     d = indices.shape[0]
     m = rows.shape[0]
-    out = np.empty((d, m), dtype=indices.dtype)
     for i in nb.prange(m):
         r = rows[i]
         for a in range(d):
@@ -246,11 +256,10 @@ def gather_columns(indices, rows):
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def gather_strided(source, addresses, inner):
+def gather_strided(source, addresses, inner, out):
     """out[i, c] = source[addresses[i] + inner[c]] (the gather twin of scatter_set)."""
     n = addresses.shape[0]
     k = inner.shape[0]
-    out = np.empty((n, k), dtype=source.dtype)
     for i in nb.prange(n):
         a = addresses[i]
         for c in range(k):
@@ -258,68 +267,86 @@ def gather_strided(source, addresses, inner):
     return out
 
 
+@nb.njit(cache=True, nogil=True)
+def _merge_count_chunk(src_keys, lo, hi, probe_keys):
+    m = probe_keys.shape[0]
+    j = _lower_bound(probe_keys, 0, m, src_keys[lo])
+    c = 0
+    for i in range(lo, hi):
+        k = src_keys[i]
+        while j < m and probe_keys[j] < k:
+            j += 1
+        if j < m and probe_keys[j] == k:
+            c += 1
+    return c
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_write_chunk(src_keys, lo, hi, probe_keys, u, rows, first, count):
+    m = probe_keys.shape[0]
+    j = _lower_bound(probe_keys, 0, m, src_keys[lo])
+    for i in range(lo, hi):
+        k = src_keys[i]
+        while j < m and probe_keys[j] < k:
+            j += 1
+        if j < m and probe_keys[j] == k:
+            e = j + 1
+            while e < m and probe_keys[e] == k:
+                e += 1
+            rows[u] = i
+            first[u] = j
+            count[u] = e - j
+            u += 1
+
+
 @nb.njit(cache=True, parallel=True, nogil=True)
+def _merge_match_offsets(src_keys, probe_keys, nchunks):
+    n = src_keys.shape[0]
+    chunk = (n + nchunks - 1) // nchunks
+    per = np.zeros(nchunks + 1, dtype=np.int64)
+    for t in nb.prange(nchunks):
+        lo = t * chunk
+        hi = min(n, lo + chunk)
+        if lo < hi:
+            per[t + 1] = _merge_count_chunk(src_keys, lo, hi, probe_keys)
+    for t in range(nchunks):
+        per[t + 1] += per[t]
+    return per
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _merge_match_write(src_keys, probe_keys, per, rows, first, count):
+    n = src_keys.shape[0]
+    nchunks = per.shape[0] - 1
+    chunk = (n + nchunks - 1) // nchunks
+    for t in nb.prange(nchunks):
+        lo = t * chunk
+        hi = min(n, lo + chunk)
+        if lo < hi:
+            _merge_write_chunk(src_keys, lo, hi, probe_keys, per[t], rows, first, count)
+
+
 def merge_matches(src_keys, probe_keys, nchunks):
     """Matched rows only: (rows, first, count) of a sorted source in a sorted probe.
 
     Pass 1 counts each chunk's matches, pass 2 merges again and writes at the
     prefix-summed offsets (cheaper than writing two full-length arrays).
     """
-    n = src_keys.shape[0]
-    m = probe_keys.shape[0]
-    chunk = (n + nchunks - 1) // nchunks
-    per = np.zeros(nchunks + 1, dtype=np.int64)
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        if lo >= hi:
-            continue
-        j = _lower_bound(probe_keys, 0, m, src_keys[lo])
-        c = 0
-        for i in range(lo, hi):
-            k = src_keys[i]
-            while j < m and probe_keys[j] < k:
-                j += 1
-            if j < m and probe_keys[j] == k:
-                c += 1
-        per[t + 1] = c
-    for t in range(nchunks):
-        per[t + 1] += per[t]
-    total = per[nchunks]
-    rows = np.empty(total, dtype=np.int64)
-    first = np.empty(total, dtype=np.int64)
-    count = np.empty(total, dtype=np.int64)
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        if lo >= hi:
-            continue
-        j = _lower_bound(probe_keys, 0, m, src_keys[lo])
-        u = per[t]
-        for i in range(lo, hi):
-            k = src_keys[i]
-            while j < m and probe_keys[j] < k:
-                j += 1
-            if j < m and probe_keys[j] == k:
-                e = j + 1
-                while e < m and probe_keys[e] == k:
-                    e += 1
-                rows[u] = i
-                first[u] = j
-                count[u] = e - j
-                u += 1
+    per = _merge_match_offsets(src_keys, probe_keys, nchunks)
+    total = int(per[-1])
+    rows, first, count = (np.empty(total, dtype=np.int64) for _ in range(3))
+    _merge_match_write(src_keys, probe_keys, per, rows, first, count)
     return rows, first, count
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def multiply_matched(src_values, rows, has_rows, probe_values, perm, has_perm, first, count):
+def multiply_matched(src_values, rows, has_rows, probe_values, perm, has_perm, first, count, out):
     """out[i] = src_values[r] * (ordered sum of the matched probe rows), r = rows[i] or i.
 
     One dtype throughout (its own accumulation dtype); rows with count 0 give 0.
     """
     m = first.shape[0]
     k = src_values.shape[1]
-    out = np.empty((m, k), dtype=src_values.dtype)
     for i in nb.prange(m):
         r = np.int64(i)
         if has_rows:

@@ -25,72 +25,55 @@ def _b_splits(a_keys, b_keys, nchunks):
     return lo, chunk
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def merge_union(a_keys, b_keys, nchunks):
-    """(a_pos, b_pos) over the sorted union of two strictly increasing key arrays.
+@nb.njit(cache=True, nogil=True)
+def _union_pos_chunk(a_keys, i, ie, b_keys, j, je, u, a_pos, b_pos):
+    while i < ie or j < je:
+        if j >= je:
+            take_a = True
+            take_b = False
+        elif i >= ie:
+            take_a = False
+            take_b = True
+        else:
+            take_a = a_keys[i] <= b_keys[j]
+            take_b = b_keys[j] <= a_keys[i]
+        a_pos[u] = i if take_a else -1
+        b_pos[u] = j if take_b else -1
+        if take_a:
+            i += 1
+        if take_b:
+            j += 1
+        u += 1
 
-    Entry u of the union comes from ``a[a_pos[u]]`` and/or ``b[b_pos[u]]``;
-    -1 marks the side that lacks the key.
-    """
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def union_offsets(a_keys, b_keys, nchunks):
+    """(sizes, blo, chunk): prefix-summed union sizes of each chunk of a (and its b range)."""
     n = a_keys.shape[0]
-    if n == 0:
-        nchunks = 1
     blo, chunk = _b_splits(a_keys, b_keys, nchunks)
     sizes = np.zeros(nchunks + 1, dtype=np.int64)
     for t in nb.prange(nchunks):
-        i = t * chunk
-        ie = min(n, i + chunk) if n else 0
-        if i > ie:
-            i = ie
-        j = blo[t]
-        je = blo[t + 1]
-        c = 0
-        while i < ie and j < je:
-            ka = a_keys[i]
-            kb = b_keys[j]
-            if ka <= kb:
-                i += 1
-            if kb <= ka:
-                j += 1
-            c += 1
-        sizes[t + 1] = c + (ie - i) + (je - j)
+        i = min(t * chunk, n)
+        sizes[t + 1] = _union_size(a_keys, i, min(n, i + chunk), b_keys, blo[t], blo[t + 1])
     for t in range(nchunks):
         sizes[t + 1] += sizes[t]
-    total = sizes[nchunks]
-    a_pos = np.empty(total, dtype=np.int64)
-    b_pos = np.empty(total, dtype=np.int64)
-    for t in nb.prange(nchunks):
-        i = t * chunk
-        ie = min(n, i + chunk) if n else 0
-        if i > ie:
-            i = ie
-        j = blo[t]
-        je = blo[t + 1]
-        u = sizes[t]
-        while i < ie or j < je:
-            if j >= je or (i < ie and a_keys[i] < b_keys[j]):
-                a_pos[u] = i
-                b_pos[u] = -1
-                i += 1
-            elif i >= ie or b_keys[j] < a_keys[i]:
-                a_pos[u] = -1
-                b_pos[u] = j
-                j += 1
-            else:
-                a_pos[u] = i
-                b_pos[u] = j
-                i += 1
-                j += 1
-            u += 1
-    return a_pos, b_pos
+    return sizes, blo, chunk
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def union_columns(a_indices, b_indices, a_pos, b_pos):
+def union_positions(a_keys, b_keys, sizes, blo, chunk, a_pos, b_pos):
+    n = a_keys.shape[0]
+    for t in nb.prange(sizes.shape[0] - 1):
+        i = min(t * chunk, n)
+        _union_pos_chunk(a_keys, i, min(n, i + chunk), b_keys, blo[t], blo[t + 1], sizes[t],
+                         a_pos, b_pos)
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def union_columns(a_indices, b_indices, a_pos, b_pos, out):
     """Index columns of the union: from a where a_pos >= 0, else from b."""
     d = a_indices.shape[0]
     m = a_pos.shape[0]
-    out = np.empty((d, m), dtype=np.int64)
     for u in nb.prange(m):
         p = a_pos[u]
         if p >= 0:
@@ -104,11 +87,10 @@ def union_columns(a_indices, b_indices, a_pos, b_pos):
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def gather_or_zero(values, rows):
+def gather_or_zero(values, rows, out):
     """out[i] = values[rows[i]], or zeros where rows[i] < 0 (2-D values)."""
     m = rows.shape[0]
     k = values.shape[1]
-    out = np.empty((m, k), dtype=values.dtype)
     for i in nb.prange(m):
         r = rows[i]
         if r >= 0:
@@ -120,21 +102,73 @@ def gather_or_zero(values, rows):
     return out
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def union_values(a_values, b_values, a_pos, b_pos, negate):
-    """out[u] = (a[a_pos[u]] or 0) + / - (b[b_pos[u]] or 0); one arithmetic dtype."""
-    m = a_pos.shape[0]
+@nb.njit(cache=True, nogil=True)
+def _union_size(a_keys, i, ie, b_keys, j, je):
+    c = 0
+    while i < ie and j < je:
+        ka = a_keys[i]
+        kb = b_keys[j]
+        if ka <= kb:
+            i += 1
+        if kb <= ka:
+            j += 1
+        c += 1
+    return c + (ie - i) + (je - j)
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_add_chunk(a_keys, i, ie, b_keys, j, je, a_indices, b_indices, a_values, b_values,
+                     negate, out_idx, out_val, u):
+    d = a_indices.shape[0]
     k = a_values.shape[1]
-    out = np.empty((m, k), dtype=a_values.dtype)
-    for u in nb.prange(m):
-        p = a_pos[u]
-        q = b_pos[u]
-        for c in range(k):
-            if p >= 0:
-                if q >= 0:
-                    out[u, c] = a_values[p, c] - b_values[q, c] if negate else a_values[p, c] + b_values[q, c]
+    while i < ie or j < je:
+        if j >= je:
+            take_a = True
+            take_b = False
+        elif i >= ie:
+            take_a = False
+            take_b = True
+        else:
+            take_a = a_keys[i] <= b_keys[j]
+            take_b = b_keys[j] <= a_keys[i]
+        if take_a:
+            for x in range(d):
+                out_idx[x, u] = a_indices[x, i]
+            if take_b:
+                if negate:
+                    for c in range(k):
+                        out_val[u, c] = a_values[i, c] - b_values[j, c]
                 else:
-                    out[u, c] = a_values[p, c]
+                    for c in range(k):
+                        out_val[u, c] = a_values[i, c] + b_values[j, c]
+                j += 1
             else:
-                out[u, c] = -b_values[q, c] if negate else b_values[q, c]
-    return out
+                for c in range(k):
+                    out_val[u, c] = a_values[i, c]
+            i += 1
+        else:
+            for x in range(d):
+                out_idx[x, u] = b_indices[x, j]
+            if negate:
+                for c in range(k):
+                    out_val[u, c] = -b_values[j, c]
+            else:
+                for c in range(k):
+                    out_val[u, c] = b_values[j, c]
+            j += 1
+        u += 1
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def merge_add_write(a_keys, b_keys, sizes, blo, chunk, a_indices, b_indices, a_values, b_values,
+                    negate, out_idx, out_val):
+    """Pass 2 of the fused coalesced union: index columns and a + b (or a - b) values.
+
+    Chunk bodies are separate functions: written inline in the prange body
+    the merge loop compiled several times slower.
+    """
+    n = a_keys.shape[0]
+    for t in nb.prange(sizes.shape[0] - 1):
+        i = min(t * chunk, n)
+        _merge_add_chunk(a_keys, i, min(n, i + chunk), b_keys, blo[t], blo[t + 1], a_indices,
+                         b_indices, a_values, b_values, negate, out_idx, out_val, sizes[t])
