@@ -268,39 +268,24 @@ def gather_strided(source, addresses, inner, out):
 
 
 @nb.njit(cache=True, nogil=True)
-def _merge_count_chunk(src_keys, lo, hi, probe_keys):
+def _merge_match_chunk(src_keys, lo, hi, probe_keys, rows_tmp, first_tmp):
+    """Matches of src_keys[lo:hi], written from slot lo on; returns how many."""
     m = probe_keys.shape[0]
     j = _lower_bound(probe_keys, 0, m, src_keys[lo])
-    c = 0
+    u = lo
     for i in range(lo, hi):
         k = src_keys[i]
         while j < m and probe_keys[j] < k:
             j += 1
         if j < m and probe_keys[j] == k:
-            c += 1
-    return c
-
-
-@nb.njit(cache=True, nogil=True)
-def _merge_write_chunk(src_keys, lo, hi, probe_keys, u, rows, first, count):
-    m = probe_keys.shape[0]
-    j = _lower_bound(probe_keys, 0, m, src_keys[lo])
-    for i in range(lo, hi):
-        k = src_keys[i]
-        while j < m and probe_keys[j] < k:
-            j += 1
-        if j < m and probe_keys[j] == k:
-            e = j + 1
-            while e < m and probe_keys[e] == k:
-                e += 1
-            rows[u] = i
-            first[u] = j
-            count[u] = e - j
+            rows_tmp[u] = i
+            first_tmp[u] = j
             u += 1
+    return u - lo
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def _merge_match_offsets(src_keys, probe_keys, nchunks):
+def _merge_match_pass(src_keys, probe_keys, nchunks, rows_tmp, first_tmp):
     n = src_keys.shape[0]
     chunk = (n + nchunks - 1) // nchunks
     per = np.zeros(nchunks + 1, dtype=np.int64)
@@ -308,34 +293,43 @@ def _merge_match_offsets(src_keys, probe_keys, nchunks):
         lo = t * chunk
         hi = min(n, lo + chunk)
         if lo < hi:
-            per[t + 1] = _merge_count_chunk(src_keys, lo, hi, probe_keys)
+            per[t + 1] = _merge_match_chunk(src_keys, lo, hi, probe_keys, rows_tmp, first_tmp)
     for t in range(nchunks):
         per[t + 1] += per[t]
-    return per
+    return per, chunk
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def _merge_match_write(src_keys, probe_keys, per, rows, first, count):
-    n = src_keys.shape[0]
-    nchunks = per.shape[0] - 1
-    chunk = (n + nchunks - 1) // nchunks
-    for t in nb.prange(nchunks):
+def _merge_match_pack(rows_tmp, first_tmp, per, chunk, probe_keys, rows, first, count):
+    m = probe_keys.shape[0]
+    for t in nb.prange(per.shape[0] - 1):
         lo = t * chunk
-        hi = min(n, lo + chunk)
-        if lo < hi:
-            _merge_write_chunk(src_keys, lo, hi, probe_keys, per[t], rows, first, count)
+        off = per[t]
+        for q in range(per[t + 1] - off):
+            f = first_tmp[lo + q]
+            rows[off + q] = rows_tmp[lo + q]
+            first[off + q] = f
+            k = probe_keys[f]
+            e = f + 1
+            while e < m and probe_keys[e] == k:
+                e += 1
+            count[off + q] = e - f
 
 
 def merge_matches(src_keys, probe_keys, nchunks):
     """Matched rows only: (rows, first, count) of a sorted source in a sorted probe.
 
-    Pass 1 counts each chunk's matches, pass 2 merges again and writes at the
-    prefix-summed offsets (cheaper than writing two full-length arrays).
+    One merge pass writes each chunk's matches from the chunk's own start in
+    scratch arrays (only the slots used are touched); a second, cheap pass
+    packs them at the prefix-summed offsets and counts probe duplicates.
     """
-    per = _merge_match_offsets(src_keys, probe_keys, nchunks)
+    n = src_keys.shape[0]
+    rows_tmp = np.empty(n, dtype=np.int64)
+    first_tmp = np.empty(n, dtype=np.int64)
+    per, chunk = _merge_match_pass(src_keys, probe_keys, nchunks, rows_tmp, first_tmp)
     total = int(per[-1])
     rows, first, count = (np.empty(total, dtype=np.int64) for _ in range(3))
-    _merge_match_write(src_keys, probe_keys, per, rows, first, count)
+    _merge_match_pack(rows_tmp, first_tmp, per, chunk, probe_keys, rows, first, count)
     return rows, first, count
 
 
