@@ -10,6 +10,9 @@ duplicates stay separate entries.
 Strategy (decided here, from the flags only):
 
 =======================  =================================================
+both sorted, compact     one fused merge over the index columns that also
+                         gathers and multiplies (``merge_multiply``; same
+                         dtype, narrow shape)
 source sorted            linear merge (``match_merge``)
 source in any order      partitioned search (``match_search``; binary
                          search on a GPU) -- the source is never reordered
@@ -43,7 +46,7 @@ from ._elementwise import (
     sparse_pair_shape,
     values_as,
 )
-from ._keys import joint_keys
+from ._keys import is_wide, joint_keys, strides_of
 
 
 # ----------------------------------------------------------------------------- primitive
@@ -165,11 +168,21 @@ def _multiply_sparse(a, b, compact):
     xp = be.xp
     src, probe = choose_sides(a, b)
     dense_shape = shape[src.sparse_ndim:]
+    fused = (src.dtype == dtype and probe.dtype == dtype
+             and _dtypes.accumulation_dtype(dtype) == dtype
+             and src.dense_shape == dense_shape and probe.dense_shape == dense_shape)
+    if fused and compact and src.is_sorted and probe.is_sorted and not is_wide(src.sparse_shape):
+        # the common canonical case in one fused merge (keys computed on the fly)
+        strides = xp.asarray(np.array(strides_of(src.sparse_shape)[0], dtype=np.int64))
+        indices, values = be.merge_multiply(
+            src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), strides,
+        )  # synchronize! (output size)
+        values = values.reshape((values.shape[0],) + dense_shape)
+        return COO(indices, values, shape, sorted=True, unique=src.is_unique, check=False)
     rows, first, count, perm = match(src, probe, compact)
     m = first.shape[0]
     indices = src.indices if rows is None else be.gather_columns(src.indices, rows)
-    if (src.dtype == dtype and probe.dtype == dtype and _dtypes.accumulation_dtype(dtype) == dtype
-            and src.dense_shape == dense_shape and probe.dense_shape == dense_shape):
+    if fused:
         # one fused pass: gather, ordered probe sums, product, zeros where unmatched
         values = be.multiply_matched(rows2d(src.values), rows, rows2d(probe.values), perm,
                                      first, count).reshape((m,) + dense_shape)

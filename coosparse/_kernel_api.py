@@ -39,6 +39,13 @@ multiply_matched   (src_values[n, k], rows | None, probe_values[np, k],
                    perm | None, first[m], count[m]) -> [m, k]: row i =
                    src_values[rows[i] or i] * probe_sum row i; 0 where
                    count[i] == 0; one arithmetic dtype throughout
+merge_multiply     (src_idx int64[d, n], src_values[n, k], probe_idx int64[d, np],
+                   probe_values[np, k], strides int64[d]) -> (idx[d, m],
+                   values[m, k]): both sides sorted by the row-major key
+                   sum(idx * strides) (computed on the fly); the matched
+                   source columns in order, values src * ordered probe sum
+                   (= merge_matches + gather_columns + multiply_matched);
+                   one arithmetic dtype (synchronises on a GPU: output size)
 gather_columns     (indices int64[d, n], rows int64[m]) -> indices[:, rows],
                    C-contiguous
 gather_strided     (source 1-D, addresses int64[n], inner int64[k]) -> [n, k],
@@ -74,6 +81,7 @@ KERNEL_API = (
     "compact_matches",
     "probe_sum",
     "multiply_matched",
+    "merge_multiply",
     "gather_columns",
     "gather_strided",
     "merge_union",

@@ -156,8 +156,9 @@ DTYPES = [np.dtype(t) for t in coosparse.SUPPORTED_DTYPES]
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("compact", [True, False])
-def test_multiply_dtypes(backend, dtype, compact):
-    a, b = pair("unique", "sorted")
+@pytest.mark.parametrize("flags", [("unique", "sorted"), ("coalesced", "sorted")])
+def test_multiply_dtypes(backend, dtype, compact, flags):
+    a, b = pair(*flags)
     a, b = a.astype(dtype), b.astype(dtype)
     r = backend.get(coosparse.multiply(backend.put(a), backend.put(b), compact=compact))
     assert r.dtype == dtype
@@ -175,6 +176,30 @@ def test_multiply_promotion(backend, da, db):
     r = backend.get(coosparse.multiply(backend.put(a), backend.put(b)))
     assert r.dtype == np.result_type(da, db)
     close(dense_of(r), dense_of(a).astype(r.dtype) * dense_of(b).astype(r.dtype), r.dtype)
+
+
+@pytest.mark.parametrize("shape, sparse_ndim", [((6, 7), 2), ((6, 7, 3), 2), ((4, 5, 6), 3), ((3,), 0)])
+def test_fused_sorted_multiply(backend, shape, sparse_ndim):
+    # both sorted + compact takes the fused merge over index columns; probe duplicates
+    # are summed in order, source duplicates stay separate
+    for fa, fb in [("coalesced", "coalesced"), ("sorted", "sorted"), ("coalesced", "sorted")]:
+        if sparse_ndim == 0:
+            a = COO(np.zeros((0, 2), np.int64), np.ones((2, 3)), shape, sorted=True)
+            b = COO(np.zeros((0, 3), np.int64), np.arange(9.0).reshape(3, 3), shape, sorted=True)
+        else:
+            a, b = pair(fa, fb, shape, sparse_ndim=sparse_ndim)
+        for x, y in [(a, b), (b, a)]:
+            r = backend.get(coosparse.multiply(backend.put(x), backend.put(y)))
+            src, _ = choose_sides(x, y)
+            assert r.is_sorted and r.is_unique == src.is_unique
+            close(dense_of(r) if sparse_ndim else r.values.sum(0),
+                  dense_of(x) * dense_of(y) if sparse_ndim else x.values.sum(0) * y.values.sum(0),
+                  np.float64)
+            ref = backend.get(coosparse.multiply(backend.put(x), backend.put(y), compact=False))
+            keep = [i for i, col in enumerate(src.indices.T) if tuple(col) in set(map(tuple, (y if src is x else x).indices.T))]
+            if sparse_ndim:
+                np.testing.assert_array_equal(r.indices, src.indices[:, keep])
+                np.testing.assert_array_equal(r.values, ref.values[keep])
 
 
 def test_multiply_hybrid_broadcast(backend):

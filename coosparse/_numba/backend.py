@@ -123,3 +123,8 @@ def merge_add(a_keys, b_keys, a_indices, b_indices, a_values, b_values, negate):
     _un.merge_add_write(a_keys, b_keys, sizes, blo, chunk, a_indices, b_indices, a_values, b_values,
                         bool(negate), out_idx, out_val)
     return out_idx, out_val
+
+
+def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides):
+    """Fused compact product of a sorted source and a sorted probe: (indices, values)."""
+    return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks())

@@ -362,3 +362,97 @@ def multiply_matched(src_values, rows, has_rows, probe_values, perm, has_perm, f
                     acc += probe_values[src, col]
                 out[i, col] = src_values[r, col] * acc
     return out
+
+
+# ---- fused multiply of two sorted operands (keys computed on the fly) ---------
+@nb.njit(cache=True, nogil=True, inline="always")
+def _key(indices, strides, i):
+    h = np.int64(0)
+    for d in range(indices.shape[0]):
+        h += indices[d, i] * strides[d]
+    return h
+
+
+@nb.njit(cache=True, nogil=True)
+def _lower_bound_idx(indices, strides, lo, hi, k):
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _key(indices, strides, mid) < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, rows_tmp, first_tmp):
+    m = probe_idx.shape[1]
+    j = _lower_bound_idx(probe_idx, strides, 0, m, _key(src_idx, strides, lo))
+    kp = _key(probe_idx, strides, j) if j < m else 0
+    u = lo
+    for i in range(lo, hi):
+        k = _key(src_idx, strides, i)
+        while j < m and kp < k:
+            j += 1
+            if j < m:
+                kp = _key(probe_idx, strides, j)
+        if j < m and kp == k:
+            rows_tmp[u] = i
+            first_tmp[u] = j
+            u += 1
+    return u - lo
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _merge_idx_pass(src_idx, probe_idx, strides, nchunks, rows_tmp, first_tmp):
+    n = src_idx.shape[1]
+    chunk = (n + nchunks - 1) // nchunks
+    per = np.zeros(nchunks + 1, dtype=np.int64)
+    for t in nb.prange(nchunks):
+        lo = t * chunk
+        hi = min(n, lo + chunk)
+        if lo < hi:
+            per[t + 1] = _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, rows_tmp, first_tmp)
+    for t in range(nchunks):
+        per[t + 1] += per[t]
+    return per, chunk
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _merge_multiply_pack(rows_tmp, first_tmp, per, chunk, src_idx, src_vals, probe_idx,
+                         probe_vals, strides, out_idx, out_vals):
+    m = probe_idx.shape[1]
+    d = src_idx.shape[0]
+    kk = src_vals.shape[1]
+    for t in nb.prange(per.shape[0] - 1):
+        lo = t * chunk
+        off = per[t]
+        for q in range(per[t + 1] - off):
+            i = rows_tmp[lo + q]
+            f = first_tmp[lo + q]
+            u = off + q
+            for x in range(d):
+                out_idx[x, u] = src_idx[x, i]
+            key = _key(probe_idx, strides, f)
+            e = f + 1
+            while e < m and _key(probe_idx, strides, e) == key:
+                e += 1
+            for c in range(kk):
+                acc = probe_vals[f, c]
+                for j in range(f + 1, e):
+                    acc += probe_vals[j, c]
+                out_vals[u, c] = src_vals[i, c] * acc
+
+
+def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nchunks):
+    """Fused compact multiply of a sorted source and a sorted probe (narrow shapes)."""
+    n = src_idx.shape[1]
+    rows_tmp = np.empty(n, dtype=np.int64)
+    first_tmp = np.empty(n, dtype=np.int64)
+    per, chunk = _merge_idx_pass(src_idx, probe_idx, strides, nchunks, rows_tmp, first_tmp)
+    total = int(per[-1])
+    out_idx = np.empty((src_idx.shape[0], total), dtype=np.int64)
+    out_vals = np.empty((total, src_vals.shape[1]), dtype=src_vals.dtype)
+    _merge_multiply_pack(rows_tmp, first_tmp, per, chunk, src_idx, src_vals, probe_idx, probe_vals,
+                         strides, out_idx, out_vals)
+    return out_idx, out_vals
