@@ -58,11 +58,12 @@ union_columns      (a_idx int64[d, na], b_idx int64[d, nb], a_pos, b_pos) ->
                    else b_idx[:, b_pos[u]]
 gather_or_zero     (values[n, k], rows int64[m]) -> [m, k]: values[rows[i]],
                    zeros where rows[i] < 0
-merge_add          (a_keys, b_keys strictly increasing, a_idx, b_idx,
-                   a_values[na, k], b_values[nb, k], negate) -> (idx[d, m],
-                   values[m, k]): the union_columns of merge_union, values
-                   (a or 0) + (b or 0), or minus with negate; one arithmetic
-                   dtype (synchronises on a GPU: output size)
+merge_add          (a_idx int64[d, na], b_idx int64[d, nb], a_values[na, k],
+                   b_values[nb, k], strides int64[d], negate) -> (idx[d, m],
+                   values[m, k]): both coalesced by the row-major key
+                   sum(idx * strides) (computed on the fly); the sorted
+                   union, values (a or 0) + (b or 0), or minus with negate;
+                   one arithmetic dtype (synchronises on a GPU: output size)
 =================  ==========================================================
 """
 

@@ -24,7 +24,7 @@ from ._elementwise import (
     sparse_pair_shape,
     values_as,
 )
-from ._keys import joint_keys
+from ._keys import is_wide, joint_keys, strides_of
 
 
 def add(a, b, *, coalesce=False):
@@ -121,14 +121,16 @@ def _union_sparse(a, b, negate, coalesce, op):
     xp = be.xp
     dense_shape = shape[a.sparse_ndim:]
     if a.is_coalesced and b.is_coalesced:
-        (ka, kb), _ = joint_keys([a.indices, b.indices], a.sparse_shape)
         if (a.dtype == dtype and b.dtype == dtype and dtype.kind in "iufc" and dtype != np.float16
-                and a.dense_shape == dense_shape and b.dense_shape == dense_shape):
-            # one fused kernel: merge, index columns and values
-            indices, va = be.merge_add(ka, kb, a.indices, b.indices, rows2d(a.values),
-                                       rows2d(b.values), negate)  # synchronize! (output size)
+                and a.dense_shape == dense_shape and b.dense_shape == dense_shape
+                and not is_wide(a.sparse_shape)):
+            # one fused kernel over the index columns: merge, columns and values
+            strides = xp.asarray(np.array(strides_of(a.sparse_shape)[0], dtype=np.int64))
+            indices, va = be.merge_add(a.indices, b.indices, rows2d(a.values), rows2d(b.values),
+                                       strides, negate)  # synchronize! (output size)
             m = indices.shape[1]
         else:
+            (ka, kb), _ = joint_keys([a.indices, b.indices], a.sparse_shape)
             a_pos, b_pos = be.merge_union(ka, kb)  # synchronize! (output size)
             m = a_pos.shape[0]
             indices = be.union_columns(a.indices, b.indices, a_pos, b_pos)

@@ -114,14 +114,14 @@ def gather_or_zero(values, rows):
     return _un.gather_or_zero(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
 
 
-def merge_add(a_keys, b_keys, a_indices, b_indices, a_values, b_values, negate):
-    """Fused coalesced union: (indices, values) of a + b, or a - b with ``negate``."""
-    sizes, blo, chunk = _un.union_offsets(a_keys, b_keys, _chunks())
+def merge_add(a_indices, b_indices, a_values, b_values, strides, negate):
+    """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate)."""
+    sizes, blo, chunk = _un.union_offsets_idx(a_indices, b_indices, strides, _chunks())
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_val = np.empty((total, a_values.shape[1]), a_values.dtype)
-    _un.merge_add_write(a_keys, b_keys, sizes, blo, chunk, a_indices, b_indices, a_values, b_values,
-                        bool(negate), out_idx, out_val)
+    _un.merge_add_idx_write(a_indices, b_indices, strides, sizes, blo, chunk, a_values, b_values,
+                            bool(negate), out_idx, out_val)
     return out_idx, out_val
 
 

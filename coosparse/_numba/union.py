@@ -8,7 +8,7 @@ union size, a second writes at the prefix-summed offsets.
 import numba as nb
 import numpy as np
 
-from .intersect import _lower_bound
+from .intersect import _key, _lower_bound, _lower_bound_idx
 
 
 @nb.njit(cache=True, nogil=True)
@@ -116,11 +116,53 @@ def _union_size(a_keys, i, ie, b_keys, j, je):
     return c + (ie - i) + (je - j)
 
 
+# ---- fused coalesced union over index columns (keys computed on the fly) ------
 @nb.njit(cache=True, nogil=True)
-def _merge_add_chunk(a_keys, i, ie, b_keys, j, je, a_indices, b_indices, a_values, b_values,
-                     negate, out_idx, out_val, u):
-    d = a_indices.shape[0]
+def _b_splits_idx(a_idx, b_idx, strides, nchunks):
+    n = a_idx.shape[1]
+    m = b_idx.shape[1]
+    chunk = (n + nchunks - 1) // nchunks if n else 0
+    lo = np.empty(nchunks + 1, dtype=np.int64)
+    lo[0] = 0
+    for t in range(1, nchunks):
+        s = t * chunk
+        lo[t] = m if s >= n else _lower_bound_idx(b_idx, strides, lo[t - 1], m, _key(a_idx, strides, s))
+    lo[nchunks] = m
+    return lo, chunk
+
+
+@nb.njit(cache=True, nogil=True)
+def _union_size_idx(a_idx, i, ie, b_idx, j, je, strides):
+    c = 0
+    if i < ie and j < je:
+        ka = _key(a_idx, strides, i)
+        kb = _key(b_idx, strides, j)
+        while True:
+            c += 1
+            adv_a = ka <= kb
+            adv_b = kb <= ka
+            if adv_a:
+                i += 1
+                if i >= ie:
+                    if adv_b:
+                        j += 1
+                    break
+                ka = _key(a_idx, strides, i)
+            if adv_b:
+                j += 1
+                if j >= je:
+                    break
+                kb = _key(b_idx, strides, j)
+    return c + (ie - i) + (je - j)
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_add_idx_chunk(a_idx, i, ie, b_idx, j, je, strides, a_values, b_values, negate,
+                         out_idx, out_val, u):
+    d = a_idx.shape[0]
     k = a_values.shape[1]
+    ka = _key(a_idx, strides, i) if i < ie else 0
+    kb = _key(b_idx, strides, j) if j < je else 0
     while i < ie or j < je:
         if j >= je:
             take_a = True
@@ -129,11 +171,11 @@ def _merge_add_chunk(a_keys, i, ie, b_keys, j, je, a_indices, b_indices, a_value
             take_a = False
             take_b = True
         else:
-            take_a = a_keys[i] <= b_keys[j]
-            take_b = b_keys[j] <= a_keys[i]
+            take_a = ka <= kb
+            take_b = kb <= ka
         if take_a:
             for x in range(d):
-                out_idx[x, u] = a_indices[x, i]
+                out_idx[x, u] = a_idx[x, i]
             if take_b:
                 if negate:
                     for c in range(k):
@@ -141,34 +183,47 @@ def _merge_add_chunk(a_keys, i, ie, b_keys, j, je, a_indices, b_indices, a_value
                 else:
                     for c in range(k):
                         out_val[u, c] = a_values[i, c] + b_values[j, c]
-                j += 1
             else:
                 for c in range(k):
                     out_val[u, c] = a_values[i, c]
-            i += 1
         else:
             for x in range(d):
-                out_idx[x, u] = b_indices[x, j]
+                out_idx[x, u] = b_idx[x, j]
             if negate:
                 for c in range(k):
                     out_val[u, c] = -b_values[j, c]
             else:
                 for c in range(k):
                     out_val[u, c] = b_values[j, c]
+        if take_a:
+            i += 1
+            if i < ie:
+                ka = _key(a_idx, strides, i)
+        if take_b:
             j += 1
+            if j < je:
+                kb = _key(b_idx, strides, j)
         u += 1
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def merge_add_write(a_keys, b_keys, sizes, blo, chunk, a_indices, b_indices, a_values, b_values,
-                    negate, out_idx, out_val):
-    """Pass 2 of the fused coalesced union: index columns and a + b (or a - b) values.
+def union_offsets_idx(a_idx, b_idx, strides, nchunks):
+    n = a_idx.shape[1]
+    blo, chunk = _b_splits_idx(a_idx, b_idx, strides, nchunks)
+    sizes = np.zeros(nchunks + 1, dtype=np.int64)
+    for t in nb.prange(nchunks):
+        i = min(t * chunk, n)
+        sizes[t + 1] = _union_size_idx(a_idx, i, min(n, i + chunk), b_idx, blo[t], blo[t + 1], strides)
+    for t in range(nchunks):
+        sizes[t + 1] += sizes[t]
+    return sizes, blo, chunk
 
-    Chunk bodies are separate functions: written inline in the prange body
-    the merge loop compiled several times slower.
-    """
-    n = a_keys.shape[0]
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def merge_add_idx_write(a_idx, b_idx, strides, sizes, blo, chunk, a_values, b_values, negate,
+                        out_idx, out_val):
+    n = a_idx.shape[1]
     for t in nb.prange(sizes.shape[0] - 1):
         i = min(t * chunk, n)
-        _merge_add_chunk(a_keys, i, min(n, i + chunk), b_keys, blo[t], blo[t + 1], a_indices,
-                         b_indices, a_values, b_values, negate, out_idx, out_val, sizes[t])
+        _merge_add_idx_chunk(a_idx, i, min(n, i + chunk), b_idx, blo[t], blo[t + 1], strides,
+                             a_values, b_values, negate, out_idx, out_val, sizes[t])
