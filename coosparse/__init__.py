@@ -8,8 +8,10 @@ from ._coo import COO
 from ._dense import from_dense, to_dense
 from ._device import asarray
 from ._dtypes import SUPPORTED_DTYPES
+from ._intersect import mask_projection, multiply, sparse_mask
 from ._random import random
 from ._scatter import as_strided_scatter
+from ._union import add, subtract
 
 __version__ = "0.1.0"
 
@@ -26,9 +28,14 @@ __all__ = [
     "SUPPORTED_DTYPES",
     "as_strided_scatter",
     "asarray",
+    "add",
     "coalesce",
     "from_dense",
     "from_scipy",
+    "mask_projection",
+    "multiply",
     "random",
+    "sparse_mask",
+    "subtract",
     "to_dense",
 ]

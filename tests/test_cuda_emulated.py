@@ -326,7 +326,7 @@ def test_union_values(launched, dtype, negate):
             else:
                 exp[u] = -bv[q] if negate else bv[q]
     np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
-    idx, vals = L.merge_add(a, b, a[None, :], b[None, :], av, bv, negate)
+    idx, vals = L.merge_add(a[None, :], b[None, :], av, bv, np.ones(1, dtype=np.int64), negate)
     np.testing.assert_array_equal(idx[0], np.union1d(a, b))
     np.testing.assert_array_equal(vals.view(np.uint8), exp.view(np.uint8))
 

@@ -380,6 +380,19 @@ class CudaLayer:
         first, count = self._match(src_keys, probe_keys)
         return self._compact(first, count)
 
+    def merge_multiply(self, src_indices, src_values, probe_indices, probe_values, strides):
+        """Compact product of a sorted source and a sorted probe: (indices, values). Synchronises (output size).
+
+        Composed of this layer's kernels (linear index, merge_matches,
+        gather_columns, multiply_matched), which is exactly the row's meaning,
+        so results are bit-identical to the Numba layer's fused kernel.
+        """
+        rows, first, count = self.merge_matches(
+            self.linear_index(src_indices, strides), self.linear_index(probe_indices, strides)
+        )
+        values = self.multiply_matched(src_values, rows, probe_values, None, first, count)
+        return self.gather_columns(src_indices, rows), values
+
     def _product_view(self, a):
         """``a`` in the product kernel's type: (array, C type)."""
         dt = a.dtype
@@ -563,12 +576,15 @@ class CudaLayer:
                   _i64(m), _i64(k), ov)
         return out
 
-    def merge_add(self, a_keys, b_keys, a_idx, b_idx, a_values, b_values, negate):
+    def merge_add(self, a_idx, b_idx, a_values, b_values, strides, negate):
         """Coalesced union in one call: (indices[d, m], values[m, k]) of a + b (a - b with ``negate``).
 
-        The ranks of :meth:`merge_union`, then the index columns and the values
+        Keys from the index columns (``strides``), the ranks of
+        :meth:`merge_union`, then the index columns and the values
         (``coo_union_values``). Synchronises once (the union size).
         """
+        a_keys = self.linear_index(a_idx, strides)
+        b_keys = self.linear_index(b_idx, strides)
         a_pos, b_pos = self.merge_union(a_keys, b_keys)  # synchronize! (output size)
         return (self.union_columns(a_idx, b_idx, a_pos, b_pos),
                 self.union_values(a_values, b_values, a_pos, b_pos, negate))
