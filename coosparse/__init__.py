@@ -8,6 +8,7 @@ from ._coo import COO
 from ._dense import from_dense, to_dense
 from ._dtypes import SUPPORTED_DTYPES
 from ._random import random
+from ._scatter import as_strided_scatter
 
 __version__ = "0.1.0"
 
@@ -22,6 +23,7 @@ def from_scipy(m, *, check=True):
 __all__ = [
     "COO",
     "SUPPORTED_DTYPES",
+    "as_strided_scatter",
     "coalesce",
     "from_dense",
     "from_scipy",

@@ -22,7 +22,10 @@ def flat_view(out):
     if out.size == 0:
         return xp.empty(0, dtype=out.dtype), 0, es
     # lowest address: reversing the dims with negative strides points there
-    lowest = out[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in es)]
+    if out.ndim == 0:
+        lowest = out  # indexing a 0-d array with () would give a scalar, not a view
+    else:
+        lowest = out[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in es)]
     span = 1 + sum((n - 1) * abs(s) for n, s in zip(out.shape, es))
     flat = xp.lib.stride_tricks.as_strided(lowest, shape=(span,), strides=(item,))
     base = sum((n - 1) * -s for n, s in zip(out.shape, es) if s < 0)
@@ -49,12 +52,29 @@ def scatter_addresses(a, elem_strides, base):
 def scatter_into(out, a, *, add=True):
     """Scatter ``a``'s entries into the dense array ``out`` in place (any strides).
 
-    ``add=True`` accumulates (duplicates summed in stored order); ``add=False``
-    assigns (the last duplicate wins). ``out`` must have ``a``'s shape and a
-    dtype that ``a``'s values cast to safely.
+    ``add=True`` accumulates (duplicates summed in stored order, so the result
+    is bit-identical whatever the thread schedule); ``add=False`` assigns (the
+    last duplicate wins). ``out`` must have ``a``'s shape and a dtype that
+    ``a``'s values cast to safely; it may be non-contiguous, F-ordered or have
+    negative strides. bool and float16 targets are summed in int64 / float32
+    and cast back. Returns ``out``. This is ``dense + COO``: copy the dense
+    operand into a fresh array of the result dtype, then scatter-add.
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> from coosparse._dense import scatter_into
+    >>> a = coosparse.COO([[0, 2, 0]], np.array([1.0, 2.0, 3.0]), (3,))
+    >>> out = np.ones(6)[::-2]  # negative stride
+    >>> scatter_into(out, a)
+    array([5., 1., 3.])
     """
     if tuple(out.shape) != a.shape:
         raise ValueError(f"target shape {tuple(out.shape)} does not match COO shape {a.shape}")
+    if not np.can_cast(a.dtype, out.dtype, "safe"):
+        raise TypeError(f"COO values of dtype {a.dtype} do not cast safely to the target dtype {out.dtype}")
+    if not out.flags.writeable:
+        raise ValueError("the target array is read-only")
     if a.nnz == 0 or out.size == 0:
         return out
     be = backend_for(out, a.values)
@@ -63,21 +83,31 @@ def scatter_into(out, a, *, add=True):
     values2d = a.values.reshape(a.nnz, -1)
     if add:
         acc = _dtypes.accumulation_dtype(out.dtype)
-        if out.dtype.kind in "iuc" or out.dtype == acc:
+        if out.dtype.kind == "u" and out.dtype.itemsize >= 4:
+            # modular sums: same bits as the signed type, one kernel fewer
+            signed = np.dtype(f"i{out.dtype.itemsize}")
+            be.scatter_add(flat.view(signed), addresses, values2d.astype(out.dtype, copy=False).view(signed), inner)
+        elif (out.dtype.kind == "i" and out.dtype.itemsize >= 4) or out.dtype.kind == "c" or out.dtype == acc:
             be.scatter_add(flat, addresses, values2d.astype(out.dtype, copy=False), inner)
         else:
-            # bool and float16 have no arithmetic in the kernels: sum in a wider buffer
+            # bool and float16 have no arithmetic in the kernels, and 8/16-bit
+            # integers are not worth a compiled kernel each: sum in a wider buffer
             tmp = out.astype(acc)
             scatter_into(tmp, a, add=True)
             out[...] = _dtypes.from_accumulation(tmp, out.dtype)
         return out
     vals = values2d.astype(out.dtype, copy=False)
-    if out.dtype == np.float16:  # assignment is a bit copy
-        flat, vals = flat.view(np.uint16), vals.view(np.uint16)
-    elif out.dtype == np.bool_:
-        flat, vals = flat.view(np.uint8), vals.view(np.uint8)
-    be.scatter_set(flat, addresses, vals, inner)
+    # assignment is a bit copy: one kernel per itemsize serves every dtype
+    from ._scatter import _BITS
+
+    bits = _BITS[out.dtype.itemsize]
+    be.scatter_set(flat.view(bits), addresses, _unit_stride(vals).view(bits), inner)
     return out
+
+
+def _unit_stride(v):
+    """``v`` with a unit-stride last axis (a same-size ``view`` needs one)."""
+    return v if v.flags.c_contiguous else _namespace(v).ascontiguousarray(v)
 
 
 def to_dense(a, order="C"):

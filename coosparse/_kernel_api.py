@@ -18,8 +18,30 @@ segment_sum        (values[n, k], perm int64[n] | None, starts) -> [nseg, k];
                    each segment summed sequentially in perm order
 gather_rows        (values[n, k], rows int64[m]) -> values[rows]
 scatter_add        (target 1-D, addresses int64[n], values[n, k], inner int64[k]);
-                   target[addresses[i] + inner[c]] += values[i, c], i in order
-scatter_set        same, assignment; last writer in order wins
+                   target[addresses[i] + inner[c]] += values[i, c], i in order:
+                   each element's sum is taken in stored order, bit-identical
+                   to the serial loop (Numba: threads own destination ranges;
+                   CUDA: no float atomics). Entries whose block would leave
+                   [0, len(target)) are skipped (memory safety only)
+scatter_set        same, assignment; last writer in stored order wins
+strided_scatter_   (out 1-D, inp 1-D, src 1-D, src_base, offset, sizes int64[d],
+ sorted             strides int64[d], src_strides int64[d], copy): for every i
+                   out[offset + i.strides] = src[src_base + i.src_strides];
+                   with copy, out[j] = inp[j] for every other j (the Numba
+                   layer: per thread range, memcpy then scatter; no element is
+                   touched by two threads). Requires d >= 1, sizes >= 1 (any 0:
+                   copy only), strides > 0 and strides[k] > sum_{j>k}
+                   (sizes[j]-1)*strides[j]: addresses strictly increase in C
+                   order, so no two elements alias and any parallel split is
+                   exact. Caller has bounds-checked every address. sizes and
+                   the strides are host metadata
+strided_scatter_   (out 1-D, src 1-D, src_base, offset, sizes, strides,
+ ordered            src_strides): the same assignment for any strides (zero,
+                   negative, aliasing): elements applied in C order of the
+                   view, so the last writer wins. No copy. A parallel version
+                   must give the same answer: winner[a] = max C-order index
+                   i with address a (atomicMax is order-free), then write
+                   src[i] where winner[addr(i)] == i
 =================  ==========================================================
 """
 
@@ -32,4 +54,6 @@ KERNEL_API = (
     "gather_rows",
     "scatter_add",
     "scatter_set",
+    "strided_scatter_sorted",
+    "strided_scatter_ordered",
 )

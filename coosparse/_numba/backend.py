@@ -13,8 +13,6 @@ xp = np
 linear_index = _li.linear_index
 unravel_index = _li.unravel_index
 segment_starts = _seg.segment_starts
-scatter_add = _sc.scatter_add
-scatter_set = _sc.scatter_set
 
 
 def sort_pairs(keys, bound):
@@ -31,3 +29,35 @@ def segment_sum(values, perm, starts):
 
 def gather_rows(values, rows):
     return _seg.gather_rows(values, rows)
+
+
+def scatter_add(target, addresses, values, inner):
+    """Deterministic parallel scatter-add (kernel API row ``scatter_add``)."""
+    _sc.scatter_add(target, addresses, values, inner, numba.get_num_threads())
+
+
+def scatter_set(target, addresses, values, inner):
+    """Deterministic parallel scatter-set (kernel API row ``scatter_set``)."""
+    _sc.scatter_set(target, addresses, values, inner, numba.get_num_threads())
+
+
+def strided_scatter_sorted(out, inp, src, src_base, offset, sizes, strides, src_strides, copy):
+    """Copy + scatter of an increasing view (kernel API row ``strided_scatter_sorted``).
+
+    With ``copy`` the work is one libc memcpy plus the scatter: memory-bound,
+    and measured no faster on two threads (best cases equal) while waking the
+    thread pool costs milliseconds on a loaded machine, so it runs serially.
+    A scatter without copy splits the view between the threads.
+    """
+    if copy:
+        total = int(np.prod(sizes))
+        _sc._sorted_piece(out, inp, True, src, int(src_base), int(offset), sizes, strides, src_strides,
+                          0, total, 0, out.shape[0])
+    else:
+        _sc.strided_scatter_sorted(out, inp, src, int(src_base), int(offset), sizes, strides, src_strides,
+                                   False, numba.get_num_threads())
+
+
+def strided_scatter_ordered(out, src, src_base, offset, sizes, strides, src_strides):
+    """Serial C-order scatter, last writer wins (kernel API row ``strided_scatter_ordered``)."""
+    _sc.strided_scatter_ordered(out, src, int(src_base), int(offset), sizes, strides, src_strides)

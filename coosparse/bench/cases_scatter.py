@@ -1,0 +1,80 @@
+"""Strided scatter against torch and NumPy: as_strided_scatter and COO.to_dense().
+
+Workloads are the issue's (issue 4): a 16,777,216-element float32 input with a
+stride-2 view of 8,388,608 elements, and 2,000,000 uncoalesced entries in a
+(4096, 4096) float64 array. ``memcpy`` (``np.copyto`` of the same bytes into a
+preallocated buffer) is the roofline reference.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import coosparse
+
+from .harness import Case, Impl
+
+N_INPUT = 16_777_216
+N_SRC = 8_388_608
+DENSE_SHAPE = (4096, 4096)
+NNZ = 2_000_000
+
+
+def strided_case(libraries=None):
+    want = (lambda lib: libraries is None or lib in libraries)
+    rng = np.random.default_rng(0)
+    x = rng.random(N_INPUT, dtype=np.float32)
+    src = rng.random(N_SRC, dtype=np.float32)
+    size, stride = (N_SRC,), (2,)
+    impls = [Impl("coosparse", lambda: coosparse.as_strided_scatter(x, src, size, stride))]
+    if want("numpy"):
+        def numpy_copy_then_view():
+            out = x.copy()
+            np.lib.stride_tricks.as_strided(out, size, (stride[0] * x.itemsize,))[...] = src
+            return out
+
+        impls.append(Impl("numpy", numpy_copy_then_view, note="x.copy(); as_strided(out)[...] = src"))
+    if want("torch"):
+        try:
+            import torch
+
+            xt, st = torch.from_numpy(x), torch.from_numpy(src)
+            impls.append(Impl("torch", lambda: torch.as_strided_scatter(xt, st, size, stride)))
+        except ImportError:
+            pass
+    if want("memcpy"):
+        buf = np.empty(x.nbytes + src.nbytes, dtype=np.uint8)
+        both = np.concatenate([x.view(np.uint8), src.view(np.uint8)])
+        impls.append(Impl("memcpy", lambda: np.copyto(buf, both),
+                          note="np.copyto of input+src bytes into a preallocated buffer"))
+    # bytes that must move at least: read input and src, write the result
+    moved = 2 * x.nbytes + src.nbytes
+    return Case("as_strided_scatter", "f32 16.8M, src 8.4M stride 2", impls,
+                input_bytes=x.nbytes + src.nbytes, params={"bytes_moved": moved})
+
+
+def to_dense_case(libraries=None):
+    want = (lambda lib: libraries is None or lib in libraries)
+    a = coosparse.random(DENSE_SHAPE, nnz=NNZ, duplicates=True, seed=0)
+    impls = [Impl("coosparse", lambda: a.to_dense())]
+    if want("torch"):
+        try:
+            import torch
+
+            t = torch.sparse_coo_tensor(torch.from_numpy(a.indices), torch.from_numpy(a.values), a.shape,
+                                        check_invariants=False)
+            impls.append(Impl("torch", lambda: t.to_dense()))
+        except ImportError:
+            pass
+    if want("numpy"):
+        def numpy_add_at():
+            out = np.zeros(a.shape)
+            np.add.at(out, (a.indices[0], a.indices[1]), a.values)
+            return out
+
+        impls.append(Impl("numpy", numpy_add_at, note="np.zeros + np.add.at"))
+    return Case("to_dense", f"uncoalesced {NNZ:,} in 4096^2 f64", impls,
+                input_bytes=a.indices.nbytes + a.values.nbytes)
+
+
+def cases(libraries=None):
+    return [strided_case(libraries), to_dense_case(libraries)]
