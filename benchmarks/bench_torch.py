@@ -14,3 +14,6 @@ if __name__ == "__main__":
     repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     rows = [r for c in cases_torch.cases(size) for r in run_case(c, repeat=repeat)]
     print(format_rows(rows))
+    rc = cases_torch.torch_multiply_crashes()
+    print(f"torch uncoalesced x uncoalesced mul at {cases_torch.SHAPE}: "
+          + ("crashed, signal %d" % -rc if rc < 0 else "exit code %d" % rc) + " (run in a subprocess)")

@@ -109,5 +109,52 @@ def multiply_cases(size="medium", libraries=None):
     return [Case("multiply fwd+bwd", f"{n:,} coalesced x2 in 131072^2", impls, input_bytes=2 * n * 24)]
 
 
+def _uncoalesced_pair(n, seed):
+    """Two uncoalesced tensors (unsorted, with a few duplicates), b sharing half of a's indices."""
+    torch, _ = _torch()
+    ka, kb = _keys_pair(n, seed)
+    rng = np.random.default_rng(seed)
+    out = []
+    for keys in (ka, kb):
+        keys = rng.permutation(np.concatenate([keys, keys[: n // 100]]))  # 1% duplicates
+        idx = np.stack(np.unravel_index(keys, SHAPE)).astype(np.int64)
+        out.append(torch.sparse_coo_tensor(torch.from_numpy(idx), torch.from_numpy(rng.random(keys.shape[0])),
+                                           SHAPE, check_invariants=False))
+    return out
+
+
+def uncoalesced_cases(size="medium", libraries=None):
+    """Uncoalesced inputs. torch's own multiply is not run: at (131072, 131072) it dies with
+    SIGFPE (see :func:`torch_multiply_crashes`)."""
+    torch, ct = _torch()
+    n = SIZES[size]
+    x, mask = _uncoalesced_pair(n, 5)
+    impls = [Impl("coosparse", _fwd_bwd(lambda s, m: ct.sparse_mask(s, m), (x, mask), _grad_like))]
+    if libraries is None or "torch" in libraries:
+        impls.append(Impl("torch", _fwd_bwd(lambda s, m: s.sparse_mask(m), (x, mask), _grad_like)))
+    cases = [Case("sparse_mask fwd+bwd", f"{n:,} uncoalesced in 131072^2", impls)]
+    a, b = _uncoalesced_pair(n, 6)
+    cases.append(Case("multiply fwd+bwd", f"{n:,} uncoalesced x2 in 131072^2",
+                      [Impl("coosparse", _fwd_bwd(lambda p, q: ct.multiply(p, q), (a, b), _grad_like),
+                            note="torch: SIGFPE at this shape")]))
+    return cases
+
+
+def torch_multiply_crashes(shape=SHAPE):
+    """Return code of torch's uncoalesced x uncoalesced mul at ``shape``, run in a subprocess."""
+    import subprocess
+    import sys
+
+    code = (
+        "import torch\n"
+        f"s = {tuple(shape)!r}\n"
+        "i = torch.tensor([[1, 1, 5], [2, 2, 7]])\n"
+        "a = torch.sparse_coo_tensor(i, torch.ones(3, dtype=torch.float64), s)\n"
+        "(a * a.clone()).coalesce()\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode
+
+
 def cases(size="medium", libraries=None):
-    return conversion_cases() + sparse_mask_cases(size, libraries) + multiply_cases(size, libraries)
+    return (conversion_cases() + sparse_mask_cases(size, libraries) + multiply_cases(size, libraries)
+            + uncoalesced_cases(size, libraries))
