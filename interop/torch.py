@@ -264,6 +264,8 @@ def _dense_grad(array, dtype):
 
 
 def _conj(v):
+    if isinstance(v, complex):
+        return v.conjugate()
     return v.conj() if np.iscomplexobj(v) else v
 
 
@@ -623,7 +625,7 @@ class _Add(torch.autograd.Function):
             else:
                 # a dense operand makes the result dense, so G is dense
                 gd = g if g.layout == torch.strided else g.to_dense()
-                out.append((gd * factor).to(dtype) if factor != 1 else gd.to(dtype))
+                out.append((gd * _conj(factor)).to(dtype) if factor != 1 else gd.to(dtype))
         return out[0], out[1], None, None
 
 
