@@ -488,7 +488,14 @@ class _Multiply(torch.autograd.Function):
         B = _arr(b) if isinstance(b, torch.Tensor) else b
         ctx.A, ctx.B = A, B
         ctx.dtypes = (getattr(a, "dtype", None), getattr(b, "dtype", None))
-        return _out(coosparse.multiply(A, B, compact=compact))
+        ctx.match = None
+        if isinstance(A, COO) and isinstance(B, COO) and A.is_coalesced and B.is_coalesced:
+            y, ctx.match = _multiply_keeping_match(A, B, compact)
+        else:
+            y = coosparse.multiply(A, B, compact=compact)
+        out = _out(y)
+        ctx.out_indices = (out._indices().data_ptr(), out._nnz())
+        return out
 
     @staticmethod
     @once_differentiable
@@ -498,6 +505,11 @@ class _Multiply(torch.autograd.Function):
         ga = _arr(g)
         A, B = ctx.A, ctx.B
         need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        if (ctx.match is not None and g.layout == torch.sparse_coo
+                and (g._indices().data_ptr(), g._nnz()) == ctx.out_indices):
+            # the usual case: the gradient has the output's own indices, so the forward's match
+            # places every gradient value; no new matching
+            return (*_multiply_grads_from_match(ga, A, B, ctx.match, ctx.dtypes, need_a, need_b), None)
         if isinstance(A, COO) and isinstance(B, COO) and need_a and need_b:
             return (*_multiply_sparse_grads(ga, A, B, ctx.dtypes), None)
         grads = []
@@ -516,6 +528,68 @@ class _Multiply(torch.autograd.Function):
                 back = other._with(values=gv * _conj(other.values))
                 grads.append(_dense_grad(back.to_dense(), dtype))
         return grads[0], grads[1], None
+
+
+def _multiply_keeping_match(A, B, compact):
+    """``coosparse.multiply(A, B, compact=compact)`` for two coalesced arrays, plus its match.
+
+    The same steps as ``coosparse._intersect._multiply_sparse`` (side choice, match,
+    fused product), kept so the backward can reuse the match; falls back to the public
+    function (and no match) where the fused kernel does not apply. ``test_torch``
+    checks the result against ``coosparse.multiply`` bit for bit.
+    """
+    from coosparse import _dtypes
+    from coosparse._backend import backend_for
+    from coosparse._elementwise import rows2d
+    from coosparse._intersect import choose_sides, match
+
+    src, probe = choose_sides(A, B)
+    dtype = np.result_type(A.dtype, B.dtype)
+    if not (src.dtype == dtype and probe.dtype == dtype and _dtypes.accumulation_dtype(dtype) == dtype
+            and src.shape == probe.shape):
+        return coosparse.multiply(A, B, compact=compact), None
+    be = backend_for(src.indices, probe.indices)
+    rows, first, count, perm = match(src, probe, compact)
+    if perm is not None:  # cannot happen for a coalesced probe; stay on the public path
+        return coosparse.multiply(A, B, compact=compact), None
+    m = first.shape[0]
+    indices = src.indices if rows is None else be.gather_columns(src.indices, rows)
+    values = be.multiply_matched(rows2d(src.values), rows, rows2d(probe.values),
+                                 None, first, count).reshape((m,) + src.dense_shape)
+    y = COO(indices, values, src.shape, sorted=src.is_sorted, unique=src.is_unique, check=False)
+    return y, (src is A, rows, first, count)
+
+
+def _multiply_grads_from_match(ga, A, B, info, dtypes, need_a, need_b):
+    """Both gradients of coalesced * coalesced when G has the output's indices.
+
+    Output entry i is source row ``rows[i]`` (``i`` without compaction) times probe
+    entry ``first[i]`` (when ``count[i]``), so G's values scatter straight onto the
+    inputs' own (coalesced) layouts.
+    """
+    a_is_src, rows, first, count = info
+    src, probe = (A, B) if a_is_src else (B, A)
+    xp = np if isinstance(src.values, np.ndarray) else __import__("cupy")
+    gv = ga.values
+    if rows is None:  # compact=False: every source row, unmatched ones get nothing from the probe
+        hit = count > 0
+        srows = xp.nonzero(hit)[0]
+        gv, pos = gv[hit], first[hit]
+    else:
+        srows, pos = rows, first
+    out = {}
+    if (need_a if a_is_src else need_b):
+        g = xp.zeros(src.values.shape, dtype=np.result_type(gv.dtype, probe.dtype))
+        g[srows] = gv * _conj(probe.values[pos])
+        out["src"] = g
+    if (need_b if a_is_src else need_a):
+        g = xp.zeros(probe.values.shape, dtype=np.result_type(gv.dtype, src.dtype))
+        g[pos] = gv * _conj(src.values[srows])
+        out["probe"] = g
+    ka, kb = ("src", "probe") if a_is_src else ("probe", "src")
+    grad_a = _sparse_grad(A, out[ka], dtypes[0]) if ka in out else None
+    grad_b = _sparse_grad(B, out[kb], dtypes[1]) if kb in out else None
+    return grad_a, grad_b
 
 
 def _with_pair(pattern, first, second, shape):

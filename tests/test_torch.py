@@ -306,6 +306,28 @@ class TestMultiplySparse:
             torch.testing.assert_close(y.to_dense(), (a.detach() * b.detach()).to_dense())
         assert gradcheck(lambda s, t: ct.to_dense(ct.multiply(s, t, compact=compact)), (a, b), masked=True)
 
+    @pytest.mark.parametrize("compact", [True, False])
+    @pytest.mark.parametrize("hybrid", [False, True])
+    def test_same_as_coosparse_and_both_backward_paths(self, akind, bkind, compact, hybrid):
+        a = sparse(akind, hybrid, seed=3, pool=POOL_A, requires_grad=True)
+        b = sparse(bkind, hybrid, seed=4, pool=POOL_B, requires_grad=True)
+        y = ct.multiply(a, b, compact=compact)
+        want = coosparse.multiply(ct.from_torch(a), ct.from_torch(b), compact=compact)
+        got = ct.from_torch(y)
+        np.testing.assert_array_equal(got.indices, want.indices)
+        np.testing.assert_array_equal(got.values, want.values)
+        assert y.is_coalesced() == want.is_coalesced
+        w = torch.randn(y._values().shape, dtype=F64)
+        # a gradient with the output's own indices (the forward's match is reused where it was kept)
+        fast = torch.autograd.grad(y, (a, b), torch.sparse_coo_tensor(y._indices(), w, y.shape))
+        # the same gradient with a copy of the indices (the general path: new matchings)
+        y2 = ct.multiply(a, b, compact=compact)
+        slow = torch.autograd.grad(y2, (a, b), torch.sparse_coo_tensor(y2._indices().clone(), w, y.shape))
+        for f, s_, x in zip(fast, slow, (a, b)):
+            check_sparse_grad(f, x)
+            assert torch.equal(f._indices(), s_._indices())
+            torch.testing.assert_close(f._values(), s_._values(), rtol=0, atol=0)
+
     def test_values_parametrisation_and_hybrid(self, akind, bkind):
         ia, va, sh = make(akind, True, seed=3, pool=POOL_A)
         ib, vb, _ = make(bkind, True, seed=4, pool=POOL_B)
