@@ -19,8 +19,14 @@ $(VENV)/.bench-stamp: $(VENV)/.test-stamp requirements/bench.txt
 test: $(VENV)/.test-stamp
 	$(PY) -m pytest -q
 
+# The full suite runs through `python -m coosparse.bench` once it exists; until
+# then every benchmarks/bench_*.py script runs in turn.
 bench: $(VENV)/.bench-stamp
-	$(PY) -m coosparse.bench $(BENCH_ARGS)
+	@if [ -f coosparse/bench/__main__.py ]; then \
+		$(PY) -m coosparse.bench $(BENCH_ARGS); \
+	else \
+		for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f $(BENCH_ARGS) || exit 1; done; \
+	fi
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -6,9 +6,12 @@ torch and cupy are imported lazily, on first use.
 from ._coalesce import coalesce
 from ._coo import COO
 from ._dense import from_dense, to_dense
+from ._device import asarray
 from ._dtypes import SUPPORTED_DTYPES
+from ._intersect import mask_projection, multiply, sparse_mask
 from ._random import random
 from ._scatter import as_strided_scatter
+from ._union import add, subtract
 
 __version__ = "0.1.0"
 
@@ -24,9 +27,15 @@ __all__ = [
     "COO",
     "SUPPORTED_DTYPES",
     "as_strided_scatter",
+    "asarray",
+    "add",
     "coalesce",
     "from_dense",
     "from_scipy",
+    "mask_projection",
+    "multiply",
     "random",
+    "sparse_mask",
+    "subtract",
     "to_dense",
 ]

@@ -19,6 +19,8 @@ def _namespace(a):
 
 
 def _as_shape(shape):
+    if isinstance(shape, numbers.Integral) or (isinstance(shape, np.ndarray) and shape.ndim == 0):
+        shape = (shape,)  # as NumPy: an int is a 1-d shape
     try:
         dims = tuple(operator.index(n) for n in shape)
     except TypeError:
@@ -60,7 +62,15 @@ class COO:
     __array_priority__ = 1000.0  # NumPy defers binary operators to COO
 
     def __init__(self, indices, values, shape, *, sorted=False, unique=False, check=True):
-        # CuPy values pull list-like indices onto the GPU with them
+        # A device array decides the namespace; list-like parts follow it. Two
+        # arrays on different devices are an error, never a silent copy.
+        if isinstance(indices, np.ndarray) and type(values).__module__.startswith("cupy") or (
+            isinstance(values, np.ndarray) and type(indices).__module__.startswith("cupy")
+        ):
+            raise ValueError(
+                f"indices live on {device_of(indices)} but values on {device_of(values)}; "
+                "move one with cupy.asarray or .get()"
+            )
         xp = _namespace(values) if type(values).__module__.startswith("cupy") else _namespace(indices)
         indices = xp.asarray(indices)
         values = xp.asarray(values)

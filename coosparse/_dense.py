@@ -1,6 +1,8 @@
 """Dense <-> COO: from_dense, and to_dense on the strided scatter kernels."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import _dtypes
@@ -149,15 +151,20 @@ def from_dense(x, sparse_ndim=None):
     _dtypes.check_dtype(x.dtype)
     if sparse_ndim is None:
         sparse_ndim = x.ndim
+    sparse_ndim = operator.index(sparse_ndim)
     if not 0 <= sparse_ndim <= x.ndim:
         raise ValueError(f"sparse_ndim must be between 0 and {x.ndim}; got {sparse_ndim}")
     sparse_shape = x.shape[:sparse_ndim]
-    blocks = x.reshape(sparse_shape + (-1,))
+    block = 1
+    for n in x.shape[sparse_ndim:]:
+        block *= n
+    # an explicit block size: reshape cannot infer -1 when some dimension is 0
+    blocks = x.reshape(sparse_shape + (block,))
     mask = (blocks != 0).any(axis=-1)
     if sparse_ndim == 0:
         nnz = int(mask)  # synchronize!
         indices = xp.zeros((0, nnz), dtype=np.int64)
-        values = x.reshape((1,) + x.shape)[:nnz]
+        values = x.reshape((1,) + x.shape)[:nnz].copy()  # never a view of the input
     else:
         nz = xp.nonzero(mask)
         indices = xp.ascontiguousarray(xp.stack(nz).astype(np.int64, copy=False))

@@ -81,7 +81,9 @@ def as_strided_scatter(input, src, size, stride, storage_offset=0):
     ``input``'s own memory, unlike torch): ``src[i]`` goes to
     ``result.reshape(-1)[storage_offset + sum(i[k] * stride[k])]``.
     Where the view overlaps itself the last element of ``src`` in C order wins.
-    ``input`` is never modified.
+    ``input`` is never modified. Never synchronises on a GPU (bounds are
+    checked from ``size``/``stride`` on the host; overlaps are resolved on
+    the device).
 
     Parameters
     ----------

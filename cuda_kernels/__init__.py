@@ -1,7 +1,73 @@
 """CUDA C sources of the GPU kernel layer (shipped as package data).
 
 ``KERNELS`` is the one table of kernel files and their template
-instantiations, read by the loader (``name_expressions``) and by the
-NVRTC compile test.
+instantiations (NVRTC name expressions), read by the loader
+(``coosparse._cuda._sources``: ``name_expressions`` of each RawModule, and the
+host build of the emulated backend) and by the NVRTC compile test. A kernel
+that is not listed here is never compiled, so every kernel is listed, and
+every template once per type the Python layer launches it with.
+
+Types: sums run in the accumulation types (``unsigned long long`` stands for
+int64, whose two's-complement sums are modular; complex values are summed as
+interleaved float pairs), copies run on unsigned words of the element width.
 """
-KERNELS = {}
+SUM_TYPES = ("unsigned long long", "float", "double")
+"""Accumulation types of the ordered sums (int64 as u64: modular, no signed overflow)."""
+
+ADD_TYPES = ("unsigned char", "unsigned short", "unsigned int", "unsigned long long", "float", "double")
+"""Element types of scatter-add targets (integers of every width as unsigned words)."""
+
+PRODUCT_TYPES = SUM_TYPES + ("coo_complex<float>", "coo_complex<double>")
+"""Types of the fused product kernel (complex products are not componentwise)."""
+
+WORD_TYPES = ("unsigned char", "unsigned short", "unsigned int", "unsigned long long")
+"""Bit-copy types, one per element width (1, 2, 4, 8 bytes; 16-byte complex is two words)."""
+
+
+def _inst(kernel, types):
+    return tuple(f"{kernel}<{t}>" for t in types)
+
+
+KERNELS = {
+    "linear_index.cu": (
+        "coo_linear_index_compute",
+        "coo_linear_index_unravel",
+    ),
+    "sort.cu": (
+        "coo_sort_pack",
+        "coo_sort_unpack",
+    ),
+    "segment.cu": (
+        "coo_segment_starts_flag",
+        "coo_segment_starts_write",
+    ) + _inst("coo_segment_sum_reduce", SUM_TYPES),
+    "gather.cu": _inst("coo_gather_rows_copy", WORD_TYPES)
+    + _inst("coo_gather_rows_or_zero", WORD_TYPES)
+    + _inst("coo_gather_strided", WORD_TYPES),
+    "scatter.cu": _inst("coo_scatter_add_runs", ADD_TYPES)
+    + _inst("coo_scatter_set_runs", WORD_TYPES)
+    + _inst("coo_scatter_view_set", WORD_TYPES)
+    + _inst("coo_scatter_view_fill", WORD_TYPES)
+    + ("coo_scatter_view_addresses",),
+    "intersect.cu": (
+        "coo_intersect_match",
+        "coo_intersect_flag",
+        "coo_intersect_compact",
+        "coo_intersect_gather_columns",
+    ) + _inst("coo_intersect_probe_sum", SUM_TYPES)
+    + _inst("coo_intersect_multiply_matched", PRODUCT_TYPES),
+    "union.cu": (
+        "coo_union_rank",
+        "coo_union_write_a",
+        "coo_union_write_b",
+        "coo_union_columns",
+    ) + _inst("coo_union_values", ADD_TYPES),
+}
+
+
+def kernel_file(name_expression):
+    """The file of ``KERNELS`` that defines ``name_expression`` (KeyError if none)."""
+    for fname, names in KERNELS.items():
+        if name_expression in names:
+            return fname
+    raise KeyError(f"kernel {name_expression!r} is not in cuda_kernels.KERNELS")

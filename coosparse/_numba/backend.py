@@ -2,10 +2,13 @@
 import numba
 import numpy as np
 
+from . import coalesce as _co
+from . import intersect as _ix
 from . import linear_index as _li
 from . import scatter as _sc
 from . import segment as _seg
 from . import sort as _sort
+from . import union as _un
 
 name = "numba"
 xp = np
@@ -18,6 +21,11 @@ segment_starts = _seg.segment_starts
 def sort_pairs(keys, bound):
     """Stable sort of int64 keys in [0, bound): (sorted_keys, perm)."""
     return _sort.sort_pairs(keys, int(bound), numba.get_num_threads())
+
+
+def coalesce_linear(indices, strides, bound, values):
+    """Fused coalesce of a narrow shape: (unique indices, ordered sums) by linear index."""
+    return _co.coalesce_linear(indices, strides, int(bound), values, numba.get_num_threads())
 
 
 def segment_sum(values, perm, starts):
@@ -61,3 +69,96 @@ def strided_scatter_sorted(out, inp, src, src_base, offset, sizes, strides, src_
 def strided_scatter_ordered(out, src, src_base, offset, sizes, strides, src_strides):
     """Serial C-order scatter, last writer wins (kernel API row ``strided_scatter_ordered``)."""
     _sc.strided_scatter_ordered(out, src, int(src_base), int(offset), sizes, strides, src_strides)
+# ---- intersection family (issue 3) -------------------------------------------
+# Outputs are allocated here with NumPy (transparent huge pages) and filled by
+# the kernels: Numba-allocated arrays of tens of MB page-fault several times
+# slower than the kernels run.
+_i64 = np.int64
+
+
+def _chunks():
+    return 4 * numba.get_num_threads()
+
+
+def match_merge(src_keys, probe_keys):
+    """(first, count) of sorted ``src_keys`` in sorted ``probe_keys`` (linear merge)."""
+    n = src_keys.shape[0]
+    return _ix.match_merge(src_keys, probe_keys, _chunks(), np.empty(n, _i64), np.empty(n, _i64))
+
+
+def match_search(src_keys, probe_keys):
+    """(first, count) of ``src_keys`` in any order in sorted ``probe_keys`` (partitioned search)."""
+    return _ix.match_search(src_keys, probe_keys, numba.get_num_threads())
+
+
+def merge_matches(src_keys, probe_keys):
+    """(rows, first, count) of the matched entries of sorted ``src_keys`` only."""
+    return _ix.merge_matches(src_keys, probe_keys, _chunks())
+
+
+def compact_matches(first, count):
+    """(rows, first[rows], count[rows]) for the rows with count != 0."""
+    return _ix.compact_matches(first, count, _chunks())
+
+
+def probe_sum(values, perm, first, count):
+    """Ordered sums of the matched probe rows (perm None: identity)."""
+    out = np.empty((first.shape[0], values.shape[1]), values.dtype)
+    return _ix.probe_sum(values, first[:0] if perm is None else perm, perm is not None, first, count, out)
+
+
+def multiply_matched(src_values, rows, probe_values, perm, first, count):
+    """src_values[rows] * ordered probe sums, fused (rows / perm None: identity)."""
+    empty = first[:0]
+    out = np.empty((first.shape[0], src_values.shape[1]), src_values.dtype)
+    return _ix.multiply_matched(
+        src_values, empty if rows is None else rows, rows is not None,
+        probe_values, empty if perm is None else perm, perm is not None, first, count, out,
+    )
+
+
+def gather_columns(indices, rows):
+    """indices[:, rows], C-contiguous."""
+    return _ix.gather_columns(indices, rows, np.empty((indices.shape[0], rows.shape[0]), _i64))
+
+
+def gather_strided(source, addresses, inner):
+    """out[i, c] = source[addresses[i] + inner[c]]."""
+    out = np.empty((addresses.shape[0], inner.shape[0]), source.dtype)
+    return _ix.gather_strided(source, addresses, inner, out)
+
+
+def merge_union(a_keys, b_keys):
+    """(a_pos, b_pos) over the sorted union of two strictly increasing key arrays."""
+    sizes, blo, chunk = _un.union_offsets(a_keys, b_keys, _chunks())
+    total = int(sizes[-1])
+    a_pos, b_pos = np.empty(total, _i64), np.empty(total, _i64)
+    _un.union_positions(a_keys, b_keys, sizes, blo, chunk, a_pos, b_pos)
+    return a_pos, b_pos
+
+
+def union_columns(a_indices, b_indices, a_pos, b_pos):
+    """Union index columns: from a where a_pos >= 0, else from b."""
+    out = np.empty((a_indices.shape[0], a_pos.shape[0]), _i64)
+    return _un.union_columns(a_indices, b_indices, a_pos, b_pos, out)
+
+
+def gather_or_zero(values, rows):
+    """values[rows], zero rows where rows < 0."""
+    return _un.gather_or_zero(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
+
+
+def merge_add(a_indices, b_indices, a_values, b_values, strides, negate):
+    """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate)."""
+    sizes, blo, chunk = _un.union_offsets_idx(a_indices, b_indices, strides, _chunks())
+    total = int(sizes[-1])
+    out_idx = np.empty((a_indices.shape[0], total), _i64)
+    out_val = np.empty((total, a_values.shape[1]), a_values.dtype)
+    _un.merge_add_idx_write(a_indices, b_indices, strides, sizes, blo, chunk, a_values, b_values,
+                            bool(negate), out_idx, out_val)
+    return out_idx, out_val
+
+
+def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides):
+    """Fused compact product of a sorted source and a sorted probe: (indices, values)."""
+    return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks())

@@ -1,22 +1,245 @@
-"""Stable LSD radix sort of int64 keys (0 <= key < bound), returning the permutation.
+"""Stable sorts of int64 keys (0 <= key < bound), returning the permutation.
 
-Digit passes the key range does not need are never run, and a pass whose
-digit is the same for every key is skipped after its histogram. Each pass is
-parallel over contiguous chunks (one per thread): per-chunk histograms, then
-each chunk scatters into its own slots, which keeps the sort stable.
+Two routes, chosen by :func:`packed_fits`:
+
+* **Packed words** (the usual case). When ``bits(bound - 1) + bits(n - 1) <= 63``
+  each entry becomes one int64 word ``key << ib | i``. Words are distinct, and
+  sorting them sorts by key and, among equal keys, by original position: the
+  stable order falls out of any correct sort, so the result cannot depend on
+  thread scheduling. The sort is one parallel MSD pass on the top key digit
+  (<= 12 bits, chosen so that a bucket holds about a thousand words and fits
+  in L1), then each bucket is finished in cache: 8-bit LSD passes over the
+  remaining key bits (passes whose digit is constant are skipped) or an
+  insertion sort for tiny buckets. Buckets are split between threads by word
+  count. Memory: two int64 arrays of n.
+* **Key/permutation pairs** (fallback when the packed word would overflow):
+  a parallel LSD radix sort over the key bits only, 11-bit digits, per-chunk
+  histograms so that every chunk scatters into its own slots (stable).
 """
 import numba as nb
 import numpy as np
 
 
 @nb.njit(cache=True, nogil=True)
+def bit_length(x):
+    """Number of bits of a non-negative int64 (0 for 0)."""
+    b = 0
+    while x > 0:
+        b += 1
+        x >>= 1
+    return b
+
+
+def fits_packed(bound, n):
+    """True when keys below ``bound`` and positions below ``n`` pack into one int64."""
+    return max(int(bound) - 1, 0).bit_length() + max(int(n) - 1, 0).bit_length() <= 63
+
+
+@nb.njit(cache=True, nogil=True)
+def packed_plan(bound, n):
+    """(ib, kb, d1): position bits, key bits, bits of the MSD digit."""
+    ib = bit_length(max(n - 1, 0))
+    kb = bit_length(max(bound - 1, 0))
+    d1 = bit_length(n) - 9  # about 500-1000 words per bucket
+    d1 = max(0, min(d1, 12, kb))
+    return ib, kb, d1
+
+
+# ---------------------------------------------------------------- packed route
+@nb.njit(cache=True, parallel=True, nogil=True)
+def pack_keys(keys, ib, top_shift, nbuckets, nchunks):
+    """words[i] = keys[i] << ib | i, and per-chunk histograms of words >> top_shift."""
+    n = keys.shape[0]
+    words = np.empty(n, dtype=np.int64)
+    hist = np.zeros((nchunks, nbuckets), dtype=np.int64)
+    chunk = (n + nchunks - 1) // nchunks
+    for t in nb.prange(nchunks):
+        lo = t * chunk
+        hi = min(n, lo + chunk)
+        h = hist[t]
+        for i in range(lo, hi):
+            w = (keys[i] << ib) | i
+            words[i] = w
+            b = w >> top_shift
+            if 0 <= b < nbuckets:  # a key out of range is counted nowhere (see check_hist)
+                h[b] += 1
+    return words, hist
+
+
+@nb.njit(cache=True, nogil=True)
+def check_hist(hist, n):
+    """Raise when some key fell outside [0, bound) (only possible with unchecked input)."""
+    if hist.sum() != n:
+        raise IndexError("a linear index lies outside the sparse shape (indices out of bounds)")
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _msd_scatter(src, dst, offsets, top_shift):
+    # thread t moves chunk t in order into its own slots of each bucket: stable
+    n = src.shape[0]
+    nchunks = offsets.shape[0]
+    chunk = (n + nchunks - 1) // nchunks
+    for t in nb.prange(nchunks):
+        lo = t * chunk
+        hi = min(n, lo + chunk)
+        off = offsets[t]
+        for i in range(lo, hi):
+            w = src[i]
+            b = w >> top_shift
+            j = off[b]
+            off[b] = j + 1
+            dst[j] = w
+
+
+@nb.njit(cache=True, nogil=True)
+def sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
+    """Sort a[lo:hi] (words that agree above shift_lo + nbits and arrive in position order).
+
+    ``hist`` is an (8, 1024) scratch array. Returns True when the sorted words
+    ended up in tmp[lo:hi] instead of a[lo:hi].
+    """
+    m = hi - lo
+    if m <= 1:
+        return False
+    if m <= 32:
+        # words are distinct: sorting whole words is the stable order
+        for i in range(lo + 1, hi):
+            w = a[i]
+            j = i - 1
+            while j >= lo and a[j] > w:
+                a[j + 1] = a[j]
+                j -= 1
+            a[j + 1] = w
+        return False
+    # digits of at most 8 bits for small buckets, 10 bits for larger ones
+    # (the histogram's clear and prefix cost must stay small next to m)
+    maxd = 8 if m < 2048 else 10
+    npass = (nbits + maxd - 1) // maxd
+    digit = (nbits + npass - 1) // npass if npass else 1
+    dmask = (np.int64(1) << digit) - 1
+    nb_ = np.int64(1) << digit
+    for p in range(npass):
+        for b in range(nb_):
+            hist[p, b] = 0
+    for i in range(lo, hi):  # every digit's histogram in one pass
+        w = a[i] >> shift_lo
+        for p in range(npass):
+            hist[p, (w >> (digit * p)) & dmask] += 1
+    src = a
+    dst = tmp
+    in_tmp = False
+    for p in range(npass):
+        shift = shift_lo + digit * p
+        h = hist[p]
+        if h[(src[lo] >> shift) & dmask] == m:
+            continue  # every word has this digit: nothing moves
+        run = lo
+        for b in range(nb_):
+            c = h[b]
+            h[b] = run
+            run += c
+        for i in range(lo, hi):
+            w = src[i]
+            d = (w >> shift) & dmask
+            dst[h[d]] = w
+            h[d] += 1
+        src, dst = dst, src
+        in_tmp = not in_tmp
+    return in_tmp
+
+
+@nb.njit(cache=True, nogil=True)
+def sort_bucket_in_place(a, tmp, lo, hi, shift_lo, nbits, hist):
+    """:func:`sort_bucket`, with the result always in a[lo:hi]."""
+    if sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
+        for i in range(lo, hi):
+            a[i] = tmp[i]
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _sort_buckets(a, tmp, bucket_starts, thread_buckets, shift_lo, nbits):
+    nthreads = thread_buckets.shape[0] - 1
+    for t in nb.prange(nthreads):
+        hist = np.empty((8, 1024), dtype=np.int64)
+        for b in range(thread_buckets[t], thread_buckets[t + 1]):
+            sort_bucket_in_place(a, tmp, bucket_starts[b], bucket_starts[b + 1], shift_lo, nbits, hist)
+
+
+@nb.njit(cache=True, nogil=True)
+def bucket_offsets(hist):
+    """(offsets[t, b], bucket_starts[b]): where chunk t's words of bucket b go (stable)."""
+    nchunks, nbuckets = hist.shape
+    offsets = np.empty_like(hist)
+    bucket_starts = np.empty(nbuckets + 1, dtype=np.int64)
+    run = 0
+    for b in range(nbuckets):
+        bucket_starts[b] = run
+        for t in range(nchunks):
+            offsets[t, b] = run
+            run += hist[t, b]
+    bucket_starts[nbuckets] = run
+    return offsets, bucket_starts
+
+
+@nb.njit(cache=True, nogil=True)
+def split_buckets(bucket_starts, nthreads):
+    """Contiguous bucket ranges, one per thread, of about equal word counts."""
+    nbuckets = bucket_starts.shape[0] - 1
+    n = bucket_starts[nbuckets]
+    thread_buckets = np.empty(nthreads + 1, dtype=np.int64)
+    thread_buckets[0] = 0
+    b = 0
+    for t in range(1, nthreads):
+        target = (n * t) // nthreads
+        while b < nbuckets and bucket_starts[b + 1] <= target:
+            b += 1
+        thread_buckets[t] = max(b, thread_buckets[t - 1])
+    thread_buckets[nthreads] = nbuckets
+    return thread_buckets
+
+
+@nb.njit(cache=True, nogil=True)
+def sort_packed(words, hist, ib, kb, d1):
+    """Sort the packed words (from pack_keys with this plan); returns the sorted array.
+
+    ``words`` is used as scratch (its contents are undefined afterwards).
+    """
+    n = words.shape[0]
+    nchunks, nbuckets = hist.shape
+    if n <= 1:
+        return words
+    if nbuckets == 1:
+        tmp = np.empty(n, dtype=np.int64)
+        h = np.empty((8, 1024), dtype=np.int64)
+        sort_bucket_in_place(words, tmp, 0, n, ib, kb, h)
+        return words
+    offsets, bucket_starts = bucket_offsets(hist)
+    out = np.empty(n, dtype=np.int64)
+    _msd_scatter(words, out, offsets, ib + kb - d1)
+    thread_buckets = split_buckets(bucket_starts, nchunks)
+    _sort_buckets(out, words, bucket_starts, thread_buckets, ib, kb - d1)
+    return out
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def unpack(words, ib):
+    """(keys, perm) of sorted packed words."""
+    n = words.shape[0]
+    keys = np.empty(n, dtype=np.int64)
+    perm = np.empty(n, dtype=np.int64)
+    mask = (np.int64(1) << ib) - 1
+    for i in nb.prange(n):
+        w = words[i]
+        keys[i] = w >> ib
+        perm[i] = w & mask
+    return keys, perm
+
+
+# ---------------------------------------------------------------- pair route
+@nb.njit(cache=True, nogil=True)
 def _digit_plan(bound, n):
     """(digit_bits, passes) for keys below ``bound``."""
-    bits = 0
-    b = bound - 1
-    while b > 0:
-        bits += 1
-        b >>= 1
+    bits = bit_length(max(bound - 1, 0))
     if bits == 0:
         return 1, 0
     # 11-bit digits keep the histogram in L1 and the scatter fan-out TLB-friendly;
@@ -64,7 +287,7 @@ def _scatter(src_keys, src_perm, dst_keys, dst_perm, offsets, shift, mask, ident
 
 
 @nb.njit(cache=True, nogil=True)
-def sort_pairs(keys, bound, nchunks):
+def sort_pairs_lsd(keys, bound, nchunks):
     """Return (sorted_keys, perm) with sorted_keys = keys[perm], perm stable."""
     n = keys.shape[0]
     digit, passes = _digit_plan(bound, n)
@@ -102,3 +325,17 @@ def sort_pairs(keys, bound, nchunks):
     if identity:
         return keys.copy(), np.arange(n, dtype=np.int64)
     return cur_keys, cur_perm
+
+
+def sort_pairs(keys, bound, nchunks):
+    """Stable sort: (sorted_keys, perm) with sorted_keys = keys[perm].
+
+    The route is chosen in Python so that only the kernels it needs compile.
+    """
+    n = keys.shape[0]
+    if n > 1 and fits_packed(bound, n):
+        ib, kb, d1 = packed_plan(bound, n)
+        words, hist = pack_keys(keys, ib, ib + kb - d1, np.int64(1) << d1, nchunks)
+        check_hist(hist, n)
+        return unpack(sort_packed(words, hist, ib, kb, d1), ib)
+    return sort_pairs_lsd(keys, bound, nchunks)

@@ -1,0 +1,692 @@
+"""The CUDA kernel layer, written once: the kernel API over ``xp`` + a launcher.
+
+:class:`CudaLayer` implements every row of ``coosparse/_kernel_api.py`` with
+array-namespace calls (``xp``: CuPy on a GPU, NumPy in emulation) and raw
+kernel launches (``launch(kernel, nthreads, args)``: ``cupy.RawModule`` on a
+GPU, the host-compiled ``.cu`` files in emulation). ``coosparse._cuda.backend``
+and ``coosparse._cuda.emulated`` only bind those two things; nothing here
+depends on which one runs.
+
+Launch conventions: 1-D grids, one thread per output element (the
+thread mapping of each kernel is commented in its ``.cu`` file); arguments are
+arrays (passed as device pointers) and ``numpy.int64`` scalars (``long long``).
+
+Sort and scan are the namespace's own primitives: ``xp.sort`` of keys
+packed with their positions (CUB radix sort through CuPy on a GPU; unique
+words, so the order is the stable one whatever the algorithm), or, when key
+and position bits exceed 63, ``stable_argsort`` (CuPy's thrust stable
+argsort, ``numpy.argsort(kind='stable')`` in emulation); and ``xp.cumsum``.
+Either way the permutation is the unique stable one, as the Numba radix
+sort's.
+
+Synchronisation: only lines marked ``# synchronize!`` copy device data to the
+host; on a GPU everything else is queued on the current stream.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+_i64 = np.int64
+
+# element width in bytes -> C type of a bit copy
+_WORD = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_FLOAT_C = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+
+
+FILL_MAX_GAP = 64
+"""Largest gap (elements) between consecutive view addresses copied by one thread in the fused path."""
+
+
+def _max_gap(sizes, strides):
+    """Largest address step between consecutive elements (C order) of an increasing view."""
+    gap, inner_span = 1, 0
+    for n, s in zip(reversed([int(x) for x in sizes]), reversed(strides)):
+        if n > 1:
+            gap = max(gap, s - inner_span)
+        inner_span += (n - 1) * s
+    return gap
+
+
+class CudaLayer:
+    """Kernel API over ``xp`` and ``launch``.
+
+    Parameters
+    ----------
+    name : str
+        Backend name ('cuda' or 'cuda-emulated').
+    xp : module
+        Array namespace (``cupy`` or ``numpy``).
+    launch : callable
+        ``launch(kernel_name_expression, nthreads, args)`` runs the kernel on
+        a 1-D grid covering ``nthreads`` threads, in stream order.
+    stable_argsort : callable
+        ``stable_argsort(keys) -> int64 permutation`` (stable).
+    sort : callable, optional
+        Keys-only sort of unique int64 words (default ``xp.sort``).
+    validate : bool
+        Check index bounds on the host before launching (emulation: a bad
+        index raises ``IndexError`` instead of corrupting the interpreter's
+        memory). Off on a GPU, where the check would synchronise; the public
+        functions validate their inputs there.
+    """
+
+    def __init__(self, name, xp, launch, stable_argsort, validate, sort=None):
+        self._sort = sort or xp.sort
+        self.name = name
+        self.xp = xp
+        self._launch = launch
+        self._argsort = stable_argsort
+        self._validate = validate
+
+    # ------------------------------------------------------------------ helpers
+    def _run(self, kernel, nthreads, *args):
+        if nthreads > 0:
+            self._launch(kernel, int(nthreads), args)
+
+    def _c(self, a, dtype=None):
+        """C-contiguous array (of ``dtype`` when given)."""
+        return self.xp.ascontiguousarray(a, dtype=dtype)
+
+    def _check_range(self, a, lo, hi, what):
+        """Emulation only: every element of ``a`` in [lo, hi), else IndexError."""
+        if not self._validate or a.size == 0:
+            return
+        mn, mx = int(a.min()), int(a.max())
+        if mn < lo or mx >= hi:
+            bad = int(((a < lo) | (a >= hi)).argmax())
+            raise IndexError(
+                f"{what}: value {int(a.reshape(-1)[bad])} at position {bad} is outside [{lo}, {hi})"
+            )
+
+    @staticmethod
+    def _words(a):
+        """View of C-contiguous 2-D ``a`` as unsigned words: (array, C type); 16-byte items split in two."""
+        size = a.dtype.itemsize
+        if size == 16:
+            return a.view(np.uint64), _WORD[8]
+        if size not in _WORD:
+            raise TypeError(f"unsupported element width {size} for dtype {a.dtype}")
+        return a.view(_UINT[size]), _WORD[size]
+
+    @staticmethod
+    def _sum_view(a):
+        """View of C-contiguous ``a`` in a summable kernel type: (array, C type)."""
+        dt = a.dtype
+        if dt.kind == "c":
+            return a.view(np.float32 if dt == np.complex64 else np.float64), None
+        if dt.kind in "iu":
+            return a.view(_UINT[dt.itemsize]), _WORD[dt.itemsize]
+        if dt in _FLOAT_C:
+            return a, _FLOAT_C[dt]
+        raise TypeError(f"the CUDA kernels do not sum dtype {dt}; widen it first")
+
+    # ------------------------------------------------------------------ linear index
+    def linear_index(self, indices, strides):
+        """keys[i] = sum_d indices[d, i] * strides[d] (caller guarantees no overflow). Sync-free."""
+        xp = self.xp
+        indices = self._c(indices, np.int64)
+        strides = self._c(strides, np.int64)
+        ndim, n = indices.shape
+        keys = xp.empty(n, dtype=np.int64)
+        if ndim == 0:
+            keys[...] = 0
+            return keys
+        self._run("coo_linear_index_compute", n, indices, strides, _i64(ndim), _i64(n), keys)
+        return keys
+
+    def unravel_index(self, keys, strides):
+        """Inverse of :meth:`linear_index`: int64[ndim, n]. Sync-free."""
+        keys = self._c(keys, np.int64)
+        strides = self._c(strides, np.int64)
+        ndim, n = strides.shape[0], keys.shape[0]
+        out = self.xp.empty((ndim, n), dtype=np.int64)
+        if ndim:
+            self._run("coo_linear_index_unravel", n, keys, strides, _i64(ndim), _i64(n), out)
+        return out
+
+    # ------------------------------------------------------------------ sort and segments
+    def sort_pairs(self, keys, bound):
+        """Stable sort of keys in [0, bound): (sorted_keys, perm) with sorted_keys = keys[perm]. Sync-free.
+
+        When key bits + position bits fit in 63 bits, each key is packed with
+        its position (``coo_sort_pack``) and the packed words are sorted
+        keys-only (``xp.sort``: a CUB radix sort on a GPU), which is stable by
+        construction and moves half the bytes of a key-value sort; otherwise
+        the namespace's stable argsort.
+        """
+        xp = self.xp
+        keys = self._c(keys, np.int64)
+        n = keys.shape[0]
+        bound = max(int(bound), 1)
+        shift = max(n - 1, 0).bit_length()
+        if n == 0:
+            return keys.copy(), xp.zeros(0, dtype=np.int64)
+        if (bound - 1).bit_length() + shift <= 63:
+            self._check_range(keys, 0, bound, "sort_pairs keys")
+            packed = xp.empty(n, dtype=np.int64)
+            self._run("coo_sort_pack", n, keys, _i64(n), _i64(shift), packed)
+            packed = self._sort(packed)
+            sorted_keys = xp.empty(n, dtype=np.int64)
+            perm = xp.empty(n, dtype=np.int64)
+            self._run("coo_sort_unpack", n, packed, _i64(n), _i64(shift), sorted_keys, perm)
+            return sorted_keys, perm
+        perm = self._c(self._argsort(keys), np.int64)
+        return keys[perm], perm
+
+    def segment_starts(self, sorted_keys):
+        """Run heads of sorted keys plus n: int64[nseg + 1]. Synchronises (nseg sizes the output)."""
+        xp = self.xp
+        sorted_keys = self._c(sorted_keys, np.int64)
+        n = sorted_keys.shape[0]
+        if n == 0:
+            return xp.zeros(1, dtype=np.int64)
+        flags = xp.empty(n, dtype=np.int64)
+        self._run("coo_segment_starts_flag", n, sorted_keys, _i64(n), flags)
+        pos = xp.cumsum(flags)
+        nseg = int(pos[-1])  # synchronize!
+        starts = xp.empty(nseg + 1, dtype=np.int64)
+        self._run("coo_segment_starts_write", n, sorted_keys, pos, _i64(n), _i64(nseg), starts)
+        return starts
+
+    def segment_sum(self, values, perm, starts):
+        """out[s] = ordered sum of values[perm[starts[s]:starts[s+1]]] (perm None: identity). Sync-free.
+
+        One thread per (segment, column) adds the segment's values sequentially
+        in perm order, so float sums are bit-identical to the Numba layer.
+        """
+        xp = self.xp
+        values = self._c(values)
+        if values.ndim != 2:
+            raise ValueError(f"segment_sum expects 2-D values; got shape {values.shape}")
+        starts = self._c(starts, np.int64)
+        n = values.shape[0]
+        nseg = starts.shape[0] - 1
+        out = xp.empty((nseg, values.shape[1]), dtype=values.dtype)
+        if nseg <= 0 or values.shape[1] == 0:
+            return out
+        view, ctype = self._sum_view(values)
+        oview, _ = self._sum_view(out)
+        if ctype is None:  # complex: interleaved (re, im) columns
+            ctype = "float" if view.dtype == np.float32 else "double"
+        k = view.shape[1]
+        if self._validate:
+            self._check_range(starts, 0, n + 1, "segment_sum starts")
+            if bool((starts[1:] <= starts[:-1]).any()):
+                raise ValueError("segment_sum: starts must be strictly increasing")
+        if perm is None:
+            perm_arr, has_perm = xp.empty(0, dtype=np.int64), 0
+        else:
+            perm_arr, has_perm = self._c(perm, np.int64), 1
+            self._check_range(perm_arr, 0, n, "segment_sum perm")
+        self._run(
+            f"coo_segment_sum_reduce<{ctype}>", nseg * k,
+            view, perm_arr, _i64(has_perm), starts, _i64(nseg), _i64(k), oview,
+        )
+        return out
+
+    def coalesce_linear(self, indices, strides, bound, values):
+        """Distinct linear indices in increasing order (unravelled) and their ordered sums.
+
+        Composed of this layer's own kernels (linear index, stable sort,
+        segment heads, ordered segment sums, unravel), so the sums are
+        bit-identical to the Numba layer's fused kernel. Synchronises once
+        (segment_starts sizes the output).
+        """
+        keys = self.linear_index(indices, strides)
+        sorted_keys, perm = self.sort_pairs(keys, bound)
+        starts = self.segment_starts(sorted_keys)  # synchronize! (output size)
+        sums = self.segment_sum(values, perm, starts)
+        return self.unravel_index(sorted_keys[starts[:-1]], strides), sums
+
+    def gather_rows(self, values, rows):
+        """values[rows] for 2-D values (a bit copy, any dtype). Sync-free."""
+        xp = self.xp
+        values = self._c(values)
+        rows = self._c(rows, np.int64)
+        m = rows.shape[0]
+        out = xp.empty((m, values.shape[1]), dtype=values.dtype)
+        if m == 0 or values.shape[1] == 0:
+            return out
+        self._check_range(rows, 0, values.shape[0], "gather_rows rows")
+        view, ctype = self._words(values)
+        oview, _ = self._words(out)
+        k = view.shape[1]
+        self._run(f"coo_gather_rows_copy<{ctype}>", m * k, view, rows, _i64(m), _i64(k), oview)
+        return out
+
+    # ------------------------------------------------------------------ strided scatter
+    def _elements(self, target, addresses, values, inner):
+        """Flattened element addresses and values (i-major, as the sequential loop visits them).
+
+        An entry whose block would leave the target (block address outside
+        ``[-min(0, min inner), len - max(0, max inner))``, the Numba layer's
+        rule) is skipped: its elements get the address ``len(target)``, which
+        sorts last and is never written. Computed on the device (no sync).
+        """
+        xp = self.xp
+        if target.ndim != 1:
+            raise ValueError(f"scatter target must be 1-D; got shape {target.shape}")
+        if target.size > 1 and target.strides[0] != target.itemsize:
+            raise ValueError("scatter target must have unit element stride (a flat view)")
+        addresses = self._c(addresses, np.int64)
+        inner = self._c(inner, np.int64)
+        n, k = addresses.shape[0], inner.shape[0]
+        values = xp.asarray(values)
+        if values.shape != (n, k):
+            raise ValueError(f"scatter values must have shape ({n}, {k}); got {values.shape}")
+        span = target.size
+        if n == 0 or k == 0:
+            return xp.zeros(0, dtype=np.int64), values.reshape(-1)[:0], span
+        lo = -xp.minimum(inner.min(), 0)
+        hi = span - xp.maximum(inner.max(), 0)
+        ok = (addresses >= lo) & (addresses < hi)
+        addr = xp.where(ok[:, None], addresses[:, None] + inner[None, :], span).reshape(-1)
+        vals = self._c(values.astype(target.dtype, copy=False)).reshape(-1)
+        return addr, vals, span
+
+    def _scatter(self, kind, target, addr, vals, ctype, limit):
+        saddr, perm = self.sort_pairs(addr, limit + 1)
+        self._run(f"coo_scatter_{kind}_runs<{ctype}>", addr.shape[0], target, saddr, perm, vals,
+                  _i64(addr.shape[0]), _i64(limit))
+
+    def scatter_add(self, target, addresses, values, inner):
+        """target[addresses[i] + inner[c]] += values[i, c], in order of i. In place; sync-free.
+
+        Entries whose block would leave the target are skipped (memory safety).
+
+        Element addresses are stably sorted, and one thread sums each run of
+        equal addresses in original order onto the old value (no atomics).
+        """
+        addr, vals, span = self._elements(target, addresses, values, inner)
+        if addr.shape[0] == 0:
+            return
+        tview, ctype = self._sum_view(target)
+        vview, _ = self._sum_view(vals)
+        if ctype is None:  # complex: the real and imaginary words are separate elements
+            ctype = "float" if tview.dtype == np.float32 else "double"
+            addr = (addr[:, None] * 2 + self.xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
+            span *= 2
+        self._scatter("add", tview, addr, vview, ctype, span)
+
+    def scatter_set(self, target, addresses, values, inner):
+        """target[addresses[i] + inner[c]] = values[i, c]; the last writer in order wins. In place; sync-free.
+
+        Element addresses are stably sorted, and only the last element of each
+        run of equal addresses writes (deterministic overlap rule, SPEC 5).
+        """
+        addr, vals, span = self._elements(target, addresses, values, inner)
+        if addr.shape[0] == 0:
+            return
+        tview, ctype = self._words(target)
+        vview, _ = self._words(vals)
+        if target.dtype.itemsize == 16:
+            addr = (addr[:, None] * 2 + self.xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
+            span *= 2
+        self._scatter("set", tview, addr, vview, ctype, span)
+
+    # ------------------------------------------------------------------ intersection family
+    def _match(self, src_keys, probe_keys):
+        xp = self.xp
+        src_keys = self._c(src_keys, np.int64)
+        probe_keys = self._c(probe_keys, np.int64)
+        n, m = src_keys.shape[0], probe_keys.shape[0]
+        first = xp.zeros(n, dtype=np.int64)
+        count = xp.zeros(n, dtype=np.int64)
+        if m:
+            self._run("coo_intersect_match", n, src_keys, probe_keys, _i64(n), _i64(m), first, count)
+        return first, count
+
+    def match_merge(self, src_keys, probe_keys):
+        """(first, count) of sorted ``src_keys`` in sorted ``probe_keys``. Sync-free.
+
+        On the GPU a binary search per source entry (same answer as the merge:
+        first = insertion point, count = number of equal probe keys).
+        """
+        return self._match(src_keys, probe_keys)
+
+    def match_search(self, src_keys, probe_keys):
+        """(first, count) of ``src_keys`` in any order in sorted ``probe_keys``: binary search. Sync-free."""
+        return self._match(src_keys, probe_keys)
+
+    def _compact(self, first, count):
+        xp = self.xp
+        first = self._c(first, np.int64)
+        count = self._c(count, np.int64)
+        n = count.shape[0]
+        if n == 0:
+            z = xp.zeros(0, dtype=np.int64)
+            return z, z.copy(), z.copy()
+        flags = xp.empty(n, dtype=np.int64)
+        self._run("coo_intersect_flag", n, count, _i64(n), flags)
+        pos = xp.cumsum(flags)
+        m = int(pos[-1])  # synchronize! (the number of matched rows sizes the output)
+        rows = xp.empty(m, dtype=np.int64)
+        first_out = xp.empty(m, dtype=np.int64)
+        count_out = xp.empty(m, dtype=np.int64)
+        self._run("coo_intersect_compact", n, first, count, pos, _i64(n), rows, first_out, count_out)
+        return rows, first_out, count_out
+
+    def compact_matches(self, first, count):
+        """(rows, first[rows], count[rows]) for the ascending rows with count != 0. Synchronises (output size)."""
+        return self._compact(first, count)
+
+    def merge_matches(self, src_keys, probe_keys):
+        """(rows, first, count) of the matched entries of sorted ``src_keys`` only. Synchronises (output size).
+
+        On the GPU: the binary-search match, then one compaction.
+        """
+        first, count = self._match(src_keys, probe_keys)
+        return self._compact(first, count)
+
+    def merge_multiply(self, src_indices, src_values, probe_indices, probe_values, strides):
+        """Compact product of a sorted source and a sorted probe: (indices, values). Synchronises (output size).
+
+        Composed of this layer's kernels (linear index, merge_matches,
+        gather_columns, multiply_matched), which is exactly the row's meaning,
+        so results are bit-identical to the Numba layer's fused kernel.
+        """
+        rows, first, count = self.merge_matches(
+            self.linear_index(src_indices, strides), self.linear_index(probe_indices, strides)
+        )
+        values = self.multiply_matched(src_values, rows, probe_values, None, first, count)
+        return self.gather_columns(src_indices, rows), values
+
+    def _product_view(self, a):
+        """``a`` in the product kernel's type: (array, C type)."""
+        dt = a.dtype
+        if dt == np.complex64:
+            return a, "coo_complex<float>"
+        if dt == np.complex128:
+            return a, "coo_complex<double>"
+        if dt == np.int64:
+            return a.view(np.uint64), "unsigned long long"
+        if dt in _FLOAT_C:
+            return a, _FLOAT_C[dt]
+        raise TypeError(f"multiply_matched runs on int64, float32/64 and complex64/128; got {dt}")
+
+    def multiply_matched(self, src_values, rows, probe_values, perm, first, count):
+        """out[i] = src_values[rows[i] or i] * (ordered sum of the matched probe rows); 0 where count[i] == 0. Sync-free.
+
+        One dtype throughout (int64 products wrap, complex products are
+        (ac - bd) + i(ad + bc) with every operation rounded alone, as in NumPy).
+        """
+        xp = self.xp
+        src_values = self._c(src_values)
+        probe_values = self._c(probe_values)
+        if src_values.dtype != probe_values.dtype:
+            raise TypeError(f"multiply_matched needs one dtype; got {src_values.dtype} and {probe_values.dtype}")
+        first = self._c(first, np.int64)
+        count = self._c(count, np.int64)
+        m, k = first.shape[0], src_values.shape[1]
+        out = xp.empty((m, k), dtype=src_values.dtype)
+        if m == 0 or k == 0:
+            return out
+        sview, ctype = self._product_view(src_values)
+        pview, _ = self._product_view(probe_values)
+        oview, _ = self._product_view(out)
+        empty = xp.empty(0, dtype=np.int64)
+        rows_arr = empty if rows is None else self._c(rows, np.int64)
+        perm_arr = empty if perm is None else self._c(perm, np.int64)
+        if self._validate:
+            self._check_probe_ranges(first, count, probe_values.shape[0], perm_arr, perm is not None)
+            if rows is not None:
+                self._check_range(rows_arr, 0, src_values.shape[0], "multiply_matched rows")
+        self._run(
+            f"coo_intersect_multiply_matched<{ctype}>", m * k,
+            sview, rows_arr, _i64(rows is not None), pview, perm_arr, _i64(perm is not None),
+            first, count, _i64(m), _i64(k), oview,
+        )
+        return out
+
+    def _check_probe_ranges(self, first, count, nprobe, perm_arr, has_perm):
+        hit = count != 0
+        if bool(hit.any()) and (int(first[hit].min()) < 0 or int((first + count)[hit].max()) > nprobe):
+            raise IndexError("a matched range falls outside the probe")
+        if has_perm:
+            self._check_range(perm_arr, 0, nprobe, "probe perm")
+
+    def probe_sum(self, values, perm, first, count):
+        """out[i] = ordered sum of values[perm[first[i]:first[i]+count[i]]]; 0 where count[i] == 0. Sync-free."""
+        xp = self.xp
+        values = self._c(values)
+        first = self._c(first, np.int64)
+        count = self._c(count, np.int64)
+        m = first.shape[0]
+        out = xp.empty((m, values.shape[1]), dtype=values.dtype)
+        if m == 0 or values.shape[1] == 0:
+            return out
+        view, ctype = self._sum_view(values)
+        oview, _ = self._sum_view(out)
+        if ctype is None:
+            ctype = "float" if view.dtype == np.float32 else "double"
+        k = view.shape[1]
+        perm_arr = xp.empty(0, dtype=np.int64) if perm is None else self._c(perm, np.int64)
+        if self._validate:
+            self._check_probe_ranges(first, count, values.shape[0], perm_arr, perm is not None)
+        self._run(
+            f"coo_intersect_probe_sum<{ctype}>", m * k,
+            view, perm_arr, _i64(perm is not None), first, count, _i64(m), _i64(k), oview,
+        )
+        return out
+
+    def gather_columns(self, indices, rows):
+        """indices[:, rows], C-contiguous int64. Sync-free."""
+        xp = self.xp
+        indices = self._c(indices, np.int64)
+        rows = self._c(rows, np.int64)
+        d, n = indices.shape
+        m = rows.shape[0]
+        out = xp.empty((d, m), dtype=np.int64)
+        if d and m:
+            self._check_range(rows, 0, n, "gather_columns rows")
+            self._run("coo_intersect_gather_columns", d * m, indices, rows, _i64(d), _i64(n), _i64(m), out)
+        return out
+
+    def gather_strided(self, source, addresses, inner):
+        """out[i, c] = source[addresses[i] + inner[c]] for 1-D ``source`` (bit copy). Sync-free."""
+        xp = self.xp
+        if source.ndim != 1 or (source.size > 1 and source.strides[0] != source.itemsize):
+            raise ValueError("gather_strided source must be a 1-D flat view with unit stride")
+        addresses = self._c(addresses, np.int64)
+        inner = self._c(inner, np.int64)
+        n, k = addresses.shape[0], inner.shape[0]
+        out = xp.empty((n, k), dtype=source.dtype)
+        if n == 0 or k == 0:
+            return out
+        if self._validate:
+            self._check_range((addresses[:, None] + inner[None, :]).reshape(-1), 0, source.size,
+                              "gather_strided address")
+        sview, ctype = self._words(source)
+        oview, _ = self._words(out.reshape(-1))
+        if source.dtype.itemsize == 16:  # two words per element
+            addresses = addresses * 2
+            inner = (inner[:, None] * 2 + xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
+            k = 2 * k
+        self._run(f"coo_gather_strided<{ctype}>", n * k, sview, addresses, inner, _i64(n), _i64(k), oview)
+        return out
+
+    def merge_union(self, a_keys, b_keys):
+        """(a_pos, b_pos) over the sorted union of two strictly increasing key arrays; -1 where a side lacks the key.
+
+        Synchronises (the number of common keys sizes the output).
+        """
+        xp = self.xp
+        a_keys = self._c(a_keys, np.int64)
+        b_keys = self._c(b_keys, np.int64)
+        na, nb = a_keys.shape[0], b_keys.shape[0]
+        lb = xp.empty(na, dtype=np.int64)
+        matched = xp.empty(na, dtype=np.int64)
+        self._run("coo_union_rank", na, a_keys, b_keys, _i64(na), _i64(nb), lb, matched)
+        common = xp.zeros(na + 1, dtype=np.int64)
+        if na:
+            common[1:] = xp.cumsum(matched)
+        m = na + nb - int(common[na])  # synchronize!
+        a_pos = xp.empty(m, dtype=np.int64)
+        b_pos = xp.empty(m, dtype=np.int64)
+        self._run("coo_union_write_a", na, lb, matched, common, _i64(na), a_pos, b_pos)
+        self._run("coo_union_write_b", nb, a_keys, b_keys, common, _i64(na), _i64(nb), a_pos, b_pos)
+        return a_pos, b_pos
+
+    def union_columns(self, a_idx, b_idx, a_pos, b_pos):
+        """Index columns of the union: a_idx[:, a_pos[u]] if a_pos[u] >= 0, else b_idx[:, b_pos[u]]. Sync-free."""
+        xp = self.xp
+        a_idx = self._c(a_idx, np.int64)
+        b_idx = self._c(b_idx, np.int64)
+        a_pos = self._c(a_pos, np.int64)
+        b_pos = self._c(b_pos, np.int64)
+        d, na = a_idx.shape
+        nb = b_idx.shape[1]
+        m = a_pos.shape[0]
+        out = xp.empty((d, m), dtype=np.int64)
+        if d and m:
+            if self._validate:
+                self._check_range(a_pos, -1, na, "union_columns a_pos")
+                self._check_range(b_pos[a_pos < 0], 0, nb, "union_columns b_pos")
+            self._run("coo_union_columns", d * m, a_idx, b_idx, a_pos, b_pos,
+                      _i64(d), _i64(na), _i64(nb), _i64(m), out)
+        return out
+
+    def union_values(self, a_values, b_values, a_pos, b_pos, negate):
+        """out[u] = (a[a_pos[u]] or 0) +/- (b[b_pos[u]] or 0) in one dtype (a missing a gives -b). Sync-free."""
+        xp = self.xp
+        a_values = self._c(a_values)
+        b_values = self._c(b_values)
+        if a_values.dtype != b_values.dtype:
+            raise TypeError(f"union_values needs one dtype; got {a_values.dtype} and {b_values.dtype}")
+        a_pos = self._c(a_pos, np.int64)
+        b_pos = self._c(b_pos, np.int64)
+        m = a_pos.shape[0]
+        out = xp.empty((m, a_values.shape[1]), dtype=a_values.dtype)
+        if m == 0 or a_values.shape[1] == 0:
+            return out
+        av, ctype = self._sum_view(a_values)
+        bv, _ = self._sum_view(b_values)
+        ov, _ = self._sum_view(out)
+        if ctype is None:  # complex: componentwise on interleaved (re, im) columns
+            ctype = "float" if av.dtype == np.float32 else "double"
+        if self._validate:
+            self._check_range(a_pos, -1, a_values.shape[0], "union_values a_pos")
+            self._check_range(b_pos, -1, b_values.shape[0], "union_values b_pos")
+            if bool(((a_pos < 0) & (b_pos < 0)).any()):
+                raise IndexError("union_values: an entry has neither side")
+        k = av.shape[1]
+        self._run(f"coo_union_values<{ctype}>", m * k, av, bv, a_pos, b_pos, _i64(bool(negate)),
+                  _i64(m), _i64(k), ov)
+        return out
+
+    def merge_add(self, a_idx, b_idx, a_values, b_values, strides, negate):
+        """Coalesced union in one call: (indices[d, m], values[m, k]) of a + b (a - b with ``negate``).
+
+        Keys from the index columns (``strides``), the ranks of
+        :meth:`merge_union`, then the index columns and the values
+        (``coo_union_values``). Synchronises once (the union size).
+        """
+        a_keys = self.linear_index(a_idx, strides)
+        b_keys = self.linear_index(b_idx, strides)
+        a_pos, b_pos = self.merge_union(a_keys, b_keys)  # synchronize! (output size)
+        return (self.union_columns(a_idx, b_idx, a_pos, b_pos),
+                self.union_values(a_values, b_values, a_pos, b_pos, negate))
+
+    def gather_or_zero(self, values, rows):
+        """values[rows[i]] for 2-D values, zeros where rows[i] < 0 (bit copy). Sync-free."""
+        xp = self.xp
+        values = self._c(values)
+        rows = self._c(rows, np.int64)
+        m = rows.shape[0]
+        out = xp.empty((m, values.shape[1]), dtype=values.dtype)
+        if m == 0 or values.shape[1] == 0:
+            return out
+        self._check_range(rows, -(2**62), values.shape[0], "gather_or_zero rows")
+        view, ctype = self._words(values)
+        oview, _ = self._words(out)
+        k = view.shape[1]
+        self._run(f"coo_gather_rows_or_zero<{ctype}>", m * k, view, rows, _i64(m), _i64(k), oview)
+        return out
+
+    # ------------------------------------------------------------------ strided views (as_strided_scatter)
+    def _view_params(self, sizes, strides, src_strides):
+        sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
+        d = sizes.shape[0]
+        params = np.concatenate([sizes, np.asarray(strides, np.int64).reshape(-1),
+                                 np.asarray(src_strides, np.int64).reshape(-1)])
+        total = int(np.prod(sizes)) if d else 1
+        return self.xp.asarray(params), d, total, sizes
+
+    def _check_view(self, out, src, src_base, offset, sizes, strides, src_strides):
+        """Emulation only: the view's extreme addresses lie inside ``out`` and ``src``."""
+        if not self._validate:
+            return
+        for base, st, buf, what in ((offset, strides, out, "output"), (src_base, src_strides, src, "source")):
+            st = np.asarray(st, np.int64).reshape(-1)
+            lo = base + sum(int((n - 1) * s) for n, s in zip(sizes, st) if s < 0)
+            hi = base + sum(int((n - 1) * s) for n, s in zip(sizes, st) if s > 0)
+            if lo < 0 or hi >= buf.size:
+                raise IndexError(f"strided view reaches {what} elements {lo}..{hi}, outside [0, {buf.size})")
+
+    def strided_scatter_sorted(self, out, inp, src, src_base, offset, sizes, strides, src_strides, copy):
+        """out = inp (when ``copy``), then out[offset + i.strides] = src[src_base + i.src_strides]. Sync-free.
+
+        For views whose addresses strictly increase in C order (the row's
+        contract). With ``copy`` and gaps between consecutive addresses of at
+        most ``FILL_MAX_GAP`` elements (computed from the host metadata), one
+        fused pass writes every output element once (``coo_scatter_view_fill``:
+        each view element also copies the input gap after it; head and tail
+        are plain copies). Otherwise the copy, then one thread per view element.
+        """
+        params, d, total, sz = self._view_params(sizes, strides, src_strides)
+        if total == 0:
+            if copy and out.size:
+                out[...] = inp
+            return
+        self._check_view(out, src, int(src_base), int(offset), sz, strides, src_strides)
+        st = [int(x) for x in np.asarray(strides, np.int64).reshape(-1)]
+        offset, src_base = int(offset), int(src_base)
+        last = offset + sum((int(n) - 1) * s for n, s in zip(sz, st))
+        oview, ctype = self._words(out)
+        sview, _ = self._words(src)
+        w = 2 if out.dtype.itemsize == 16 else 1
+        if copy and _max_gap(sz, st) <= FILL_MAX_GAP:
+            iview, _ = self._words(inp)
+            if offset:
+                oview[: offset * w] = iview[: offset * w]
+            if (last + 1) * w < oview.size:
+                oview[(last + 1) * w:] = iview[(last + 1) * w:]
+            self._run(f"coo_scatter_view_fill<{ctype}>", total, oview, iview, sview, params, _i64(d),
+                      _i64(offset), _i64(src_base), _i64(total), _i64(w))
+            return
+        if copy and out.size:
+            out[...] = inp
+        self._run(f"coo_scatter_view_set<{ctype}>", total, oview, sview, params, _i64(d),
+                  _i64(offset), _i64(src_base), _i64(total), _i64(w))
+
+    def strided_scatter_ordered(self, out, src, src_base, offset, sizes, strides, src_strides):
+        """out[offset + i.strides] = src[src_base + i.src_strides], i in C order, last writer wins. Sync-free.
+
+        Addresses of the (possibly overlapping) view are stably sorted and only
+        the last element of each run of equal addresses writes.
+        """
+        xp = self.xp
+        params, d, total, sz = self._view_params(sizes, strides, src_strides)
+        if total == 0:
+            return
+        self._check_view(out, src, int(src_base), int(offset), sz, strides, src_strides)
+        out_addr = xp.empty(total, dtype=np.int64)
+        src_addr = xp.empty(total, dtype=np.int64)
+        self._run("coo_scatter_view_addresses", total, params, _i64(d), _i64(offset), _i64(src_base),
+                  _i64(total), out_addr, src_addr)
+        vals = self.gather_strided(src, src_addr, xp.zeros(1, dtype=np.int64)).reshape(-1)
+        tview, ctype = self._words(out)
+        vview, _ = self._words(vals)
+        if out.dtype.itemsize == 16:
+            out_addr = (out_addr[:, None] * 2 + xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
+        self._scatter("set", tview, out_addr, vview, ctype, tview.size)
+
+    # ------------------------------------------------------------------ binding
+    def bind(self, namespace, names):
+        """Put the layer's functions named ``names`` into module dict ``namespace``."""
+        namespace["name"] = self.name
+        namespace["xp"] = self.xp
+        for n in names:
+            namespace[n] = getattr(self, n)

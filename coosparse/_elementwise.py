@@ -1,0 +1,136 @@
+"""Shared checks of the elementwise operations: operand kinds, shapes, dtypes, dense gathers.
+
+Sparse-sparse operations need identical sparse shapes (and sparse_ndim); the
+dense (hybrid) trailing dimensions broadcast as in NumPy. A dense operand
+broadcasts against a COO as long as the COO's sparse dimensions are not
+broadcast (that would make the result dense or change its sparse shape).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtypes
+from ._backend import backend_for
+from ._coo import COO, _namespace, is_scalar
+
+
+def is_dense(x):
+    """A NumPy or CuPy array (not a COO)."""
+    return isinstance(x, np.ndarray) or type(x).__module__.startswith("cupy")
+
+
+def as_dense_operand(x, op):
+    """``x`` as a NumPy/CuPy array (lists and scalars accepted), or TypeError."""
+    if isinstance(x, COO):
+        raise TypeError(f"{op}: expected a dense operand, got a COO")
+    if is_dense(x):
+        return x
+    try:
+        arr = np.asarray(x)
+    except Exception:
+        arr = None
+    if arr is None or arr.dtype == object:
+        raise TypeError(f"{op}: unsupported operand type {type(x).__name__}")
+    return arr
+
+
+def sparse_pair_shape(a, b, op):
+    """Result shape of a sparse-sparse elementwise op, or ValueError naming both shapes."""
+    if a.sparse_ndim != b.sparse_ndim or a.sparse_shape != b.sparse_shape or a.ndim != b.ndim:
+        raise ValueError(
+            f"{op}: shapes {a.shape} (sparse {a.sparse_shape}) and {b.shape} "
+            f"(sparse {b.sparse_shape}) do not match; sparse dimensions must be equal"
+        )
+    try:
+        dense = np.broadcast_shapes(a.dense_shape, b.dense_shape)
+    except ValueError:
+        raise ValueError(
+            f"{op}: shapes {a.shape} and {b.shape} do not broadcast in their dense dimensions "
+            f"{a.dense_shape} and {b.dense_shape}"
+        ) from None
+    return a.sparse_shape + tuple(dense)
+
+
+def sparse_dense_shape(a, x_shape, op):
+    """Result shape of COO ``a`` combined with a dense operand of ``x_shape``."""
+    try:
+        shape = tuple(np.broadcast_shapes(a.shape, tuple(x_shape)))
+    except ValueError:
+        shape = None
+    if shape is None or len(shape) != a.ndim or shape[: a.sparse_ndim] != a.sparse_shape:
+        raise ValueError(
+            f"{op}: COO shape {a.shape} and dense shape {tuple(x_shape)} do not match; the dense "
+            f"operand may broadcast only in the COO's dense dimensions {a.dense_shape}"
+        )
+    return shape
+
+
+def result_dtype(*dtypes_or_values):
+    return _dtypes.result_type(*dtypes_or_values)
+
+
+def values_as(values, nnz, dense_shape, dtype):
+    """``values`` (nnz, *d) cast to ``dtype`` and broadcast to (nnz, *dense_shape)."""
+    xp = _namespace(values)
+    v = values.astype(dtype, copy=False)
+    target = (nnz,) + tuple(dense_shape)
+    if tuple(v.shape) != target:
+        v = xp.broadcast_to(v, target)
+    return v
+
+
+def rows2d(values):
+    """(n, k) C-contiguous view/copy of ``values`` for the kernels."""
+    xp = _namespace(values)
+    k = 1
+    for s in values.shape[1:]:
+        k *= s
+    return xp.ascontiguousarray(values.reshape(values.shape[0], k))
+
+
+def copy_kernel(kernel, values, *args):
+    """Run a kernel that only moves ``values`` (no arithmetic) on any supported dtype.
+
+    Numba has no float16 type: those values travel as their uint16 bits.
+    """
+    if values.dtype == np.float16:
+        return kernel(values.view(np.uint16), *args).view(np.float16)
+    return kernel(values, *args)
+
+
+def gather_dense(x, indices, sparse_ndim):
+    """x[tuple(indices)] for a dense ``x`` of any strides: (n, *x.shape[sparse_ndim:]).
+
+    Addresses are computed from ``x``'s element strides (broadcast views with
+    zero strides included), then one parallel gather reads them. Never
+    synchronises.
+    """
+    from ._dense import flat_view
+
+    be = backend_for(x, indices)
+    xp = be.xp
+    n = indices.shape[1]
+    dense_shape = tuple(x.shape[sparse_ndim:])
+    if n == 0 or x.size == 0:
+        return xp.zeros((n,) + dense_shape, dtype=x.dtype)
+    flat, base, es = flat_view(x)
+    strides = xp.asarray(np.array(es[:sparse_ndim], dtype=np.int64))
+    addresses = be.linear_index(indices, strides)
+    if base:
+        addresses += base
+    inner = np.zeros((), dtype=np.int64)
+    for size, s in zip(dense_shape, es[sparse_ndim:]):
+        inner = inner[..., None] + np.arange(size, dtype=np.int64) * s
+    gathered = copy_kernel(be.gather_strided, flat, addresses, xp.asarray(inner.reshape(-1)))
+    return gathered.reshape((n,) + dense_shape)
+
+
+def check_coo(x, op, name):
+    if not isinstance(x, COO):
+        raise TypeError(f"{op}: {name} must be a COO array; got {type(x).__name__}")
+
+
+__all__ = [
+    "as_dense_operand", "check_coo", "copy_kernel", "gather_dense", "is_dense", "is_scalar", "result_dtype",
+    "rows2d", "sparse_dense_shape", "sparse_pair_shape", "values_as",
+]

@@ -1,0 +1,175 @@
+"""The union family (SPEC 4): add and subtract.
+
+Both operands coalesced: one parallel linear merge of their keys; the result
+is coalesced. Otherwise the entries are concatenated (``a``'s, then ``b``'s),
+the result's flags are False, and ``coalesce=True`` asks for a coalesced
+result instead. A dense operand makes the result dense: the dense array is
+copied into a fresh array of the result dtype and the COO is scatter-added
+into it (``coosparse._dense.scatter_into``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtypes
+from ._backend import backend_for
+from ._coalesce import coalesce as _coalesce
+from ._coo import COO, is_scalar
+from ._dense import scatter_into
+from ._elementwise import (
+    as_dense_operand,
+    copy_kernel,
+    rows2d,
+    sparse_dense_shape,
+    sparse_pair_shape,
+    values_as,
+)
+from ._keys import is_wide, joint_keys, strides_of
+
+
+def add(a, b, *, coalesce=False):
+    """Elementwise sum ``a + b`` where at least one operand is a COO.
+
+    Parameters
+    ----------
+    a, b : COO or dense array
+        Sparse + sparse: sparse shapes must be equal; dense (hybrid)
+        dimensions broadcast. Sparse + dense: the dense operand may broadcast
+        in the COO's dense dimensions only. Scalars are refused (the result
+        would be dense everywhere: use ``a.to_dense() + s``).
+    coalesce : bool
+        Sparse + sparse: return a coalesced result even when an operand is not
+        coalesced (costs a sort).
+
+    Returns
+    -------
+    COO or dense array
+        Sparse + sparse: both coalesced -> merged, coalesced (a key present on
+        both sides gives one entry, ``a``'s value + ``b``'s); otherwise ``a``'s
+        entries followed by ``b``'s, flags False (unless ``coalesce``).
+        Sparse + dense: a new dense array. dtype: NumPy promotion.
+
+    Synchronisation: the merge synchronises once on a GPU (output size); the
+    concatenation and the dense result never do.
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> a = coosparse.COO([[0, 2]], np.array([1.0, 2.0]), (4,), sorted=True, unique=True)
+    >>> b = coosparse.COO([[2, 3]], np.array([10.0, 20.0]), (4,), sorted=True, unique=True)
+    >>> c = coosparse.add(a, b)
+    >>> c.indices, c.values, c.is_coalesced
+    (array([[0, 2, 3]]), array([ 1., 12., 20.]), True)
+    >>> a + np.ones(4)
+    array([2., 1., 3., 1.])
+    """
+    return _union(a, b, False, coalesce, "add")
+
+
+def subtract(a, b, *, coalesce=False):
+    """Elementwise difference ``a - b``; see :func:`add` for layouts, flags and dtypes.
+
+    Boolean operands are refused, as in NumPy.
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> a = coosparse.COO([[0, 2]], np.array([1.0, 2.0]), (4,), sorted=True, unique=True)
+    >>> b = coosparse.COO([[2, 3]], np.array([10.0, 20.0]), (4,), sorted=True, unique=True)
+    >>> coosparse.subtract(a, b).values
+    array([  1.,  -8., -20.])
+    >>> np.zeros(4) - a
+    array([-1.,  0., -2.,  0.])
+    """
+    return _union(a, b, True, coalesce, "subtract")
+
+
+def _union(a, b, negate, coalesce, op):
+    if not isinstance(coalesce, bool):
+        raise TypeError(f"{op}: coalesce must be a bool; got {coalesce!r}")
+    a_coo, b_coo = isinstance(a, COO), isinstance(b, COO)
+    if not (a_coo or b_coo):
+        raise TypeError(
+            f"{op}: at least one operand must be a COO array; got {type(a).__name__} and "
+            f"{type(b).__name__}"
+        )
+    for x in (a, b):
+        if not isinstance(x, COO) and is_scalar(x):
+            raise TypeError(
+                f"{op}: a COO array and a scalar would give a dense result; "
+                "convert with .to_dense() first"
+            )
+    if a_coo and b_coo:
+        return _union_sparse(a, b, negate, coalesce, op)
+    if a_coo:
+        return _union_dense(a, as_dense_operand(b, op), negate, True, op)
+    return _union_dense(b, as_dense_operand(a, op), negate, False, op)
+
+
+def _check_subtract(dtype, negate):
+    if negate and dtype == bool:
+        raise TypeError(
+            "subtract: boolean subtract is not supported (as in NumPy); use logical_xor"
+        )
+
+
+def _union_sparse(a, b, negate, coalesce, op):
+    shape = sparse_pair_shape(a, b, op)
+    dtype = _dtypes.result_type(a.dtype, b.dtype)
+    _check_subtract(dtype, negate)
+    be = backend_for(a.indices, b.indices)
+    xp = be.xp
+    dense_shape = shape[a.sparse_ndim:]
+    if a.is_coalesced and b.is_coalesced:
+        if (a.dtype == dtype and b.dtype == dtype and dtype.kind in "iufc" and dtype != np.float16
+                and a.dense_shape == dense_shape and b.dense_shape == dense_shape
+                and not is_wide(a.sparse_shape)):
+            # one fused kernel over the index columns: merge, columns and values
+            strides = xp.asarray(np.array(strides_of(a.sparse_shape)[0], dtype=np.int64))
+            indices, va = be.merge_add(a.indices, b.indices, rows2d(a.values), rows2d(b.values),
+                                       strides, negate)  # synchronize! (output size)
+            m = indices.shape[1]
+        else:
+            (ka, kb), _ = joint_keys([a.indices, b.indices], a.sparse_shape)
+            a_pos, b_pos = be.merge_union(ka, kb)  # synchronize! (output size)
+            m = a_pos.shape[0]
+            indices = be.union_columns(a.indices, b.indices, a_pos, b_pos)
+            va = copy_kernel(be.gather_or_zero, rows2d(values_as(a.values, a.nnz, dense_shape, dtype)), a_pos)
+            vb = copy_kernel(be.gather_or_zero, rows2d(values_as(b.values, b.nnz, dense_shape, dtype)), b_pos)
+            if negate:
+                xp.subtract(va, vb, out=va)
+            else:
+                xp.add(va, vb, out=va)
+        return COO(indices, va.reshape((m,) + dense_shape), shape, sorted=True, unique=True,
+                   check=False)
+    va = values_as(a.values, a.nnz, dense_shape, dtype)
+    vb = values_as(b.values, b.nnz, dense_shape, dtype)
+    out = COO(
+        xp.concatenate([a.indices, b.indices], axis=1),
+        xp.concatenate([va, -vb if negate else vb], axis=0),
+        shape,
+        check=False,
+    )
+    return _coalesce(out) if coalesce else out
+
+
+def _union_dense(a, x, negate, coo_first, op):
+    """COO a with dense x: ``a + x`` / ``a - x`` (coo_first) or ``x + a`` / ``x - a``."""
+    shape = sparse_dense_shape(a, x.shape, op)
+    if shape != a.shape:
+        raise ValueError(
+            f"{op}: COO shape {a.shape} and dense shape {tuple(x.shape)} do not match; a dense "
+            "operand must broadcast to the COO's shape"
+        )
+    dtype = _dtypes.result_type(a.dtype, x.dtype)
+    _check_subtract(dtype, negate)
+    xp = backend_for(a.values, x).xp
+    out = xp.empty(shape, dtype=dtype)
+    if negate and coo_first:
+        out[...] = -x.astype(dtype, copy=False)
+    else:
+        out[...] = x
+    if negate and not coo_first:
+        a = -a.astype(dtype, copy=False)  # cast first: -uint8 then widening would wrap
+    scatter_into(out, a, add=True)
+    return out

@@ -1,0 +1,128 @@
+"""multiply / add / sparse_mask against torch (CPU) and pydata/sparse.
+
+Workload (issue 3): ``a`` and ``b`` each hold 2,000,000 distinct uniformly
+random entries of a (131072, 131072) float64 array; ``b`` shares half of
+``a``'s indices and its entries come in random order. "Coalesced" operands
+are the same data sorted (flags True); the uncoalesced operand is ``b`` as
+drawn (random order, flags False). torch tensors are built once, outside the
+timing, with the same flag (``is_coalesced``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import coosparse
+
+from .harness import Case, Impl
+
+SHAPE = (131072, 131072)
+SIZES = {"small": 200_000, "medium": 2_000_000, "large": 20_000_000}
+
+
+def workload(size="medium", seed=0):
+    """(a coalesced, b coalesced, b in random order) as in the issue."""
+    n = SIZES[size]
+    rng = np.random.default_rng(seed)
+    total = SHAPE[0] * SHAPE[1]
+    keys = np.unique(rng.integers(0, total, size=int(n * 1.6), dtype=np.int64))
+    keys = rng.permutation(keys)
+    ka = keys[:n]
+    kb = np.concatenate([ka[: n // 2], keys[n: n + n - n // 2]])
+    kb = rng.permutation(kb)
+    assert ka.shape[0] == n and kb.shape[0] == n, "draw more keys"
+
+    def make(k, sort):
+        vals = rng.random(k.shape[0])
+        if sort:
+            order = np.argsort(k, kind="stable")
+            k, vals = k[order], vals[order]
+        idx = np.stack(np.unravel_index(k, SHAPE)).astype(np.int64)
+        return coosparse.COO(idx, vals, SHAPE, sorted=sort, unique=sort, check=False)
+
+    return make(ka, True), make(kb, True), make(kb, False)
+
+
+def dense_mask_workload(n=2_000_000, seed=1):
+    rng = np.random.default_rng(seed)
+    x = rng.random((4096, 4096))
+    mask = coosparse.random((4096, 4096), nnz=n, sorted=True, seed=rng)
+    return x, mask
+
+
+def _torch_coo(t_mod, a):
+    return t_mod.sparse_coo_tensor(
+        t_mod.from_numpy(a.indices), t_mod.from_numpy(a.values), a.shape,
+        is_coalesced=a.is_coalesced, check_invariants=False,
+    )
+
+
+def _pydata(a):
+    import sparse
+
+    return sparse.COO(a.indices, a.values, shape=a.shape, has_duplicates=False, sorted=True)
+
+
+def cases(size="medium", libraries=None):
+    want = (lambda lib: libraries is None or lib in libraries)
+    a, b, bu = workload(size)
+    x, mask = dense_mask_workload(SIZES[size])
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    use_torch = torch is not None and want("torch")
+    use_pydata = want("pydata")
+    if use_pydata:
+        try:
+            import sparse  # noqa: F401
+        except ImportError:
+            use_pydata = False
+
+    nbytes = a.indices.nbytes + a.values.nbytes + b.indices.nbytes + b.values.nbytes
+    wl = f"{a.nnz:,}+{b.nnz:,} in 131072^2"
+    out = []
+
+    # multiply, both coalesced: merge, matches only
+    impls = [Impl("coosparse", lambda: coosparse.multiply(a, b))]
+    if use_torch:
+        ta, tb = _torch_coo(torch, a), _torch_coo(torch, b)
+        impls.append(Impl("torch", lambda: ta * tb))
+    if use_pydata:
+        pa, pb = _pydata(a), _pydata(b)
+        impls.append(Impl("pydata", lambda: pa * pb))
+    out.append(Case("multiply c*c", wl, impls, input_bytes=nbytes))
+
+    # multiply, uncoalesced (random order) x coalesced: source keeps its layout
+    impls = [Impl("coosparse", lambda: coosparse.multiply(bu, a, compact=False),
+                  note="compact=False, as torch")]
+    impls.append(Impl("coosparse-compact", lambda: coosparse.multiply(bu, a)))
+    if use_torch:
+        tbu, ta = _torch_coo(torch, bu), _torch_coo(torch, a)
+        impls.append(Impl("torch", lambda: tbu * ta))
+    out.append(Case("multiply u*c", wl, impls, input_bytes=nbytes))
+
+    # add, both coalesced: merge
+    impls = [Impl("coosparse", lambda: coosparse.add(a, b))]
+    if use_torch:
+        ta, tb = _torch_coo(torch, a), _torch_coo(torch, b)
+        impls.append(Impl("torch", lambda: ta + tb))
+    if use_pydata:
+        pa, pb = _pydata(a), _pydata(b)
+        impls.append(Impl("pydata", lambda: pa + pb))
+    out.append(Case("add c+c", wl, impls, input_bytes=nbytes))
+
+    # sparse_mask sparse -> sparse, both coalesced
+    impls = [Impl("coosparse", lambda: coosparse.sparse_mask(a, b))]
+    if use_torch:
+        ta, tb = _torch_coo(torch, a), _torch_coo(torch, b)
+        impls.append(Impl("torch", lambda: ta.sparse_mask(tb)))
+    out.append(Case("sparse_mask c|c", wl, impls, input_bytes=nbytes))
+
+    # sparse_mask from a dense (4096, 4096) array
+    impls = [Impl("coosparse", lambda: coosparse.sparse_mask(x, mask))]
+    if use_torch:
+        tx, tm = torch.from_numpy(x), _torch_coo(torch, mask)
+        impls.append(Impl("torch", lambda: tx.sparse_mask(tm)))
+    out.append(Case("sparse_mask dense", f"4096^2 | {mask.nnz:,}", impls,
+                    input_bytes=x.nbytes + mask.indices.nbytes))
+    return out

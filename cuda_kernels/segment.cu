@@ -1,0 +1,37 @@
+// Segments of equal sorted keys, and deterministic segmented sums (no atomics).
+#include "coo_common.cuh"
+
+// One thread per sorted key i: flags[i] = 1 where a new key starts, else 0.
+// The caller scans flags (inclusive) into positions for coo_segment_starts_write.
+extern "C" __global__ void coo_segment_starts_flag(
+        const i64* __restrict__ sorted_keys, i64 n, i64* __restrict__ flags) {
+    i64 i = coo_thread_id();
+    if (i >= n) return;
+    flags[i] = (i == 0 || sorted_keys[i] != sorted_keys[i - 1]) ? 1 : 0;
+}
+
+// One thread per sorted key i: a segment head writes its position to
+// starts[pos[i] - 1]; thread 0 also writes the end marker starts[nseg] = n.
+extern "C" __global__ void coo_segment_starts_write(
+        const i64* __restrict__ sorted_keys, const i64* __restrict__ pos,
+        i64 n, i64 nseg, i64* __restrict__ starts) {
+    i64 i = coo_thread_id();
+    if (i >= n) return;
+    if (i == 0) starts[nseg] = n;
+    if (i == 0 || sorted_keys[i] != sorted_keys[i - 1]) starts[pos[i] - 1] = i;
+}
+
+// One thread per (segment s, column c): out[s, c] = sum of values[perm[j], c],
+// j from starts[s] to starts[s+1]-1, added sequentially in that order (bit-exact).
+template <typename T>
+__global__ void coo_segment_sum_reduce(
+        const T* __restrict__ values, const i64* __restrict__ perm, i64 has_perm,
+        const i64* __restrict__ starts, i64 nseg, i64 k, T* __restrict__ out) {
+    i64 t = coo_thread_id();
+    if (t >= nseg * k) return;
+    i64 s = t / k, c = t - s * k;
+    i64 lo = starts[s], hi = starts[s + 1];
+    T acc = values[(has_perm ? perm[lo] : lo) * k + c];
+    for (i64 j = lo + 1; j < hi; ++j) acc += values[(has_perm ? perm[j] : j) * k + c];
+    out[t] = acc;
+}

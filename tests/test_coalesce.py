@@ -1,0 +1,223 @@
+"""coalesce (SPEC 3) against the dense NumPy reference, on every kernel layer."""
+import numpy as np
+import pytest
+from hypothesis import given
+
+import coosparse
+from coosparse import COO, SUPPORTED_DTYPES
+from reference import dense_reference
+from strategies import coo_parts, values_of
+
+
+def expected_coalesced(indices, values, shape):
+    """Sorted unique indices and their in-order sums, from np.add.at on a dense array."""
+    sn = indices.shape[0]
+    sparse_shape = shape[:sn]
+    if indices.shape[1] == 0:
+        return indices, values
+    if sn == 0:  # every entry sits at the one position: add a leading axis of size 1
+        dense = dense_reference(np.zeros((1, indices.shape[1]), np.int64), values, (1,) + tuple(shape))
+        return np.zeros((0, 1), np.int64), dense
+    dense = dense_reference(indices, values, shape)
+    flat = np.unique(np.ravel_multi_index(tuple(indices), sparse_shape))
+    idx = np.array(np.unravel_index(flat, sparse_shape), dtype=np.int64).reshape(sn, -1)
+    return idx, dense[tuple(idx)]
+
+
+def check_coalesce(backend, indices, values, shape, sorted=False, unique=False):
+    a = backend.put(COO(indices, values, shape, sorted=sorted, unique=unique))
+    c = backend.get(a.coalesce())
+    want_idx, want_val = expected_coalesced(indices, values, shape)
+    assert c.is_sorted and c.is_unique and c.is_coalesced
+    assert c.dtype == values.dtype and c.shape == tuple(shape)
+    assert c.indices.dtype == np.int64 and c.indices.flags.c_contiguous
+    np.testing.assert_array_equal(c.indices, want_idx)
+    np.testing.assert_array_equal(c.values, want_val)
+    return c
+
+
+@given(coo_parts())
+def test_coalesce_matches_dense_reference(backend, parts):
+    indices, values, shape, s, u = parts
+    check_coalesce(backend, indices, values, shape, s, u)
+
+
+@pytest.mark.parametrize("dtype", SUPPORTED_DTYPES, ids=str)
+def test_every_dtype_with_duplicates(backend, dtype):
+    rng = np.random.default_rng(1)
+    idx = rng.integers(0, 4, size=(2, 60))
+    check_coalesce(backend, idx, values_of(rng, 60, (), dtype), (4, 4))
+    check_coalesce(backend, idx, values_of(rng, 60, (2,), dtype), (4, 4, 2))
+
+
+def test_nnz_zero_and_one(backend):
+    for shape in [(5,), (3, 4), (0, 4), ()]:
+        sn = len(shape)
+        c = check_coalesce(backend, np.zeros((sn, 0), np.int64), np.zeros(0), shape)
+        assert c.nnz == 0
+    a = COO([[2], [1]], np.array([7.0]), (3, 4))
+    assert a.is_coalesced and a.coalesce() is a  # nnz <= 1 implies both flags
+
+
+def test_all_duplicates(backend):
+    idx = np.full((2, 1000), 3)
+    c = check_coalesce(backend, idx, np.arange(1000.0), (4, 5))
+    assert c.nnz == 1 and c.values[0] == 499500.0
+
+
+def test_sparse_ndim_zero_and_zero_size_dense(backend):
+    # 0-d array: every entry is the one scalar position
+    c = check_coalesce(backend, np.zeros((0, 3), np.int64), np.array([1.0, 2.0, 4.0]), ())
+    assert c.nnz == 1 and c.values.tolist() == [7.0]
+    # sparse_ndim 0 with dense dims
+    check_coalesce(backend, np.zeros((0, 2), np.int64), np.ones((2, 3)), (3,))
+    # dense dimension of size 0
+    check_coalesce(backend, np.array([[1, 0, 1]]), np.zeros((3, 0)), (2, 0))
+
+
+def test_large_random_with_duplicates(backend):
+    # big enough for the multi-bucket, multi-thread sort and the block-wise sums
+    a = coosparse.random((3000, 5000), nnz=300_000, duplicates=True, seed=3)
+    idx, vals = a.indices, a.values
+    c = backend.get(backend.put(a).coalesce())
+    flat = np.ravel_multi_index(tuple(idx), (3000, 5000))
+    order = np.argsort(flat, kind="stable")
+    uniq, seg = np.unique(flat[order], return_inverse=True)
+    sums = np.zeros(uniq.size)
+    np.add.at(sums, seg, vals[order])  # sequential, in original order within each segment
+    np.testing.assert_array_equal(np.ravel_multi_index(tuple(c.indices), (3000, 5000)), uniq)
+    np.testing.assert_array_equal(c.values, sums)
+
+
+def test_sorted_not_unique_and_unique_not_sorted(backend):
+    rng = np.random.default_rng(5)
+    flat = np.sort(rng.integers(0, 50, 200))
+    idx = np.array(np.unravel_index(flat, (5, 10)))
+    check_coalesce(backend, idx, rng.random(200), (5, 10), sorted=True)
+    perm = rng.permutation(50)[:30]
+    idx = np.array(np.unravel_index(perm, (5, 10)))
+    check_coalesce(backend, idx, rng.random(30), (5, 10), unique=True)
+
+
+def test_deterministic_bit_identical(backend):
+    a = backend.put(coosparse.random((1000, 1000), nnz=200_000, duplicates=True, dtype=np.float32, seed=9))
+    c1, c2 = backend.get(a.coalesce()), backend.get(a.coalesce())
+    assert c1.values.tobytes() == c2.values.tobytes()
+    assert c1.indices.tobytes() == c2.indices.tobytes()
+
+
+def test_float32_sums_follow_original_order(backend):
+    # (1e8 + 1) - 1e8 is 0 in float32 in this order; any other order gives 1
+    idx = np.array([[4, 1, 4, 0, 4]])
+    vals = np.array([1e8, 5, 1, 2, -1e8], dtype=np.float32)
+    c = check_coalesce(backend, idx, vals, (6,))
+    assert c.values.tolist() == [2.0, 5.0, 0.0]
+    c = check_coalesce(backend, idx, vals[[4, 1, 2, 3, 0]], (6,))  # -1e8 + 1 + 1e8
+    assert c.values.tolist() == [2.0, 5.0, 0.0]
+    c = check_coalesce(backend, idx, vals[[2, 1, 0, 3, 4]], (6,))  # 1 + 1e8 - 1e8
+    assert c.values.tolist() == [2.0, 5.0, 0.0]
+    c = check_coalesce(backend, idx, vals[[0, 1, 4, 3, 2]], (6,))  # 1e8 - 1e8 + 1
+    assert c.values.tolist() == [2.0, 5.0, 1.0]
+
+
+def test_float16_accumulates_in_float32(backend):
+    # in float16 2048 + 1 + 1 stays 2048; in float32 it is 2050, exact in float16
+    c = check_coalesce(backend, np.array([[1, 1, 1]]), np.array([2048, 1, 1], np.float16), (2,))
+    assert c.values.dtype == np.float16 and c.values.tolist() == [2050.0]
+
+
+def test_integer_sums_wrap_like_the_dtype(backend):
+    c = check_coalesce(backend, np.array([[0, 0]]), np.array([100, 100], np.int8), (1,))
+    assert c.values.tolist() == [-56]
+    big = np.array([2**64 - 1, 2], np.uint64)
+    c = check_coalesce(backend, np.array([[0, 0]]), big, (1,))
+    assert c.values.tolist() == [1]
+
+
+def test_prune_drops_explicit_zeros(backend):
+    idx = np.array([[0, 1, 1, 2, 3]])
+    vals = np.array([0.0, 1.0, -1.0, 2.0, 0.0])
+    a = backend.put(COO(idx, vals, (4,)))
+    kept = backend.get(a.coalesce())
+    assert kept.nnz == 4  # explicit zeros are legal values and kept
+    c = backend.get(a.coalesce(prune=True))
+    assert c.is_coalesced and c.indices.tolist() == [[2]] and c.values.tolist() == [2.0]
+    # hybrid: a block is dropped only when all of it is zero
+    h = backend.put(COO([[0, 1]], np.array([[0.0, 0.0], [0.0, 3.0]]), (2, 2)))
+    c = backend.get(h.coalesce(prune=True))
+    assert c.indices.tolist() == [[1]]
+    # an already coalesced array is pruned too
+    d = backend.put(COO([[0, 1]], np.array([0.0, 3.0]), (2,), sorted=True, unique=True))
+    assert backend.get(d.coalesce(prune=True)).indices.tolist() == [[1]]
+
+
+def test_coalesced_input_returned_as_is(backend):
+    a = backend.put(COO([[0, 2]], np.array([1.0, 2.0]), (3,), sorted=True, unique=True))
+    assert a.coalesce() is a
+
+
+def _wide_reference(indices, values):
+    sums = {}
+    for col, v in zip(map(tuple, indices.T.tolist()), values):
+        sums[col] = sums[col] + v if col in sums else v
+    keys = sorted(sums)
+    return np.array(keys, dtype=np.int64).T.reshape(indices.shape[0], -1), np.array([sums[k] for k in keys])
+
+
+@pytest.mark.parametrize("shape", [(2**32, 2**32), (2**62, 3, 5), (3, 2**40, 2**40)])
+def test_wide_shapes_exact(backend, shape):
+    # prod(shape) >= 2**63: no int64 linear index exists
+    rng = np.random.default_rng(11)
+    base = np.stack([rng.integers(0, s, 50, dtype=np.int64) for s in shape])
+    base[:, 1] = [s - 1 for s in shape]  # the largest index
+    idx = base[:, rng.integers(0, 50, 400)]
+    vals = rng.standard_normal(400)
+    c = backend.get(backend.put(COO(idx, vals, shape)).coalesce())
+    want_idx, want_val = _wide_reference(idx, vals)
+    assert c.is_coalesced
+    np.testing.assert_array_equal(c.indices, want_idx)
+    np.testing.assert_array_equal(c.values, want_val)
+
+
+def test_torch_crash_shape(backend):
+    # torch 2.13 dies with SIGFPE on this shape for uncoalesced products; we must not
+    a = coosparse.random((65536, 65536), nnz=5000, duplicates=True, seed=2)
+    c = backend.get(backend.put(a).coalesce())
+    flat = np.ravel_multi_index(tuple(a.indices), a.shape)
+    np.testing.assert_array_equal(np.ravel_multi_index(tuple(c.indices), a.shape), np.unique(flat))
+
+
+def test_unchecked_out_of_range_raises_not_crashes():
+    a = COO([[0, 7, 1]], np.ones(3), (3,), check=False)
+    with pytest.raises(IndexError):
+        a.coalesce()
+
+
+def test_coalesce_rejects_non_coo():
+    with pytest.raises(TypeError, match="COO"):
+        coosparse.coalesce(np.ones(3))
+
+
+def _check_against_stable_sort(backend, a):
+    idx, vals, shape = a.indices, a.values, a.shape
+    c = backend.get(backend.put(a).coalesce())
+    flat = np.ravel_multi_index(tuple(idx), shape)
+    order = np.argsort(flat, kind="stable")
+    uniq, seg = np.unique(flat[order], return_inverse=True)
+    sums = np.zeros(uniq.size, dtype=vals.dtype)
+    np.add.at(sums, seg, vals[order])
+    np.testing.assert_array_equal(np.ravel_multi_index(tuple(c.indices), shape), uniq)
+    np.testing.assert_array_equal(c.values, sums)
+
+
+def test_64_bit_word_route(backend):
+    # 50 key bits: the in-bucket words do not fit 32 bits
+    _check_against_stable_sort(backend, coosparse.random((2**25, 2**25), nnz=60_000, duplicates=True, seed=8))
+
+
+def test_skewed_keys_one_huge_bucket(backend):
+    rng = np.random.default_rng(6)
+    n = 80_000
+    flat = np.where(rng.random(n) < 0.95, rng.integers(0, 300, n), rng.integers(0, 2**30, n))
+    idx = np.array(np.unravel_index(flat, (2**15, 2**15)))
+    _check_against_stable_sort(backend, COO(idx, rng.standard_normal(n), (2**15, 2**15)))

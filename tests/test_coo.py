@@ -1,0 +1,160 @@
+"""The COO type (SPEC 1): layout, validation, flag hints, copies."""
+import numpy as np
+import pytest
+from hypothesis import given
+
+import coosparse
+from coosparse import COO, SUPPORTED_DTYPES
+from strategies import coo_parts
+
+
+def test_attributes_hybrid():
+    idx = np.array([[0, 2], [1, 1]], dtype=np.int32)
+    vals = np.arange(12.0).reshape(2, 2, 3)
+    a = COO(idx, vals, (3, 4, 2, 3))
+    assert a.indices.dtype == np.int64 and a.indices.flags.c_contiguous
+    assert (a.sparse_ndim, a.dense_ndim, a.ndim) == (2, 2, 4)
+    assert a.sparse_shape == (3, 4) and a.dense_shape == (2, 3) and a.shape == (3, 4, 2, 3)
+    assert a.nnz == 2 and a.dtype == np.float64 and a.device == "cpu" and a.size == 72
+    assert not a.is_sorted and not a.is_unique and not a.is_coalesced
+    assert "shape=(3, 4, 2, 3)" in repr(a) and "sparse_ndim=2" in repr(a) and "nnz=2" in repr(a)
+
+
+@pytest.mark.parametrize("dtype", SUPPORTED_DTYPES, ids=str)
+def test_every_dtype_accepted(dtype):
+    a = COO([[0, 1]], np.ones(2, dtype=dtype), (2,))
+    assert a.dtype == dtype
+    target = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    assert a.astype(target).dtype == target
+
+
+def test_unsupported_dtypes_rejected():
+    for vals in (np.array(["a", "b"]), np.array([1, 2], dtype=object), np.ones(2, np.longdouble)):
+        if vals.dtype in SUPPORTED_DTYPES:  # longdouble is float64 on some platforms
+            continue
+        with pytest.raises(TypeError, match="not supported"):
+            COO([[0, 1]], vals, (2,))
+
+
+def test_nnz_le_1_implies_both_flags():
+    assert COO(np.zeros((2, 0), int), np.zeros(0), (3, 3)).is_coalesced
+    assert COO([[1], [2]], [5.0], (3, 3)).is_coalesced
+
+
+def test_zero_d_and_zero_size():
+    a = COO(np.zeros((0, 2), np.int64), np.array([1.0, 2.0]), ())
+    assert a.ndim == 0 and a.sparse_ndim == 0 and a.nnz == 2 and a.size == 1
+    with pytest.raises(TypeError):
+        len(a)
+    b = COO(np.zeros((2, 0), np.int64), np.zeros(0), (0, 5))
+    assert b.size == 0 and b.nnz == 0
+    with pytest.raises(IndexError, match="dimension 0"):
+        COO([[0], [0]], [1.0], (0, 5))
+    assert COO([[0, 3]], [1.0, 2.0], 4).shape == (4,)  # an int shape is 1-d, as in NumPy
+
+
+def _unchanged(idx, vals, call):
+    i0, v0 = idx.copy(), vals.copy()
+    call()
+    np.testing.assert_array_equal(idx, i0)
+    np.testing.assert_array_equal(vals, v0)
+
+
+@pytest.mark.parametrize(
+    "idx, vals, shape, exc, match",
+    [
+        ([[0, 5, 1]], [1.0, 2.0, 3.0], (5,), IndexError, "index 5 at position 1 .*dimension 0 with size 5"),
+        ([[0, 1], [1, -1]], [1.0, 2.0], (2, 2), IndexError, "index -1 at position 1 .*dimension 1"),
+        ([[0.0, 1.0]], [1.0, 2.0], (2,), TypeError, "indices must be integers"),
+        ([[True, False]], [1.0, 2.0], (2,), TypeError, "indices must be integers"),
+        ([[0, 1]], [1.0, 2.0, 3.0], (2,), ValueError, "3 entries|2 entries"),
+        ([0, 1], [1.0, 2.0], (2,), ValueError, "shape \\(sparse_ndim, nnz\\)"),
+        ([[[0, 1]]], [1.0, 2.0], (2,), ValueError, "shape \\(sparse_ndim, nnz\\)"),
+        ([[0, 1], [0, 1], [0, 1]], [1.0, 2.0], (2, 2), ValueError, "3 sparse dimensions"),
+        ([[0, 1]], [[1.0], [2.0]], (2, 3), ValueError, "dense shape"),
+        ([[0, 1]], 1.0, (2,), ValueError, "entries along axis 0"),
+        ([[0, 1]], [1.0, 2.0], (2, -1), ValueError, "dimension 1 has size -1"),
+        ([[0, 1]], [1.0, 2.0], "ab", TypeError, "shape must be a sequence"),
+    ],
+)
+def test_bad_input_raises_and_modifies_nothing(idx, vals, shape, exc, match):
+    idx, vals = np.array(idx), np.array(vals)
+    _unchanged(idx, vals, lambda: pytest.raises(exc, COO, idx, vals, shape).match(match))
+
+
+def test_lying_flag_hints_raise_naming_the_position():
+    idx = np.array([[0, 2, 1, 3]])
+    vals = np.ones(4)
+    with pytest.raises(ValueError, match="sorted=True is false: entry 2 .*\\(1,\\)"):
+        COO(idx, vals, (4,), sorted=True)
+    dup = np.array([[0, 1, 1, 3], [0, 2, 2, 0]])
+    with pytest.raises(ValueError, match="unique=True is false: entry 2 .*\\(1, 2\\)"):
+        COO(dup, vals, (4, 4), sorted=True, unique=True)
+    dup2 = np.array([[3, 1, 0, 1]])
+    with pytest.raises(ValueError, match="unique=True is false: entries 1 and 3 share index \\(1,\\)"):
+        COO(dup2, vals, (4,), unique=True)
+    # wide shape: verified through joint ranks
+    wide = np.array([[5, 2**40], [0, 0]])
+    with pytest.raises(ValueError, match="sorted=True"):
+        COO(wide[:, ::-1], np.ones(2), (2**62, 4), sorted=True)
+    _unchanged(idx, vals, lambda: pytest.raises(ValueError, COO, idx, vals, (4,), sorted=True))
+    # check=False trusts the caller
+    assert COO(idx, vals, (4,), sorted=True, check=False).is_sorted
+
+
+@given(coo_parts())
+def test_true_hints_verify(parts):
+    idx, vals, shape, s, u = parts
+    a = COO(idx, vals, shape, sorted=s, unique=u)
+    assert a.is_sorted >= s and a.is_unique >= u
+    np.testing.assert_array_equal(a.indices, idx)
+
+
+def test_copy_and_astype():
+    a = COO([[2, 0]], np.array([1.5, 2.5]), (3,))
+    b = a.copy()
+    assert b.indices is not a.indices and b.values is not a.values
+    b.values[0] = 9
+    assert a.values[0] == 1.5
+    c = a.astype(np.int32)
+    assert c.dtype == np.int32 and c.values.tolist() == [1, 2] and not c.is_sorted
+    assert a.astype(np.float64, copy=False) is a
+    d = a.astype(np.float32, copy=False)
+    assert d.indices is a.indices
+    with pytest.raises(TypeError):
+        a.astype(object)
+
+
+def test_to_cpu_and_bad_device():
+    a = COO([[0]], [1.0], (1,))
+    assert a.to("cpu") is a
+    with pytest.raises(ValueError, match="device"):
+        a.to("tpu")
+
+
+def test_not_implicitly_dense():
+    with pytest.raises(TypeError, match="to_dense"):
+        np.asarray(COO([[0]], [1.0], (1,)))
+
+
+def test_negation_keeps_flags():
+    a = COO([[0, 1]], np.array([1.0, 2.0]), (2,), sorted=True, unique=True)
+    n = -a
+    assert n.is_coalesced and n.values.tolist() == [-1.0, -2.0]
+    assert coosparse.COO is COO
+
+
+class _FakeDeviceArray:
+    """Looks like a CuPy array to the device checks (no GPU needed)."""
+
+    __module__ = "cupy._fake"
+
+    class device:  # noqa: N801 - mimics cupy's attribute
+        id = 0
+
+
+def test_indices_and_values_on_different_devices_raise():
+    with pytest.raises(ValueError, match="indices live on cpu but values on cuda:0"):
+        coosparse.COO(np.zeros((1, 1), dtype=np.int64), _FakeDeviceArray(), (2,))
+    with pytest.raises(ValueError, match="indices live on cuda:0 but values on cpu"):
+        coosparse.COO(_FakeDeviceArray(), np.zeros(1), (2,))

@@ -1,0 +1,421 @@
+"""The emulated CUDA layer: host build, cache, bounds checks, and kernel parity with Numba.
+
+The backend-parametrised suites run every public operation on the emulated
+layer; these tests pin the kernel layer itself: each KERNEL_API function on
+random data of every dtype gives the Numba layer's result bit for bit, and
+every entry of cuda_kernels.KERNELS is launched by at least one of them.
+"""
+import os
+
+import numpy as np
+import pytest
+
+from coosparse._cuda import _sources
+
+emulated = pytest.importorskip("coosparse._cuda.emulated")
+if not emulated.available():
+    pytest.skip(f"emulated CUDA layer unavailable: {emulated._build_error}", allow_module_level=True)
+
+from coosparse._numba import backend as nb  # noqa: E402
+
+ACC_DTYPES = [np.int64, np.float32, np.float64, np.complex64, np.complex128]
+ALL_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+              np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128]
+ADD_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+              np.float32, np.float64, np.complex64, np.complex128]
+
+
+def _values(rng, shape, dtype):
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
+    x = rng.standard_normal(shape) * 1e3
+    if dt.kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dt)
+
+
+@pytest.fixture(scope="module")
+def launched():
+    """Names of the kernels launched through the emulated layer during this module."""
+    seen = set()
+    real = emulated._layer._launch
+
+    def spy(kernel, nthreads, args):
+        seen.add(kernel)
+        return real(kernel, nthreads, args)
+
+    emulated._layer._launch = spy
+    yield seen
+    emulated._layer._launch = real
+
+
+def test_library_is_cached(tmp_path, monkeypatch):
+    path, _, _ = emulated.library_path()
+    assert os.path.exists(path)  # built once by available(), keyed by the sources' hash
+    assert _sources.sources_digest("x") != _sources.sources_digest("y")
+
+
+def test_every_table_entry_has_a_launch_wrapper():
+    tu = emulated.translation_unit()
+    assert tu.count("coo_host::launch(") == len(_sources.all_name_expressions())
+
+
+def test_shim_leaves_block_cooperation_undefined():
+    with open(os.path.join(_sources.INCLUDE_DIR, "coo_host_shim.cuh")) as f:
+        shim = f.read()
+    assert "#define __syncthreads" not in shim and "__shfl" not in shim
+
+
+@pytest.mark.parametrize("ndim", [0, 1, 2, 3])
+def test_linear_index_and_unravel(launched, ndim):
+    rng = np.random.default_rng(ndim)
+    shape = tuple(rng.integers(1, 50, size=ndim))
+    strides = np.array([int(np.prod(shape[d + 1:])) for d in range(ndim)], dtype=np.int64)
+    n = 1000
+    ix = np.stack([rng.integers(0, s, n) for s in shape]) if ndim else np.zeros((0, n), np.int64)
+    k1, k2 = nb.linear_index(ix, strides), emulated.linear_index(ix, strides)
+    np.testing.assert_array_equal(k1, k2)
+    if ndim:
+        np.testing.assert_array_equal(emulated.unravel_index(k2, strides), nb.unravel_index(k1, strides))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 257, 3000])
+def test_sort_and_segments(launched, n):
+    rng = np.random.default_rng(n)
+    keys = rng.integers(0, max(n // 3, 1), n).astype(np.int64)
+    s1, p1 = nb.sort_pairs(keys, max(n // 3, 1))
+    s2, p2 = emulated.sort_pairs(keys, max(n // 3, 1))
+    np.testing.assert_array_equal(s1, s2)
+    np.testing.assert_array_equal(p1, p2)
+    np.testing.assert_array_equal(nb.segment_starts(s1), emulated.segment_starts(s2))
+
+
+def test_sort_pairs_wide_keys_take_the_argsort_path():
+    keys = np.array([2**61, 5, 2**61, 0, 5], np.int64)
+    s, p = emulated.sort_pairs(keys, 2**62)  # 62 key bits + 3 position bits > 63: no packing
+    np.testing.assert_array_equal(p, [3, 1, 4, 0, 2])
+    np.testing.assert_array_equal(s, keys[p])
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("with_perm", [True, False])
+def test_segment_sum_bit_identical(launched, dtype, k, with_perm):
+    rng = np.random.default_rng(7)
+    n = 2000
+    keys = np.sort(rng.integers(0, 300, n)).astype(np.int64)
+    starts = nb.segment_starts(keys)
+    vals = _values(rng, (n, k), dtype)
+    perm = rng.permutation(n).astype(np.int64) if with_perm else None
+    a, b = nb.segment_sum(vals, perm, starts), emulated.segment_sum(vals, perm, starts)
+    assert a.dtype == b.dtype
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_gather_rows(launched, dtype):
+    rng = np.random.default_rng(3)
+    vals = _values(rng, (500, 2), dtype)
+    rows = rng.integers(0, 500, 700).astype(np.int64)
+    expected = vals[rows]  # (Numba has no float16 model; NumPy is the reference)
+    np.testing.assert_array_equal(emulated.gather_rows(vals, rows), expected)
+
+
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
+@pytest.mark.parametrize("op", ["scatter_add", "scatter_set"])
+def test_scatter_duplicates_in_order(launched, dtype, op):
+    rng = np.random.default_rng(11)
+    size, n, k = 400, 1500, 2
+    inner = np.array([0, 7], dtype=np.int64)  # overlapping: address a + 7 meets (a + 7) + 0
+    addresses = rng.integers(0, size - 7, n).astype(np.int64)
+    vals = _values(rng, (n, k), dtype)
+    t1 = _values(rng, size, dtype)
+    t2 = t1.copy()
+    getattr(nb, op)(t1, addresses, vals, inner)
+    getattr(emulated, op)(t2, addresses, vals, inner)
+    np.testing.assert_array_equal(t1.view(np.uint8), t2.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.float16])
+def test_scatter_set_bit_copies(launched, dtype):
+    rng = np.random.default_rng(5)
+    addresses = rng.integers(0, 50, 200).astype(np.int64)
+    vals = _values(rng, (200, 1), dtype)
+    t1 = np.zeros(50, dtype)
+    t2 = t1.copy()
+    for i, a in enumerate(addresses):  # the sequential meaning (Numba has no float16 model)
+        t1[a] = vals[i, 0]
+    emulated.scatter_set(t2, addresses, vals, np.zeros(1, np.int64))
+    np.testing.assert_array_equal(t1, t2)
+
+
+def test_scatter_into_a_strided_flat_view():
+    from coosparse._dense import flat_view
+
+    out = np.zeros((6, 4))[:, ::-2]  # negative-free but strided target
+    flat, base, es = flat_view(out)
+    emulated.scatter_add(flat, np.array([base + es[0], base + es[0]], np.int64),
+                         np.array([[1.0], [2.0]]), np.zeros(1, np.int64))
+    assert out[1, 0] == 3.0 and out.sum() == 3.0
+
+
+# ---------------------------------------------------------------------- bounds
+def test_gather_rows_out_of_bounds_raises():
+    with pytest.raises(IndexError, match="gather_rows"):
+        emulated.gather_rows(np.zeros((3, 1)), np.array([0, 3], np.int64))
+    with pytest.raises(IndexError):
+        emulated.gather_rows(np.zeros((3, 1)), np.array([-1], np.int64))
+
+
+@pytest.mark.parametrize("op", ["scatter_add", "scatter_set"])
+def test_scatter_skips_entries_whose_block_leaves_the_target(op):
+    # the kernel-API rule (memory safety for COOs built with check=False):
+    # valid block addresses are [-min(0, min inner), len - max(0, max inner))
+    t = np.zeros(6)
+    addresses = np.array([0, 4, 5, -1, 2, 1], np.int64)
+    inner = np.array([0, 1], np.int64)
+    vals = np.arange(1.0, 13.0).reshape(6, 2)
+    getattr(emulated, op)(t, addresses, vals, inner)
+    exp = np.zeros(6)
+    for i, a in enumerate(addresses):
+        if 0 <= a < 6 - 1:
+            for c in range(2):
+                exp[a + inner[c]] = exp[a + inner[c]] + vals[i, c] if op == "scatter_add" else vals[i, c]
+    np.testing.assert_array_equal(t, exp)
+
+
+def test_segment_sum_bad_perm_raises():
+    with pytest.raises(IndexError):
+        emulated.segment_sum(np.ones((2, 1)), np.array([0, 5], np.int64), np.array([0, 2], np.int64))
+    with pytest.raises(IndexError):
+        emulated.segment_sum(np.ones((2, 1)), None, np.array([0, 3], np.int64))
+
+
+def test_unsupported_sum_dtype_raises():
+    with pytest.raises(TypeError):
+        emulated.segment_sum(np.ones((2, 1), np.float16), None, np.array([0, 2], np.int64))
+
+
+# ---------------------------------------------------------------------- intersection family
+# NumPy references of the kernel rows added by the intersection and strided-scatter issues
+L = emulated._layer
+
+
+def _ref_match(src, probe):
+    first = np.searchsorted(probe, src, side="left")
+    return first, np.searchsorted(probe, src, side="right") - first
+
+
+@pytest.mark.parametrize("n,m", [(0, 5), (5, 0), (1, 1), (300, 200), (2000, 3000)])
+def test_match_merge_and_search(launched, n, m):
+    rng = np.random.default_rng(n + m)
+    probe = np.sort(rng.integers(0, 400, m)).astype(np.int64)
+    src = rng.integers(-5, 410, n).astype(np.int64)
+    f, c = _ref_match(src, probe)
+    f2, c2 = L.match_search(src, probe)
+    np.testing.assert_array_equal(f2, f)
+    np.testing.assert_array_equal(c2, c)
+    s = np.sort(src)
+    f3, c3 = L.match_merge(s, probe)
+    fr, cr = _ref_match(s, probe)
+    np.testing.assert_array_equal(f3, fr)
+    np.testing.assert_array_equal(c3, cr)
+
+
+def test_compact_and_merge_matches(launched):
+    first = np.array([0, 1, 3, 3, 3, 4, 7], np.int64)
+    count = np.array([0, 2, 0, 0, 1, 3, 0], np.int64)
+    rows, f, c = L.compact_matches(first, count)
+    np.testing.assert_array_equal(rows, [1, 4, 5])
+    np.testing.assert_array_equal(f, [1, 3, 4])
+    np.testing.assert_array_equal(c, [2, 1, 3])
+    assert L.compact_matches(first[:0], count[:0])[0].shape == (0,)
+    assert L.compact_matches(first, np.zeros(7, np.int64))[0].shape == (0,)
+    rng = np.random.default_rng(9)
+    probe = np.sort(rng.integers(0, 100, 300)).astype(np.int64)
+    src = np.sort(rng.integers(0, 120, 200)).astype(np.int64)
+    fr, cr = _ref_match(src, probe)
+    keep = np.flatnonzero(cr)
+    rows, f, c = L.merge_matches(src, probe)
+    np.testing.assert_array_equal(rows, keep)
+    np.testing.assert_array_equal(f, fr[keep])
+    np.testing.assert_array_equal(c, cr[keep])
+
+
+def _ref_probe_sums(vals, perm, first, count):
+    exp = np.zeros((len(first), vals.shape[1]), dtype=vals.dtype)
+    for i in range(len(first)):
+        for j in range(first[i], first[i] + count[i]):
+            r = perm[j] if perm is not None else j
+            exp[i] = vals[r] if j == first[i] else exp[i] + vals[r]
+    return exp
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("with_perm", [True, False])
+def test_probe_sum_in_probe_order(launched, dtype, with_perm):
+    rng = np.random.default_rng(1)
+    np_, k = 600, 2
+    probe = np.sort(rng.integers(0, 150, np_)).astype(np.int64)
+    src = rng.integers(0, 200, 400).astype(np.int64)
+    first, count = _ref_match(src, probe)
+    vals = _values(rng, (np_, k), dtype)
+    perm = rng.permutation(np_).astype(np.int64) if with_perm else None
+    got = L.probe_sum(vals, perm, first, count)
+    exp = _ref_probe_sums(vals, perm, first, count)
+    np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
+
+
+def _naive_product(x, y):
+    """x * y with complex products as (ac - bd) + i(ad + bc), every operation rounded alone.
+
+    That is Numba's complex multiply (no contraction) and the kernels'; NumPy's own
+    complex multiply may use FMA instructions, so it is not the reference here.
+    """
+    if x.dtype.kind != "c":
+        return x * y
+    out = np.empty_like(x)
+    out.real = x.real * y.real - x.imag * y.imag
+    out.imag = x.real * y.imag + x.imag * y.real
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("with_perm", [True, False])
+@pytest.mark.parametrize("with_rows", [True, False])
+def test_multiply_matched(launched, dtype, with_perm, with_rows):
+    rng = np.random.default_rng(12)
+    np_, k = 500, 2
+    probe = np.sort(rng.integers(0, 150, np_)).astype(np.int64)
+    src = rng.integers(0, 200, 300).astype(np.int64)
+    first, count = _ref_match(src, probe)
+    rows = None
+    if with_rows:
+        rows, first, count = L.compact_matches(first, count)
+    pv = _values(rng, (np_, k), dtype)
+    sv = _values(rng, (300, k), dtype)
+    perm = rng.permutation(np_).astype(np.int64) if with_perm else None
+    got = L.multiply_matched(sv, rows, pv, perm, first, count)
+    with np.errstate(all="ignore"):
+        exp = _naive_product(sv[rows if with_rows else np.arange(300)], _ref_probe_sums(pv, perm, first, count))
+    exp[count == 0] = 0
+    np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint64, np.float32, np.float64,
+                                   np.complex64, np.complex128])
+@pytest.mark.parametrize("negate", [False, True])
+def test_union_values(launched, dtype, negate):
+    rng = np.random.default_rng(13)
+    a = np.unique(rng.integers(0, 100, 40)).astype(np.int64)
+    b = np.unique(rng.integers(0, 100, 60)).astype(np.int64)
+    a_pos, b_pos = L.merge_union(a, b)
+    av, bv = _values(rng, (len(a), 3), dtype), _values(rng, (len(b), 3), dtype)
+    got = L.union_values(av, bv, a_pos, b_pos, negate)
+    exp = np.empty((len(a_pos), 3), dtype)
+    with np.errstate(all="ignore"):
+        for u, (p, q) in enumerate(zip(a_pos, b_pos)):
+            if p >= 0 and q >= 0:
+                exp[u] = av[p] - bv[q] if negate else av[p] + bv[q]
+            elif p >= 0:
+                exp[u] = av[p]
+            else:
+                exp[u] = -bv[q] if negate else bv[q]
+    np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
+    idx, vals = L.merge_add(a[None, :], b[None, :], av, bv, np.ones(1, dtype=np.int64), negate)
+    np.testing.assert_array_equal(idx[0], np.union1d(a, b))
+    np.testing.assert_array_equal(vals.view(np.uint8), exp.view(np.uint8))
+
+
+def test_gather_columns_and_union(launched):
+    rng = np.random.default_rng(2)
+    a = np.unique(rng.integers(0, 100, 40)).astype(np.int64)
+    b = np.unique(rng.integers(0, 100, 60)).astype(np.int64)
+    a_pos, b_pos = L.merge_union(a, b)
+    union = np.union1d(a, b)
+    got = np.where(a_pos >= 0, a[np.maximum(a_pos, 0)], b[np.maximum(b_pos, 0)])
+    np.testing.assert_array_equal(got, union)
+    np.testing.assert_array_equal(a_pos >= 0, np.isin(union, a))
+    np.testing.assert_array_equal(b_pos >= 0, np.isin(union, b))
+    ok = b_pos >= 0
+    np.testing.assert_array_equal(b[b_pos[ok]], union[ok])
+    ai = np.stack([a // 10, a % 10])
+    bi = np.stack([b // 10, b % 10])
+    cols = L.union_columns(ai, bi, a_pos, b_pos)
+    np.testing.assert_array_equal(cols, np.stack([union // 10, union % 10]))
+    rows = rng.integers(0, len(a), 25).astype(np.int64)
+    np.testing.assert_array_equal(L.gather_columns(ai, rows), ai[:, rows])
+    for x, y in ((a[:0], b), (a, b[:0]), (a[:0], b[:0]), (a, a)):
+        p, q = L.merge_union(x, y)
+        assert len(p) == len(np.union1d(x, y))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_gather_or_zero_and_strided(launched, dtype):
+    rng = np.random.default_rng(4)
+    vals = _values(rng, (50, 3), dtype)
+    rows = rng.integers(-3, 50, 80).astype(np.int64)
+    exp = np.where((rows >= 0)[:, None], vals[np.maximum(rows, 0)], np.zeros(1, dtype))
+    np.testing.assert_array_equal(L.gather_or_zero(vals, rows), exp)
+    src = _values(rng, 200, dtype)
+    addresses = rng.integers(0, 190, 30).astype(np.int64)
+    inner = np.array([0, 3, 9], np.int64)
+    np.testing.assert_array_equal(L.gather_strided(src, addresses, inner), src[addresses[:, None] + inner])
+
+
+# ---------------------------------------------------------------------- strided views
+def _ref_view_scatter(out, src, src_base, offset, sizes, strides, src_strides):
+    for i in np.ndindex(*sizes):
+        out[offset + int(np.dot(i, strides))] = src[src_base + int(np.dot(i, src_strides))]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64, np.complex128])
+@pytest.mark.parametrize("copy", [True, False])
+@pytest.mark.parametrize("view", [((3, 4), (12, 2), 5),     # small gaps: the fused fill pass
+                                  ((2, 3), (100, 1), 7),    # a gap over FILL_MAX_GAP: copy + scatter
+                                  ((1,), (1,), 0)])         # one element at the head
+def test_strided_scatter_sorted(launched, dtype, copy, view):
+    rng = np.random.default_rng(6)
+    size, stride, offset = view
+    out = np.zeros(250, dtype)
+    inp = _values(rng, 250, dtype)
+    src = _values(rng, 40, dtype)
+    sizes, strides = np.array(size), np.array(stride)
+    sstrides = np.array([int(np.prod(size[k + 1:])) for k in range(len(size))])
+    exp = inp.copy() if copy else out.copy()
+    _ref_view_scatter(exp, src, 2, offset, sizes, strides, sstrides)
+    L.strided_scatter_sorted(out, inp if copy else out, src, 2, offset, sizes, strides, sstrides, copy)
+    np.testing.assert_array_equal(out, exp)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint64, np.complex128])
+def test_strided_scatter_ordered_last_writer_wins(launched, dtype):
+    rng = np.random.default_rng(8)
+    out = _values(rng, 30, dtype)
+    src = _values(rng, 50, dtype)
+    sizes, strides, sstrides = np.array([5, 6]), np.array([2, 1]), np.array([6, 1])  # overlapping view
+    exp = out.copy()
+    _ref_view_scatter(exp, src, 0, 3, sizes, strides, sstrides)
+    L.strided_scatter_ordered(out, src, 0, 3, sizes, strides, sstrides)
+    np.testing.assert_array_equal(out, exp)
+
+
+def test_strided_views_out_of_bounds_raise():
+    out = np.zeros(10, np.uint8)
+    with pytest.raises(IndexError):
+        L.strided_scatter_ordered(out, np.zeros(10, np.uint8), 0, 5, np.array([3]), np.array([3]), np.array([1]))
+    with pytest.raises(IndexError):
+        L.strided_scatter_sorted(out, out, np.zeros(2, np.uint8), 0, 0, np.array([3]), np.array([1]),
+                                 np.array([1]), False)
+    assert not out.any()
+
+
+def test_every_kernel_is_launched(launched):
+    # runs after the parity tests of this module (pytest keeps file order)
+    if len(launched) < 3:
+        pytest.skip("run together with the parity tests of this module")
+    assert set(e for _, e in _sources.all_name_expressions()) - launched == set()

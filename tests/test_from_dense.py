@@ -1,0 +1,56 @@
+"""from_dense: the non-zero entries of a dense array, sorted and unique."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import coosparse
+from coosparse import SUPPORTED_DTYPES
+from reference import dense_of
+
+
+@given(
+    hnp.arrays(
+        dtype=st.sampled_from(SUPPORTED_DTYPES),
+        shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4),
+        elements={"allow_nan": False},
+    ),
+    st.data(),
+)
+def test_from_dense_round_trip(x, data):
+    sn = data.draw(st.integers(0, x.ndim))
+    a = coosparse.from_dense(x, sparse_ndim=sn)
+    assert a.is_coalesced and a.sparse_ndim == sn and a.shape == x.shape and a.dtype == x.dtype
+    if sn:
+        np.testing.assert_array_equal(dense_of(a), x)
+    else:  # one position: at most one entry, holding all of x
+        assert a.nnz <= 1 and a.indices.shape == (0, a.nnz)
+        np.testing.assert_array_equal(a.values[0] if a.nnz else np.zeros_like(x), x)
+    # an entry is stored exactly when its dense block has a non-zero
+    blocks = x.reshape(x.shape[:sn] + (int(np.prod(x.shape[sn:])),))
+    assert a.nnz == int(np.count_nonzero((blocks != 0).any(axis=-1)))
+
+
+def test_from_dense_examples():
+    a = coosparse.from_dense(np.array([[0, 5], [7, 0]]))
+    assert a.indices.tolist() == [[0, 1], [1, 0]] and a.values.tolist() == [5, 7]
+    h = coosparse.from_dense(np.array([[0, 0], [1, 0], [0, 2]]), sparse_ndim=1)
+    assert h.indices.tolist() == [[1, 2]] and h.values.tolist() == [[1, 0], [0, 2]]
+    z = coosparse.from_dense(np.float64(3.0))
+    assert z.shape == () and z.nnz == 1
+    x = np.ones((2, 2))
+    s = coosparse.from_dense(x, sparse_ndim=0)
+    s.values[...] = 0  # the result never shares memory with the input
+    assert x.sum() == 4
+    e = coosparse.from_dense(np.zeros((3, 0, 2)))
+    assert e.nnz == 0 and e.shape == (3, 0, 2)
+    assert coosparse.from_dense([[0, 1.5]]).values.tolist() == [1.5]  # array_like
+
+
+def test_from_dense_bad_input():
+    with pytest.raises(ValueError, match="sparse_ndim"):
+        coosparse.from_dense(np.ones((2, 2)), sparse_ndim=3)
+    with pytest.raises(TypeError, match="not supported"):
+        coosparse.from_dense(np.array(["a"]))
+    with pytest.raises(TypeError, match="dense array"):
+        coosparse.from_dense(coosparse.random((3,), nnz=1))

@@ -1,0 +1,98 @@
+"""scipy.sparse bridge (SPEC 6): every format in, coo/csr/csc out, n-d COO."""
+import numpy as np
+import pytest
+
+sp = pytest.importorskip("scipy.sparse")
+
+import coosparse
+from coosparse import COO
+from reference import dense_of
+
+FORMATS = ["coo", "csr", "csc", "bsr", "dia", "lil", "dok"]
+
+
+def _matrix(fmt, kind="array", dtype=np.float64):
+    rng = np.random.default_rng(0)
+    dense = np.where(rng.random((6, 8)) < 0.3, rng.integers(1, 9, (6, 8)), 0).astype(dtype)
+    ctor = getattr(sp, f"{fmt}_{kind}")
+    if fmt == "bsr":
+        return ctor(dense, blocksize=(2, 2)), dense
+    return ctor(dense), dense
+
+
+@pytest.mark.parametrize("kind", ["array", "matrix"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_from_scipy_every_format(fmt, kind):
+    m, dense = _matrix(fmt, kind)
+    a = coosparse.from_scipy(m)
+    assert a.shape == dense.shape and a.dtype == dense.dtype
+    np.testing.assert_array_equal(dense_of(a), dense)
+    if fmt == "csr":
+        assert a.is_coalesced  # canonical CSR is row-major sorted
+    if fmt in ("dok", "dia", "lil", "csc"):
+        assert a.is_unique
+    # whatever the flags say is true (the constructor verified it)
+    COO(a.indices, a.values, a.shape, sorted=a.is_sorted, unique=a.is_unique)
+
+
+def test_from_scipy_duplicates_and_unsorted_csr():
+    m = sp.coo_array((np.array([1.0, 2.0, 4.0]), (np.array([1, 0, 1]), np.array([2, 0, 2]))), shape=(3, 3))
+    a = coosparse.from_scipy(m)
+    assert not a.is_unique
+    np.testing.assert_array_equal(dense_of(a), m.toarray())
+    c = sp.csr_array((np.array([1.0, 2.0]), np.array([2, 0]), np.array([0, 2, 2])), shape=(2, 3))
+    a = coosparse.from_scipy(c)  # unsorted columns within a row
+    assert not a.is_sorted
+    np.testing.assert_array_equal(dense_of(a), c.toarray())
+
+
+def test_from_scipy_lying_canonical_flag_is_caught():
+    m = sp.coo_array((np.ones(2), (np.array([1, 0]), np.array([0, 0]))), shape=(2, 2))
+    m.has_canonical_format = True  # scipy does not check this attribute
+    with pytest.raises(ValueError, match="sorted=True is false"):
+        coosparse.from_scipy(m)
+
+
+def test_from_scipy_nd_and_1d():
+    rng = np.random.default_rng(1)
+    dense = np.where(rng.random((3, 4, 5)) < 0.2, 1.5, 0.0)
+    a = coosparse.from_scipy(sp.coo_array(dense))
+    np.testing.assert_array_equal(dense_of(a), dense)
+    b = coosparse.from_scipy(sp.coo_array(np.array([0, 2, 0, 3])))
+    assert b.shape == (4,) and b.values.tolist() == [2, 3]
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csr", "csc"])
+def test_to_scipy(fmt):
+    a = coosparse.random((7, 9), nnz=40, duplicates=True, seed=3)
+    m = a.to_scipy(fmt)
+    assert m.format == fmt and m.shape == a.shape
+    np.testing.assert_array_equal(m.toarray(), dense_of(a))
+    if fmt != "coo":
+        assert m.has_canonical_format and m.has_sorted_indices
+        m.check_format(full_check=True)
+    back = coosparse.from_scipy(m)
+    np.testing.assert_array_equal(dense_of(back), dense_of(a))
+
+
+def test_to_scipy_nd_coo_and_flags():
+    a = coosparse.random((3, 4, 5), nnz=20, seed=2).coalesce()
+    m = a.to_scipy("coo")
+    assert m.ndim == 3 and m.has_canonical_format
+    np.testing.assert_array_equal(m.toarray(), dense_of(a))
+    u = coosparse.random((3, 4, 5), nnz=20, duplicates=True, seed=2)
+    assert not u.to_scipy().has_canonical_format
+
+
+def test_to_scipy_errors():
+    a = coosparse.random((3, 4, 5), nnz=5, seed=0)
+    with pytest.raises(ValueError, match="2-D"):
+        a.to_scipy("csr")
+    with pytest.raises(ValueError, match="format"):
+        coosparse.random((3, 4), nnz=2).to_scipy("bsr")
+    with pytest.raises(ValueError, match="hybrid"):
+        coosparse.random((3, 4), nnz=2, sparse_ndim=1).to_scipy()
+    with pytest.raises(ValueError, match="0-d"):
+        COO(np.zeros((0, 1), np.int64), [1.0], ()).to_scipy()
+    with pytest.raises(TypeError, match="scipy.sparse"):
+        coosparse.from_scipy(np.ones((2, 2)))
