@@ -52,6 +52,7 @@ from torch.autograd.function import once_differentiable
 import coosparse
 
 from coosparse._coo import COO
+from coosparse._intersect import multiply_sparse
 
 __all__ = [
     "add",
@@ -490,7 +491,8 @@ class _Multiply(torch.autograd.Function):
         ctx.dtypes = (getattr(a, "dtype", None), getattr(b, "dtype", None))
         ctx.match = None
         if isinstance(A, COO) and isinstance(B, COO) and A.is_coalesced and B.is_coalesced:
-            y, ctx.match = _multiply_keeping_match(A, B, compact)
+            # keep the forward's match: the backward places the gradient with it
+            y, ctx.match = multiply_sparse(A, B, compact, keep_match=True)
         else:
             y = coosparse.multiply(A, B, compact=compact)
         out = _out(y)
@@ -528,36 +530,6 @@ class _Multiply(torch.autograd.Function):
                 back = other._with(values=gv * _conj(other.values))
                 grads.append(_dense_grad(back.to_dense(), dtype))
         return grads[0], grads[1], None
-
-
-def _multiply_keeping_match(A, B, compact):
-    """``coosparse.multiply(A, B, compact=compact)`` for two coalesced arrays, plus its match.
-
-    The same steps as ``coosparse._intersect._multiply_sparse`` (side choice, match,
-    fused product), kept so the backward can reuse the match; falls back to the public
-    function (and no match) where the fused kernel does not apply. ``test_torch``
-    checks the result against ``coosparse.multiply`` bit for bit.
-    """
-    from coosparse import _dtypes
-    from coosparse._backend import backend_for
-    from coosparse._elementwise import rows2d
-    from coosparse._intersect import choose_sides, match
-
-    src, probe = choose_sides(A, B)
-    dtype = np.result_type(A.dtype, B.dtype)
-    if not (src.dtype == dtype and probe.dtype == dtype and _dtypes.accumulation_dtype(dtype) == dtype
-            and src.shape == probe.shape):
-        return coosparse.multiply(A, B, compact=compact), None
-    be = backend_for(src.indices, probe.indices)
-    rows, first, count, perm = match(src, probe, compact)
-    if perm is not None:  # cannot happen for a coalesced probe; stay on the public path
-        return coosparse.multiply(A, B, compact=compact), None
-    m = first.shape[0]
-    indices = src.indices if rows is None else be.gather_columns(src.indices, rows)
-    values = be.multiply_matched(rows2d(src.values), rows, rows2d(probe.values),
-                                 None, first, count).reshape((m,) + src.dense_shape)
-    y = COO(indices, values, src.shape, sorted=src.is_sorted, unique=src.is_unique, check=False)
-    return y, (src is A, rows, first, count)
 
 
 def _multiply_grads_from_match(ga, A, B, info, dtypes, need_a, need_b):
