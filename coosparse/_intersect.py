@@ -150,7 +150,7 @@ def multiply(a, b, *, compact=True):
     if not isinstance(compact, bool):
         raise TypeError(f"multiply: compact must be a bool; got {compact!r}")
     if isinstance(a, COO) and isinstance(b, COO):
-        return _multiply_sparse(a, b, compact)
+        return multiply_sparse(a, b, compact)[0]
     if isinstance(a, COO):
         return _multiply_other(a, b)
     if isinstance(b, COO):
@@ -161,7 +161,16 @@ def multiply(a, b, *, compact=True):
     )
 
 
-def _multiply_sparse(a, b, compact):
+def multiply_sparse(a, b, compact, keep_match=False):
+    """COO * COO: ``(result, match)``.
+
+    ``match`` is ``(src_is_a, rows, first, count)`` when the result was built
+    from a match against an already-sorted probe (output entry i is source row
+    ``rows[i]``, or i when ``rows`` is None, times the probe entries
+    ``first[i]:first[i] + count[i]``), else None. ``keep_match`` skips the
+    fused merge, which has no match to return (the torch bridge's backward
+    reuses it).
+    """
     shape = sparse_pair_shape(a, b, "multiply")
     dtype = _dtypes.result_type(a.dtype, b.dtype)
     be = backend_for(a.indices, b.indices)
@@ -171,14 +180,15 @@ def _multiply_sparse(a, b, compact):
     fused = (src.dtype == dtype and probe.dtype == dtype
              and _dtypes.accumulation_dtype(dtype) == dtype
              and src.dense_shape == dense_shape and probe.dense_shape == dense_shape)
-    if fused and compact and src.is_sorted and probe.is_sorted and not is_wide(src.sparse_shape):
+    if (fused and compact and not keep_match and src.is_sorted and probe.is_sorted
+            and not is_wide(src.sparse_shape)):
         # the common canonical case in one fused merge (keys computed on the fly)
         strides = xp.asarray(np.array(strides_of(src.sparse_shape)[0], dtype=np.int64))
         indices, values = be.merge_multiply(
             src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), strides,
         )  # synchronize! (output size)
         values = values.reshape((values.shape[0],) + dense_shape)
-        return COO(indices, values, shape, sorted=True, unique=src.is_unique, check=False)
+        return COO(indices, values, shape, sorted=True, unique=src.is_unique, check=False), None
     rows, first, count, perm = match(src, probe, compact)
     m = first.shape[0]
     indices = src.indices if rows is None else be.gather_columns(src.indices, rows)
@@ -197,7 +207,8 @@ def _multiply_sparse(a, b, compact):
             # unmatched entries are zeros (not src * 0, which is NaN for inf/NaN sources)
             values = xp.where(_expand(count != 0, values.ndim), values, xp.zeros((), dtype=dtype))
         values = xp.ascontiguousarray(values)
-    return COO(indices, values, shape, sorted=src.is_sorted, unique=src.is_unique, check=False)
+    result = COO(indices, values, shape, sorted=src.is_sorted, unique=src.is_unique, check=False)
+    return result, ((src is a, rows, first, count) if perm is None else None)
 
 
 def _multiply_other(a, x):
