@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: test bench docs clean
 
-$(VENV)/.test-stamp: pyproject.toml requirements/test.txt
+$(VENV)/.test-stamp: pyproject.toml requirements/test.txt requirements/docs.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements/test.txt
@@ -27,6 +27,9 @@ bench: $(VENV)/.bench-stamp
 	else \
 		for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f $(BENCH_ARGS) || exit 1; done; \
 	fi
+
+docs: $(VENV)/.test-stamp
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

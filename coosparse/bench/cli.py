@@ -1,0 +1,251 @@
+"""``python -m coosparse.bench``: every case module, every peer installed, one table.
+
+Each case module (``coosparse/bench/cases_*.py``) runs in a worker process
+(:mod:`coosparse.bench._worker`); within it, every case times all its
+libraries alternately (see :mod:`coosparse.bench.harness`). A library that
+raises is reported as an error; one that kills the worker (a signal) is
+reported as crashed and the worker is restarted without it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import discover, report
+from ._worker import TAG, run_job
+from .progress import Progress
+
+DEFAULT_SIZE = "medium"
+DEFAULT_REPEAT = 5
+
+
+def _csv(values):
+    out = []
+    for v in values or []:
+        out += [x.strip() for x in v.split(",") if x.strip()]
+    return out
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        prog="python -m coosparse.bench",
+        description="Compare coosparse with torch.sparse, scipy.sparse, pydata/sparse and cupyx "
+                    "(whichever are installed) on generated workloads.")
+    p.add_argument("--size", choices=("small", "medium", "large"), default=DEFAULT_SIZE,
+                   help=f"workload size (default {DEFAULT_SIZE}: 2,000,000 entries in 131072 x 131072)")
+    p.add_argument("--op", action="append", metavar="OP",
+                   help="only these ops (name, first word, or glob; repeat or comma-separate)")
+    p.add_argument("--library", action="append", metavar="LIB",
+                   help="only these peers (torch, scipy, pydata, cupyx; prefix match); coosparse always runs")
+    p.add_argument("--device", choices=("cpu", "cuda"), action="append",
+                   help="devices to run (default: cpu, and cuda when a GPU is present)")
+    p.add_argument("--repeat", type=int, default=DEFAULT_REPEAT, help=f"timed runs per library (default {DEFAULT_REPEAT})")
+    p.add_argument("--max-case-seconds", type=float, default=8.0, metavar="S",
+                   help="keep a case's timed runs near S seconds by doing fewer than --repeat, "
+                        "never under 3 (default 8; 0: always --repeat)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed runs per library first (default 1)")
+    p.add_argument("--no-memory", dest="memory", action="store_false", help="skip the peak-memory run")
+    p.add_argument("--out", default="bench-results", help="directory for results.{md,json} and speedups.png")
+    p.add_argument("--update-docs", action="store_true",
+                   help="also write the tables into docs/benchmarks.md and README.md and the chart into docs/img/")
+    p.add_argument("--in-process", action="store_true", help="run case modules in this process (no crash isolation)")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    p.add_argument("--list", action="store_true", help="list case modules and workloads, then exit")
+    args = p.parse_args(argv)
+    args.op = _csv(args.op)
+    args.library = _csv(args.library)
+    if args.repeat < 1:
+        p.error("--repeat must be at least 1")
+    return args
+
+
+def cuda_available():
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        pass
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+class _Collector:
+    """Turns worker events into rows and progress."""
+
+    def __init__(self, progress, module, rows=None):
+        self.progress, self.module = progress, module
+        self.rows = [] if rows is None else rows
+        self.labels = None
+        self.current = None  # (case index, library or None) while a case runs
+        self.done, self.fatal = False, None
+
+    def __call__(self, event, **kw):
+        if event == "cases":
+            if self.labels is None:
+                self.labels = kw["labels"]
+                self.progress.add_total(len(self.labels))
+        elif event == "start":
+            self.current = (kw["case"], kw["library"])
+            op, wl = self.labels[kw["case"]]
+            self.progress.status(f"{op} [{wl[:30]}] {kw['library'] or 'timing'}")
+        elif event == "rows":
+            self.rows += kw["rows"]
+            self.current = None
+            self.progress.advance()
+        elif event == "done":
+            self.done = True
+        elif event == "fatal":
+            self.fatal = kw["error"]
+
+
+def _run_worker(job, collector):
+    cmd = [sys.executable, "-m", "coosparse.bench._worker", json.dumps(job)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        for line in proc.stdout:
+            if line.startswith(TAG):
+                ev = json.loads(line[len(TAG):])
+                collector(ev.pop("event"), **ev)
+            else:
+                collector.progress.write(line.rstrip("\n"))
+    except BaseException:  # Ctrl-C: stop the worker too
+        proc.kill()
+        proc.wait()
+        raise
+    return proc.wait()
+
+
+def run_module(module, device, args, progress, rows=None):
+    """All cases of one module on one device; returns result rows (appended to ``rows`` if given)."""
+    collector = _Collector(progress, module, rows)
+    job = {"module": module, "size": args.size, "device": device, "libraries": args.library,
+           "ops": args.op, "repeat": args.repeat, "max_case_s": args.max_case_seconds, "warmup": args.warmup, "memory": args.memory,
+           "start_case": 0, "exclude": []}
+    if args.in_process:
+        try:
+            run_job(job, emit=collector)
+        except Exception as e:
+            progress.write(f"{module}: skipped ({type(e).__name__}: {e})")
+        return collector.rows
+    for _attempt in range(8):
+        rc = _run_worker(job, collector)
+        if collector.done:
+            break
+        if collector.fatal:
+            last = collector.fatal.strip().splitlines()[-1]
+            progress.write(f"{module} [{device}]: skipped ({last})")
+            break
+        why = f"crashed ({signal.Signals(-rc).name})" if rc < 0 else f"crashed (exit {rc})"
+        if collector.current is None:
+            progress.write(f"{module} [{device}]: worker {why} outside a case")
+            break
+        case, lib = collector.current
+        op, wl = collector.labels[case]
+        progress.write(f"{op} [{wl}]: {lib or 'timing'} {why}; restarting without it")
+        if lib is None:  # died while timing: give the whole case up
+            collector.rows.append({"op": op, "workload": wl, "library": "coosparse", "device": device,
+                                   "median_s": None, "min_s": None, "max_s": None, "speedup_vs_peer": None,
+                                   "peak_bytes": None, "error": why})
+            progress.advance()
+            job["start_case"] = case + 1
+        else:
+            job["exclude"].append([case, lib, why])
+            job["start_case"] = case
+        collector.current = None
+    return collector.rows
+
+
+def _repo_root():
+    here = Path(__file__).resolve().parents[2]
+    return here if (here / "mkdocs.yml").exists() else Path.cwd()
+
+
+def write_outputs(rows, info, args):
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report.write_json(out / "results.json", rows, info)
+    (out / "results.md").write_text(report.to_markdown(rows, info))
+    chart = report.write_chart(out / "speedups.png", rows,
+                               title=f"coosparse vs peers, {args.size} ({info['cpu']})")
+    written = [out / "results.md", out / "results.json"] + ([chart] if chart else [])
+    if args.update_docs:
+        root = _repo_root()
+        block = "\n\n".join([report.machine_markdown(info), report.summary_markdown(rows)])
+        for page in (root / "docs" / "benchmarks.md", root / "README.md"):
+            if page.exists():
+                text = page.read_text()
+                new = report.replace_block(text, block if page.name != "README.md"
+                                           else report.summary_markdown(rows) + "\n\n"
+                                           + f"`{info['command']}` on {info['cpu']} "
+                                           f"({info['cores']} cores); full results: docs/benchmarks.md.")
+                if new != text:
+                    page.write_text(new)
+                    written.append(page)
+        if chart:
+            img = root / "docs" / "img"
+            img.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(chart, img / "bench-speedups.png")
+            written.append(img / "bench-speedups.png")
+    return written
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    modules = discover.case_modules()
+    if args.list:
+        from . import workloads
+
+        print("case modules:", ", ".join(modules) or "none")
+        print("workloads:", ", ".join(workloads.WORKLOADS))
+        return 0
+    devices = args.device or (["cpu", "cuda"] if cuda_available() else ["cpu"])
+    load_start = report._loadavg()  # other users' load: timings on a shared machine need it
+    t0 = time.perf_counter()
+    progress = Progress(enabled=args.progress)
+    rows = []
+    interrupted = False
+    try:
+        for device in devices:
+            for module in modules:
+                if args.op:
+                    try:
+                        if not discover.module_may_match(discover.load(module), args.op):
+                            continue
+                    except Exception:
+                        pass  # the worker reports import errors
+                run_module(module, device, args, progress, rows)
+    except KeyboardInterrupt:
+        interrupted = True  # keep what finished: the partial results are still written
+    finally:
+        progress.close()
+    elapsed = time.perf_counter() - t0
+    argv_used = sys.orig_argv if argv is None else [sys.executable, "-m", "coosparse.bench"] + list(argv)
+    info = report.machine_info(argv=argv_used)
+    info["settings"] = {"size": args.size, "repeat": args.repeat, "max_case_seconds": args.max_case_seconds, "warmup": args.warmup,
+                        "devices": devices, "elapsed_s": elapsed,
+                        "modules": modules, "interrupted": interrupted,
+                        "load_average_start": load_start}
+    if not rows:
+        print("no results (no case module matched the filters)", file=sys.stderr)
+        return 1
+    print()
+    print(report.format_table(rows))
+    written = write_outputs(rows, info, args)
+    print(f"{len(rows)} results in {elapsed:.0f} s; wrote " + ", ".join(str(w) for w in written))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

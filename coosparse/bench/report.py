@@ -1,0 +1,332 @@
+"""Benchmark output: terminal table, Markdown, JSON, the speed-up chart, machine info.
+
+A result row is a dict as made by :func:`coosparse.bench.harness.run_case`
+(``op``, ``workload``, ``library``, ``median_s``, ``min_s``, ``max_s``,
+``speedup_vs_peer`` = peer median / coosparse median, ``peak_bytes``, ...)
+plus ``device`` and, for a library that failed or crashed, ``error``.
+
+Examples
+--------
+>>> rows = [
+...     {"op": "coalesce", "workload": "uniform", "library": "coosparse", "device": "cpu",
+...      "median_s": 0.1, "min_s": 0.09, "max_s": 0.12, "speedup_vs_peer": None, "peak_bytes": 2**25},
+...     {"op": "coalesce", "workload": "uniform", "library": "torch", "device": "cpu",
+...      "median_s": 0.3, "min_s": 0.29, "max_s": 0.33, "speedup_vs_peer": 3.0, "peak_bytes": 2**26},
+... ]
+>>> print(summary_markdown(rows))
+| op | workload | coosparse | torch |
+|---|---|---|---|
+| coalesce | uniform | 100 ms | 3.00x |
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import sys
+from importlib import metadata
+
+PEER_ORDER = ("coosparse", "torch", "torch-cuda", "scipy", "pydata", "sparse", "cupyx")
+LIBRARY_DISTS = {
+    "coosparse": "coosparse", "numpy": "numpy", "numba": "numba", "scipy": "scipy",
+    "torch": "torch", "pydata/sparse": "sparse", "cupy": None, "matplotlib": "matplotlib",
+}
+
+
+# ---------------------------------------------------------------- machine
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_bytes():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _version(dist):
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _cupy_version():
+    for dist in ("cupy-cuda12x", "cupy-cuda13x", "cupy-cuda11x", "cupy"):
+        v = _version(dist)
+        if v:
+            return v
+    return None
+
+
+def _gpu_name():
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_name(0)
+    except Exception:
+        pass
+    try:
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(0)
+        name = props["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:
+        return None
+
+
+def _command(argv):
+    """The command line as a reader would type it (``python -m coosparse.bench ...``)."""
+    argv = list(argv) if argv is not None else [sys.executable, "-m", "coosparse.bench"] + sys.argv[1:]
+    if argv and os.path.basename(argv[0]).startswith("python"):
+        argv = ["python"] + argv[1:]
+    return shlex.join(argv)
+
+
+def _loadavg():
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def machine_info(argv=None):
+    """CPU, cores, memory, GPU, OS, Python and library versions, and the command line."""
+    versions = {name: _version(dist) for name, dist in LIBRARY_DISTS.items() if dist}
+    versions["cupy"] = _cupy_version()
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "cores_usable": usable,
+        "memory_bytes": _memory_bytes(),
+        "gpu": _gpu_name(),
+        "os": platform.platform(),
+        "load_average": _loadavg(),
+        "python": platform.python_version(),
+        "versions": {k: v for k, v in versions.items() if v},
+        "command": _command(argv),
+        "argv": list(argv) if argv is not None else None,
+    }
+
+
+# ---------------------------------------------------------------- helpers
+def _ms(s):
+    return "" if s is None else (f"{1e3 * s:.0f} ms" if s >= 0.1 else f"{1e3 * s:.1f} ms")
+
+
+def _label(r):
+    dev = r.get("device", "cpu")
+    return r["op"] + ("" if dev == "cpu" else f" ({dev})")
+
+
+def _groups(rows):
+    """Rows grouped by (op label, workload), in first-seen order."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((_label(r), r["workload"]), []).append(r)
+    return groups
+
+
+def _peers(rows, variants=True):
+    """Libraries other than coosparse; ``variants`` keeps coosparse's own variants ('coosparse-compact')."""
+    seen = []
+    for r in rows:
+        lib = r["library"]
+        if lib != "coosparse" and lib not in seen and (variants or not lib.startswith("coosparse")):
+            seen.append(lib)
+    order = {p: i for i, p in enumerate(PEER_ORDER)}
+    return sorted(seen, key=lambda p: (order.get(p, len(order)), p))
+
+
+def _ratio(r):
+    if r.get("error"):
+        return "crashed" if "crash" in r["error"] else "error"
+    sp = r.get("speedup_vs_peer")
+    return "" if sp is None else f"{sp:.2f}x"
+
+
+def _cell(text):
+    """Text safe inside a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _mb(b):
+    return "?" if b is None else f"{b / 2**20:.0f}"
+
+
+# ---------------------------------------------------------------- outputs
+def format_table(rows, width=None):
+    """Terminal table: per case one line per library, with coosparse's speed-up over it."""
+    head = (f"{'op':<30} {'workload':<36} {'library':<17} {'median':>9} {'min-max ms':>15} "
+            f"{'coosparse is':>14} {'peak MB':>8}")
+    lines = [head, "-" * len(head)]
+    for (label, workload), rs in _groups(rows).items():
+        for r in rs:
+            if r.get("error"):
+                body = f"{'':>9} {'':>15} {_ratio(r):>14} {'':>8}  {r['error'][:60]}"
+            else:
+                spread = f"{1e3 * r['min_s']:.1f}-{1e3 * r['max_s']:.1f}"
+                sp = r.get("speedup_vs_peer")
+                faster = f"{sp:.2f}x {'faster' if sp >= 1 else 'slower'}" if sp else ""
+                if sp and sp < 1:
+                    faster = f"{1 / sp:.2f}x slower"
+                body = f"{_ms(r['median_s']):>9} {spread:>15} {faster:>14} {_mb(r.get('peak_bytes')):>8}"
+            lines.append(f"{label:<30.30} {workload:<36.36} {r['library']:<17.17} {body}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def summary_markdown(rows):
+    """One line per (op, workload): coosparse's median time and its speed-up over each peer."""
+    peers = _peers(rows)
+    out = ["| op | workload | coosparse | " + " | ".join(peers) + " |",
+           "|---|---|---|" + "---|" * len(peers)]
+    for (label, workload), rs in _groups(rows).items():
+        by_lib = {r["library"]: r for r in rs}
+        ours = by_lib.get("coosparse")
+        cells = [_ms(ours["median_s"]) if ours and not ours.get("error") else "error"]
+        cells += [_ratio(by_lib[p]) if p in by_lib else "–" for p in peers]
+        out.append(f"| {_cell(label)} | {_cell(workload)} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def details_markdown(rows):
+    """Every row: median, spread, speed-up, peak memory, notes."""
+    out = ["| op | workload | library | median | min–max | coosparse speed-up | peak MB | note |",
+           "|---|---|---|---|---|---|---|---|"]
+    for (label, workload), rs in _groups(rows).items():
+        for r in rs:
+            if r.get("error"):
+                out.append(f"| {_cell(label)} | {_cell(workload)} | {r['library']} | | | {_ratio(r)} | | "
+                           f"{_cell(r['error'][:120])} |")
+                continue
+            spread = f"{_ms(r['min_s'])} – {_ms(r['max_s'])}"
+            out.append(f"| {_cell(label)} | {_cell(workload)} | {r['library']} | {_ms(r['median_s'])} | {spread} | "
+                       f"{_ratio(r)} | {_mb(r.get('peak_bytes'))} | {_cell(r.get('note', ''))} |")
+    return "\n".join(out)
+
+
+def _load_text(info):
+    start = (info.get("settings") or {}).get("load_average_start")
+    end = info.get("load_average")
+    if not start and not end:
+        return ""
+    parts = ([f"{start[0]:g} before the run"] if start else []) + ([f"{end[0]:g} after"] if end else [])
+    return "; load average " + ", ".join(parts)
+
+
+def machine_markdown(info):
+    mem = f"{info['memory_bytes'] / 2**30:.0f} GiB" if info.get("memory_bytes") else "?"
+    vers = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+    lines = [
+        f"- machine: {info['cpu']}, {info['cores']} cores ({info['cores_usable']} usable), {mem} RAM"
+        + (f", GPU {info['gpu']}" if info.get("gpu") else "")
+        + _load_text(info),
+        f"- software: Python {info['python']}, {vers}",
+        f"- command: `{info['command']}`",
+    ]
+    if info.get("settings"):
+        s = info["settings"]
+        lines.append(f"- settings: size {s['size']}, {s['repeat']} timed runs per library (at least 3, fewer when "
+                     f"a case would pass {s.get('max_case_seconds', 0):g} s), after {s['warmup']} warm-up, "
+                     f"devices {', '.join(s['devices'])}; took {s.get('elapsed_s', 0):.0f} s"
+                     + (" (interrupted: partial results)" if s.get("interrupted") else ""))
+    return "\n".join(lines)
+
+
+def to_markdown(rows, info):
+    return "\n\n".join([
+        "# coosparse benchmark",
+        machine_markdown(info),
+        "Speed-up = the peer's median time / coosparse's median time (above 1: coosparse is faster). "
+        "Peak MB: how far the operation raised the process's resident peak (host memory).",
+        "## Summary", summary_markdown(rows),
+        "## All results", details_markdown(rows),
+    ]) + "\n"
+
+
+def write_json(path, rows, info):
+    with open(path, "w") as f:
+        json.dump({"machine": info, "results": rows}, f, indent=1)
+
+
+def write_chart(path, rows, title=None):
+    """Grouped bars of coosparse's speed-up over each peer, per op (log scale). Returns path or None."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    peers = _peers(rows, variants=False)
+    groups = [(k, {r["library"]: r for r in rs}) for k, rs in _groups(rows).items()]
+    groups = [g for g in groups if any(g[1].get(p, {}).get("speedup_vs_peer") for p in peers)]
+    if not groups or not peers:
+        return None
+    width = 0.8 / len(peers)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(groups) * max(1, len(peers)) ** 0.5 + 2), 4.8))
+    ax.set_yscale("log")
+    all_ys = []
+    for j, p in enumerate(peers):
+        xs, ys = [], []
+        for i, (_, by_lib) in enumerate(groups):
+            sp = by_lib.get(p, {}).get("speedup_vs_peer")
+            if sp:
+                xs.append(i - 0.4 + width * (j + 0.5))
+                ys.append(sp)
+        # bars grow from 1x: up where coosparse is faster, down where it is slower
+        bars = ax.bar(xs, [y - 1.0 for y in ys], bottom=1.0, width=width, label=f"vs {p}")
+        ax.bar_label(bars, labels=[f"{y:.1f}" for y in ys], fontsize=7, padding=1)
+        all_ys += ys
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    lo = min(0.5, min(all_ys) / 1.5)
+    hi = max(2.0, max(all_ys) * 1.6)
+    ax.set_ylim(lo, hi)
+    ticks = [2.0 ** k for k in range(-10, 11) if lo <= 2.0 ** k <= hi]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylabel("coosparse speed-up\n(peer time / coosparse time)")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([f"{label}\n{w[:34]}" for (label, w), _ in groups], fontsize=7, rotation=20, ha="right")
+    ax.legend(fontsize=8, ncol=len(peers), loc="upper left")
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def replace_block(text, block):
+    """Replace what lies between the bench markers in ``text`` (unchanged when they are missing)."""
+    i, j = text.find(BEGIN), text.find(END)
+    if i < 0 or j < i:
+        return text
+    return text[: i + len(BEGIN)] + "\n" + block.strip() + "\n" + text[j:]
