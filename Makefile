@@ -19,14 +19,8 @@ $(VENV)/.bench-stamp: $(VENV)/.test-stamp requirements/bench.txt
 test: $(VENV)/.test-stamp
 	$(PY) -m pytest -q
 
-# The full suite runs through `python -m coosparse.bench` once it exists; until
-# then every benchmarks/bench_*.py script runs in turn.
 bench: $(VENV)/.bench-stamp
-	@if [ -f coosparse/bench/__main__.py ]; then \
-		$(PY) -m coosparse.bench $(BENCH_ARGS); \
-	else \
-		for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f $(BENCH_ARGS) || exit 1; done; \
-	fi
+	$(PY) -m coosparse.bench $(BENCH_ARGS)
 
 docs: $(VENV)/.test-stamp
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
