@@ -13,33 +13,19 @@ import numpy as np
 
 import coosparse
 
+from . import workloads
 from .harness import Case, Impl
-
-SHAPE = (131072, 131072)
-SIZES = {"small": 200_000, "medium": 2_000_000, "large": 20_000_000}
 
 
 def workload(size="medium", seed=0):
-    """(a coalesced, b coalesced, b in random order) as in the issue."""
-    n = SIZES[size]
-    rng = np.random.default_rng(seed)
-    total = SHAPE[0] * SHAPE[1]
-    keys = np.unique(rng.integers(0, total, size=int(n * 1.6), dtype=np.int64))
-    keys = rng.permutation(keys)
-    ka = keys[:n]
-    kb = np.concatenate([ka[: n // 2], keys[n: n + n - n // 2]])
-    kb = rng.permutation(kb)
-    assert ka.shape[0] == n and kb.shape[0] == n, "draw more keys"
+    """(a coalesced, b coalesced, b in random order) from :func:`workloads.uniform_pair`.
 
-    def make(k, sort):
-        vals = rng.random(k.shape[0])
-        if sort:
-            order = np.argsort(k, kind="stable")
-            k, vals = k[order], vals[order]
-        idx = np.stack(np.unravel_index(k, SHAPE)).astype(np.int64)
-        return coosparse.COO(idx, vals, SHAPE, sorted=sort, unique=sort, check=False)
-
-    return make(ka, True), make(kb, True), make(kb, False)
+    The random-order ``b`` carries no flags (``is_unique`` False too), as an
+    operand straight from an unknown source would.
+    """
+    a, b = workloads.uniform_pair(size, seed)
+    bu = coosparse.COO(b.indices, b.values, b.shape, check=False)
+    return workloads.coalesced_copy(a), workloads.coalesced_copy(b), bu
 
 
 def dense_mask_workload(n=2_000_000, seed=1):
@@ -65,7 +51,7 @@ def _pydata(a):
 def cases(size="medium", libraries=None):
     want = (lambda lib: libraries is None or lib in libraries)
     a, b, bu = workload(size)
-    x, mask = dense_mask_workload(SIZES[size])
+    x, mask = dense_mask_workload(workloads.UNIFORM_NNZ[size])
     try:
         import torch
     except ImportError:

@@ -163,6 +163,16 @@ def uniform_pair(size="medium", seed=0, *, coalesced=False, dtype=np.float64):
             COO(_unravel(b_keys, UNIFORM_SHAPE), b_vals, UNIFORM_SHAPE, unique=True, check=False))
 
 
+def coalesced_copy(a):
+    """``a``'s entries sorted, both flags True (for arrays with distinct indices, e.g. :func:`uniform_pair`'s).
+
+    Where an index repeats, only its first entry is kept (no sum): this
+    reorders generated data, it is not a coalesce under test.
+    """
+    keys = np.ravel_multi_index(tuple(a.indices), a.shape)
+    return _coo(keys, a.values, a.shape, coalesced=True)
+
+
 def rmat_edges(scale, edgefactor=RMAT_EDGEFACTOR, seed=0, abc=RMAT_ABC):
     """Graph500 Kronecker generator: (2, edgefactor * 2**scale) int64 edge list.
 
