@@ -8,7 +8,7 @@ the 3-D array.
 from __future__ import annotations
 
 from . import workloads
-from .harness import Case, Impl
+from .harness import Case, Impl, torch_coo
 
 OPS = ["coalesce"]
 PEERS = ("torch", "scipy", "pydata")
@@ -24,15 +24,9 @@ def impls(a, libraries=None, peers=PEERS):
     """
     want = (lambda lib: lib in peers and (libraries is None or lib in libraries))
     out = [Impl("coosparse", lambda: a.coalesce())]
-    if want("torch"):
-        try:
-            import torch
-
-            t = torch.sparse_coo_tensor(torch.from_numpy(a.indices), torch.from_numpy(a.values), a.shape,
-                                        check_invariants=False)
-            out.append(Impl("torch", lambda: t.coalesce()))
-        except ImportError:
-            pass
+    t = torch_coo(a) if want("torch") else None
+    if t is not None:
+        out.append(Impl("torch", lambda: t.coalesce()))
     if want("scipy"):
         try:
             import scipy.sparse as sp

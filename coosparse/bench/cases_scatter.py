@@ -13,7 +13,7 @@ import numpy as np
 
 import coosparse
 
-from .harness import Case, Impl
+from .harness import Case, Impl, torch_coo
 
 #: as_strided_scatter input elements per size; the src view is half of it at stride 2
 N_INPUT = {"small": 4_194_304, "medium": 16_777_216, "large": 67_108_864}
@@ -64,15 +64,9 @@ def to_dense_case(size="medium", libraries=None):
     shape, nnz = TO_DENSE[size]
     a = coosparse.random(shape, nnz=nnz, duplicates=True, seed=0)
     impls = [Impl("coosparse", lambda: a.to_dense())]
-    if want("torch"):
-        try:
-            import torch
-
-            t = torch.sparse_coo_tensor(torch.from_numpy(a.indices), torch.from_numpy(a.values), a.shape,
-                                        check_invariants=False)
-            impls.append(Impl("torch", lambda: t.to_dense()))
-        except ImportError:
-            pass
+    t = torch_coo(a) if want("torch") else None
+    if t is not None:
+        impls.append(Impl("torch", lambda: t.to_dense()))
     if want("numpy"):
         def numpy_add_at():
             out = np.zeros(a.shape)

@@ -15,7 +15,7 @@ import numpy as np
 import coosparse
 
 from . import workloads
-from .harness import Case, Impl
+from .harness import Case, Impl, torch_coo
 
 SHAPE = workloads.UNIFORM_SHAPE
 
@@ -28,16 +28,9 @@ def _torch():
     return torch, ct
 
 
-def _tensor(indices, values, coalesced=False):
-    torch, _ = _torch()
-    return torch.sparse_coo_tensor(torch.from_numpy(indices), torch.from_numpy(values), SHAPE,
-                                   is_coalesced=coalesced, check_invariants=False)
-
-
 def _coalesced_pair(size, seed):
     """Two coalesced tensors: :func:`workloads.uniform_pair` (b shares half of a's indices)."""
-    return [_tensor(x.indices, x.values, coalesced=True)
-            for x in workloads.uniform_pair(size, seed, coalesced=True)]
+    return [torch_coo(x) for x in workloads.uniform_pair(size, seed, coalesced=True)]
 
 
 def _uncoalesced_pair(size, seed):
@@ -49,7 +42,7 @@ def _uncoalesced_pair(size, seed):
         order = rng.permutation(x.nnz + d)
         idx = np.concatenate([x.indices, x.indices[:, :d]], axis=1)[:, order]
         vals = np.concatenate([x.values, rng.random(d)])[order]
-        out.append(_tensor(np.ascontiguousarray(idx), vals))
+        out.append(torch_coo(coosparse.COO(np.ascontiguousarray(idx), vals, SHAPE, check=False)))
     return out
 
 
