@@ -1,14 +1,19 @@
-"""as_strided_scatter and to_dense vs torch / NumPy: python benchmarks/bench_scatter.py"""
+"""as_strided_scatter and to_dense vs torch / NumPy: python benchmarks/bench_scatter.py [small|medium|large]"""
+import sys
+
 from coosparse.bench import cases_scatter
 from coosparse.bench.harness import ensure_fixed_mmap_threshold, format_rows, run_case
 
 if __name__ == "__main__":
     ensure_fixed_mmap_threshold()
-    rows = [r for c in cases_scatter.cases() for r in run_case(c, repeat=5)]
+    size = sys.argv[1] if len(sys.argv) > 1 else "medium"
+    cases = cases_scatter.cases(size)
+    rows = [r for c in cases for r in run_case(c, repeat=5)]
     print(format_rows(rows))
+    strided = next(c for c in cases if c.op == "as_strided_scatter")
+    moved = strided.params["bytes_moved"]  # read input and src, write the result
+    copied = strided.input_bytes  # memcpy reads and writes this many
     for r in rows:
         if r["op"] == "as_strided_scatter":
-            moved = 2 * 16_777_216 * 4 + 8_388_608 * 4
-            copied = 16_777_216 * 4 + 8_388_608 * 4  # memcpy reads and writes this many
             gbs = (2 * copied if r["library"] == "memcpy" else moved) / r["median_s"] / 1e9
             print(f"  {r['library']:<10} {gbs:6.1f} GB/s of DRAM traffic (read + write)")

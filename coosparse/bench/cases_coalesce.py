@@ -1,42 +1,61 @@
-"""coalesce against torch's Tensor.coalesce, scipy's sum_duplicates and pydata/sparse."""
+"""coalesce against torch's Tensor.coalesce, scipy's sum_duplicates and pydata/sparse.
+
+This module times the issue workload (:func:`workloads.uniform`: 2,000,000
+uniform draws, duplicates as drawn, in (131072, 131072) float64) and holds
+the peer adapters; :mod:`cases_workloads` reuses them on the R-MAT graph and
+the 3-D array.
+"""
 from __future__ import annotations
 
-import coosparse
+from . import workloads
+from .harness import Case, Impl, torch_coo
 
-from .harness import Case, Impl
-
-SIZES = {"small": 200_000, "medium": 2_000_000, "large": 20_000_000}
-
-
-def uniform_workload(size, seed=0):
-    """The issue workload: uniform random entries (duplicates as drawn) in (131072, 131072) float64."""
-    return coosparse.random((131072, 131072), nnz=SIZES[size], duplicates=True, seed=seed)
+OPS = ["coalesce"]
+PEERS = ("torch", "scipy", "pydata")
 
 
-def cases(size="medium", libraries=None):
-    a = uniform_workload(size)
-    impls = [Impl("coosparse", lambda: a.coalesce())]
-    want = (lambda lib: libraries is None or lib in libraries)
-    if want("torch"):
-        try:
-            import torch
+def impls(a, libraries=None, peers=PEERS):
+    """coosparse's ``a.coalesce()`` and each installed peer in ``peers`` (and ``libraries``, if given).
 
-            t = torch.sparse_coo_tensor(torch.from_numpy(a.indices), torch.from_numpy(a.values), a.shape,
-                                        check_invariants=False)
-            impls.append(Impl("torch", lambda: t.coalesce()))
-        except ImportError:
-            pass
+    - torch: ``Tensor.coalesce`` on a tensor built once, outside the timing;
+    - scipy: ``sum_duplicates`` works in place, so each run builds a fresh
+      ``coo_array`` (construction counted; n-d COO since scipy 1.15);
+    - pydata: its ``COO`` constructor is its coalesce (it canonicalises every array).
+    """
+    want = (lambda lib: lib in peers and (libraries is None or lib in libraries))
+    out = [Impl("coosparse", lambda: a.coalesce())]
+    t = torch_coo(a) if want("torch") else None
+    if t is not None:
+        out.append(Impl("torch", lambda: t.coalesce()))
     if want("scipy"):
         try:
             import scipy.sparse as sp
 
             def scipy_sum_duplicates():
-                m = sp.coo_array((a.values, (a.indices[0], a.indices[1])), shape=a.shape)
+                m = sp.coo_array((a.values, tuple(a.indices)), shape=a.shape)
                 m.sum_duplicates()  # in place: build a fresh array each run (construction counted)
                 return m
 
-            impls.append(Impl("scipy", scipy_sum_duplicates, note="includes coo_array construction"))
+            out.append(Impl("scipy", scipy_sum_duplicates, note="includes coo_array construction"))
         except ImportError:
             pass
-    nbytes = a.indices.nbytes + a.values.nbytes
-    return [Case("coalesce", f"uniform {a.nnz:,} in 131072^2", impls, input_bytes=nbytes)]
+    if want("pydata"):
+        try:
+            import sparse
+
+            out.append(Impl("pydata", lambda: sparse.COO(a.indices, a.values, shape=a.shape),
+                            note="COO construction canonicalises"))
+        except ImportError:
+            pass
+    return out
+
+
+def case(a, label, libraries=None, peers=PEERS):
+    """One coalesce case on ``a``."""
+    return Case("coalesce", label, impls(a, libraries, peers), input_bytes=a.indices.nbytes + a.values.nbytes)
+
+
+def cases(size="medium", libraries=None):
+    a = workloads.uniform(size)
+    # this case's peers have always been torch and scipy; pydata runs on cases_workloads' arrays
+    return [case(a, f"uniform {a.nnz:,} in 131072^2", libraries, peers=("torch", "scipy"))]

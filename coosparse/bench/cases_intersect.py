@@ -13,33 +13,19 @@ import numpy as np
 
 import coosparse
 
-from .harness import Case, Impl
-
-SHAPE = (131072, 131072)
-SIZES = {"small": 200_000, "medium": 2_000_000, "large": 20_000_000}
+from . import workloads
+from .harness import Case, Impl, torch_coo
 
 
 def workload(size="medium", seed=0):
-    """(a coalesced, b coalesced, b in random order) as in the issue."""
-    n = SIZES[size]
-    rng = np.random.default_rng(seed)
-    total = SHAPE[0] * SHAPE[1]
-    keys = np.unique(rng.integers(0, total, size=int(n * 1.6), dtype=np.int64))
-    keys = rng.permutation(keys)
-    ka = keys[:n]
-    kb = np.concatenate([ka[: n // 2], keys[n: n + n - n // 2]])
-    kb = rng.permutation(kb)
-    assert ka.shape[0] == n and kb.shape[0] == n, "draw more keys"
+    """(a coalesced, b coalesced, b in random order) from :func:`workloads.uniform_pair`.
 
-    def make(k, sort):
-        vals = rng.random(k.shape[0])
-        if sort:
-            order = np.argsort(k, kind="stable")
-            k, vals = k[order], vals[order]
-        idx = np.stack(np.unravel_index(k, SHAPE)).astype(np.int64)
-        return coosparse.COO(idx, vals, SHAPE, sorted=sort, unique=sort, check=False)
-
-    return make(ka, True), make(kb, True), make(kb, False)
+    The random-order ``b`` carries no flags (``is_unique`` False too), as an
+    operand straight from an unknown source would.
+    """
+    a, b = workloads.uniform_pair(size, seed)
+    bu = coosparse.COO(b.indices, b.values, b.shape, check=False)
+    return workloads.coalesced_copy(a), workloads.coalesced_copy(b), bu
 
 
 def dense_mask_workload(n=2_000_000, seed=1):
@@ -47,13 +33,6 @@ def dense_mask_workload(n=2_000_000, seed=1):
     x = rng.random((4096, 4096))
     mask = coosparse.random((4096, 4096), nnz=n, sorted=True, seed=rng)
     return x, mask
-
-
-def _torch_coo(t_mod, a):
-    return t_mod.sparse_coo_tensor(
-        t_mod.from_numpy(a.indices), t_mod.from_numpy(a.values), a.shape,
-        is_coalesced=a.is_coalesced, check_invariants=False,
-    )
 
 
 def _pydata(a):
@@ -65,7 +44,7 @@ def _pydata(a):
 def cases(size="medium", libraries=None):
     want = (lambda lib: libraries is None or lib in libraries)
     a, b, bu = workload(size)
-    x, mask = dense_mask_workload(SIZES[size])
+    x, mask = dense_mask_workload(workloads.UNIFORM_NNZ[size])
     try:
         import torch
     except ImportError:
@@ -85,7 +64,7 @@ def cases(size="medium", libraries=None):
     # multiply, both coalesced: merge, matches only
     impls = [Impl("coosparse", lambda: coosparse.multiply(a, b))]
     if use_torch:
-        ta, tb = _torch_coo(torch, a), _torch_coo(torch, b)
+        ta, tb = torch_coo(a), torch_coo(b)
         impls.append(Impl("torch", lambda: ta * tb))
     if use_pydata:
         pa, pb = _pydata(a), _pydata(b)
@@ -97,14 +76,14 @@ def cases(size="medium", libraries=None):
                   note="compact=False, as torch")]
     impls.append(Impl("coosparse-compact", lambda: coosparse.multiply(bu, a)))
     if use_torch:
-        tbu, ta = _torch_coo(torch, bu), _torch_coo(torch, a)
+        tbu, ta = torch_coo(bu), torch_coo(a)
         impls.append(Impl("torch", lambda: tbu * ta))
     out.append(Case("multiply u*c", wl, impls, input_bytes=nbytes))
 
     # add, both coalesced: merge
     impls = [Impl("coosparse", lambda: coosparse.add(a, b))]
     if use_torch:
-        ta, tb = _torch_coo(torch, a), _torch_coo(torch, b)
+        ta, tb = torch_coo(a), torch_coo(b)
         impls.append(Impl("torch", lambda: ta + tb))
     if use_pydata:
         pa, pb = _pydata(a), _pydata(b)
@@ -114,14 +93,14 @@ def cases(size="medium", libraries=None):
     # sparse_mask sparse -> sparse, both coalesced
     impls = [Impl("coosparse", lambda: coosparse.sparse_mask(a, b))]
     if use_torch:
-        ta, tb = _torch_coo(torch, a), _torch_coo(torch, b)
+        ta, tb = torch_coo(a), torch_coo(b)
         impls.append(Impl("torch", lambda: ta.sparse_mask(tb)))
     out.append(Case("sparse_mask c|c", wl, impls, input_bytes=nbytes))
 
     # sparse_mask from a dense (4096, 4096) array
     impls = [Impl("coosparse", lambda: coosparse.sparse_mask(x, mask))]
     if use_torch:
-        tx, tm = torch.from_numpy(x), _torch_coo(torch, mask)
+        tx, tm = torch.from_numpy(x), torch_coo(mask)
         impls.append(Impl("torch", lambda: tx.sparse_mask(tm)))
     out.append(Case("sparse_mask dense", f"4096^2 | {mask.nnz:,}", impls,
                     input_bytes=x.nbytes + mask.indices.nbytes))

@@ -14,10 +14,10 @@ import numpy as np
 
 import coosparse
 
-from .harness import Case, Impl
+from . import workloads
+from .harness import Case, Impl, torch_coo
 
-SHAPE = (131072, 131072)
-SIZES = {"small": 200_000, "medium": 2_000_000, "large": 20_000_000}
+SHAPE = workloads.UNIFORM_SHAPE
 
 
 def _torch():
@@ -28,27 +28,22 @@ def _torch():
     return torch, ct
 
 
-def _coalesced(keys, seed):
-    """A coalesced torch tensor with the given linear keys (sorted here) and random values."""
-    torch, _ = _torch()
-    keys = np.sort(keys)
-    idx = np.stack(np.unravel_index(keys, SHAPE)).astype(np.int64)
-    vals = np.random.default_rng(seed).random(keys.shape[0])
-    return torch.sparse_coo_tensor(torch.from_numpy(idx), torch.from_numpy(vals), SHAPE, is_coalesced=True,
-                                   check_invariants=False)
+def _coalesced_pair(size, seed):
+    """Two coalesced tensors: :func:`workloads.uniform_pair` (b shares half of a's indices)."""
+    return [torch_coo(x) for x in workloads.uniform_pair(size, seed, coalesced=True)]
 
 
-def _keys_pair(n, seed=0):
-    """(keys_a, keys_b): n distinct keys each, b sharing n // 2 of a's."""
+def _uncoalesced_pair(size, seed):
+    """The same pair unsorted, each with 1% duplicates (its first n // 100 indices again, fresh values)."""
     rng = np.random.default_rng(seed)
-    total = SHAPE[0] * SHAPE[1]
-    pool = np.unique(rng.integers(0, total, size=int(n * 1.6), dtype=np.int64))
-    while pool.shape[0] < 3 * n // 2:
-        pool = np.unique(np.concatenate([pool, rng.integers(0, total, size=n, dtype=np.int64)]))
-    pool = rng.permutation(pool)[: 3 * n // 2]
-    a = pool[:n]
-    b = np.concatenate([a[: n // 2], pool[n:n + (n - n // 2)]])
-    return a, b
+    out = []
+    for x in workloads.uniform_pair(size, seed):
+        d = x.nnz // 100
+        order = rng.permutation(x.nnz + d)
+        idx = np.concatenate([x.indices, x.indices[:, :d]], axis=1)[:, order]
+        vals = np.concatenate([x.values, rng.random(d)])[order]
+        out.append(torch_coo(coosparse.COO(np.ascontiguousarray(idx), vals, SHAPE, check=False)))
+    return out
 
 
 def conversion_cases(sizes=(1_000, 10_000_000)):
@@ -87,57 +82,38 @@ def _grad_like(y):
                                    is_coalesced=y.is_coalesced(), check_invariants=False)
 
 
+def _case(op, label, inputs, ours, theirs, libraries, note=""):
+    """forward+backward of ``ours`` (coosparse bridge) and, if given, ``theirs`` (torch) on the same inputs."""
+    impls = [Impl("coosparse", _fwd_bwd(ours, inputs, _grad_like), note=note)]
+    if theirs is not None and (libraries is None or "torch" in libraries):
+        impls.append(Impl("torch", _fwd_bwd(theirs, inputs, _grad_like)))
+    nbytes = sum(t._indices().nbytes + t._values().nbytes for t in inputs)
+    return Case(op, label, impls, input_bytes=nbytes)
+
+
 def sparse_mask_cases(size="medium", libraries=None):
-    torch, ct = _torch()
-    n = SIZES[size]
-    ka, kb = _keys_pair(n, seed=1)
-    x, mask = _coalesced(ka, 1), _coalesced(kb, 2)
-    impls = [Impl("coosparse", _fwd_bwd(lambda s, m: ct.sparse_mask(s, m), (x, mask), _grad_like))]
-    if libraries is None or "torch" in libraries:
-        impls.append(Impl("torch", _fwd_bwd(lambda s, m: s.sparse_mask(m), (x, mask), _grad_like)))
-    return [Case("sparse_mask fwd+bwd", f"{n:,} coalesced in 131072^2", impls, input_bytes=2 * n * 24)]
+    _, ct = _torch()
+    n = workloads.UNIFORM_NNZ[size]
+    return [_case("sparse_mask fwd+bwd", f"{n:,} coalesced in 131072^2", _coalesced_pair(size, 1),
+                  lambda s, m: ct.sparse_mask(s, m), lambda s, m: s.sparse_mask(m), libraries)]
 
 
 def multiply_cases(size="medium", libraries=None):
-    torch, ct = _torch()
-    n = SIZES[size]
-    ka, kb = _keys_pair(n, seed=3)
-    a, b = _coalesced(ka, 3), _coalesced(kb, 4)
-    impls = [Impl("coosparse", _fwd_bwd(lambda p, q: ct.multiply(p, q), (a, b), _grad_like))]
-    if libraries is None or "torch" in libraries:
-        impls.append(Impl("torch", _fwd_bwd(lambda p, q: p * q, (a, b), _grad_like)))
-    return [Case("multiply fwd+bwd", f"{n:,} coalesced x2 in 131072^2", impls, input_bytes=2 * n * 24)]
-
-
-def _uncoalesced_pair(n, seed):
-    """Two uncoalesced tensors (unsorted, with a few duplicates), b sharing half of a's indices."""
-    torch, _ = _torch()
-    ka, kb = _keys_pair(n, seed)
-    rng = np.random.default_rng(seed)
-    out = []
-    for keys in (ka, kb):
-        keys = rng.permutation(np.concatenate([keys, keys[: n // 100]]))  # 1% duplicates
-        idx = np.stack(np.unravel_index(keys, SHAPE)).astype(np.int64)
-        out.append(torch.sparse_coo_tensor(torch.from_numpy(idx), torch.from_numpy(rng.random(keys.shape[0])),
-                                           SHAPE, check_invariants=False))
-    return out
+    _, ct = _torch()
+    n = workloads.UNIFORM_NNZ[size]
+    return [_case("multiply fwd+bwd", f"{n:,} coalesced x2 in 131072^2", _coalesced_pair(size, 3),
+                  lambda p, q: ct.multiply(p, q), lambda p, q: p * q, libraries)]
 
 
 def uncoalesced_cases(size="medium", libraries=None):
     """Uncoalesced inputs. torch's own multiply is not run: at (131072, 131072) it dies with
     SIGFPE (see :func:`torch_multiply_crashes`)."""
-    torch, ct = _torch()
-    n = SIZES[size]
-    x, mask = _uncoalesced_pair(n, 5)
-    impls = [Impl("coosparse", _fwd_bwd(lambda s, m: ct.sparse_mask(s, m), (x, mask), _grad_like))]
-    if libraries is None or "torch" in libraries:
-        impls.append(Impl("torch", _fwd_bwd(lambda s, m: s.sparse_mask(m), (x, mask), _grad_like)))
-    cases = [Case("sparse_mask fwd+bwd", f"{n:,} uncoalesced in 131072^2", impls)]
-    a, b = _uncoalesced_pair(n, 6)
-    cases.append(Case("multiply fwd+bwd", f"{n:,} uncoalesced x2 in 131072^2",
-                      [Impl("coosparse", _fwd_bwd(lambda p, q: ct.multiply(p, q), (a, b), _grad_like),
-                            note="torch: SIGFPE at this shape")]))
-    return cases
+    _, ct = _torch()
+    n = workloads.UNIFORM_NNZ[size]
+    return [_case("sparse_mask fwd+bwd", f"{n:,} uncoalesced in 131072^2", _uncoalesced_pair(size, 5),
+                  lambda s, m: ct.sparse_mask(s, m), lambda s, m: s.sparse_mask(m), libraries),
+            _case("multiply fwd+bwd", f"{n:,} uncoalesced x2 in 131072^2", _uncoalesced_pair(size, 6),
+                  lambda p, q: ct.multiply(p, q), None, libraries, note="torch: SIGFPE at this shape")]
 
 
 def torch_multiply_crashes(shape=SHAPE):

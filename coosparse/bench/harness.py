@@ -46,6 +46,20 @@ class Case:
     params: dict = field(default_factory=dict)
 
 
+def torch_coo(a):
+    """``a`` as a torch sparse COO tensor sharing its arrays, or None where torch is missing.
+
+    Flagged coalesced exactly when ``a`` is; built without checks, once,
+    outside any timing.
+    """
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.sparse_coo_tensor(torch.from_numpy(a.indices), torch.from_numpy(a.values), a.shape,
+                                   is_coalesced=a.is_coalesced, check_invariants=False)
+
+
 def _read_status(key):
     try:
         with open("/proc/self/status") as f:

@@ -106,16 +106,19 @@ def uniform(size="medium", seed=0, *, duplicates=True, coalesced=False, dtype=np
         Values uniform in [0, 1).
     """
     _check_size(size)
-    rng = _rng(seed)
-    n = UNIFORM_NNZ[size]
-    total = UNIFORM_SHAPE[0] * UNIFORM_SHAPE[1]
+    return _uniform_in(_rng(seed), UNIFORM_SHAPE, UNIFORM_NNZ[size], duplicates, coalesced, dtype)
+
+
+def _uniform_in(rng, shape, n, duplicates, coalesced, dtype):
+    """``n`` uniform draws of linear indices in ``shape`` (see :func:`uniform` for the flags)."""
+    total = int(np.prod(shape))
     keys = rng.integers(0, total, size=n, dtype=np.int64)
     if not duplicates and not coalesced:
         keys = _distinct_in_random_order(rng, keys, total)
     values = rng.random(keys.shape[0]).astype(dtype, copy=False)
-    out = _coo(keys, values, UNIFORM_SHAPE, coalesced=coalesced)
+    out = _coo(keys, values, shape, coalesced=coalesced)
     if not duplicates and not coalesced:
-        out = COO(out.indices, out.values, out.shape, unique=True, check=False)
+        out = COO(out.indices, out.values, shape, unique=True, check=False)
     return out
 
 
@@ -158,6 +161,16 @@ def uniform_pair(size="medium", seed=0, *, coalesced=False, dtype=np.float64):
                 _coo(b_keys, b_vals, UNIFORM_SHAPE, coalesced=True))
     return (COO(_unravel(a_keys, UNIFORM_SHAPE), a_vals, UNIFORM_SHAPE, unique=True, check=False),
             COO(_unravel(b_keys, UNIFORM_SHAPE), b_vals, UNIFORM_SHAPE, unique=True, check=False))
+
+
+def coalesced_copy(a):
+    """``a``'s entries sorted, both flags True (for arrays with distinct indices, e.g. :func:`uniform_pair`'s).
+
+    Where an index repeats, only its first entry is kept (no sum): this
+    reorders generated data, it is not a coalesce under test.
+    """
+    keys = np.ravel_multi_index(tuple(a.indices), a.shape)
+    return _coo(keys, a.values, a.shape, coalesced=True)
 
 
 def rmat_edges(scale, edgefactor=RMAT_EDGEFACTOR, seed=0, abc=RMAT_ABC):
@@ -208,17 +221,8 @@ def rmat(size="medium", seed=0, *, coalesced=False, dtype=np.float64):
 def tensor3d(size="medium", seed=0, *, duplicates=True, coalesced=False, dtype=np.float64):
     """Uniform entries in a 3-D array small enough to densify (128**3 / 256**3 / 512**3)."""
     _check_size(size)
-    rng = _rng(seed)
     shape, n = TENSOR3D[size]
-    total = shape[0] * shape[1] * shape[2]
-    keys = rng.integers(0, total, size=n, dtype=np.int64)
-    if not duplicates and not coalesced:
-        keys = _distinct_in_random_order(rng, keys, total)
-    values = rng.random(keys.shape[0]).astype(dtype, copy=False)
-    out = _coo(keys, values, shape, coalesced=coalesced)
-    if not duplicates and not coalesced:
-        out = COO(out.indices, out.values, shape, unique=True, check=False)
-    return out
+    return _uniform_in(_rng(seed), shape, n, duplicates, coalesced, dtype)
 
 
 def describe(a):
