@@ -28,6 +28,8 @@ one thread, and probe duplicates are summed sequentially in probe order.
 import numba as nb
 import numpy as np
 
+from .sort import bucket_offsets
+
 # below this many probe keys (256 KiB) the probe sits in L2: plain binary search
 _SEARCH_IN_CACHE = 1 << 15
 # partitions are sized so that one partition's probe range holds ~128 keys
@@ -114,15 +116,7 @@ def _partitioned_search(src_keys, probe_keys, pbits, nchunks, first, count, part
             d = src_keys[i] - lo_key
             if d >= 0 and d <= span:
                 h[d >> shift] += 1
-    offsets = np.empty((nchunks, P), dtype=np.int64)
-    pstart = np.empty(P + 1, dtype=np.int64)
-    run = 0
-    for b in range(P):
-        pstart[b] = run
-        for t in range(nchunks):
-            offsets[t, b] = run
-            run += hist[t, b]
-    pstart[P] = run
+    offsets, pstart = bucket_offsets(hist)
     # 2. scatter (key, position) into partitions; out-of-range keys match nothing
     for t in nb.prange(nchunks):
         off = offsets[t]

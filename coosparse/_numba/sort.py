@@ -305,12 +305,7 @@ def sort_pairs_lsd(keys, bound, nchunks):
         total = hist.sum(axis=0)
         if total.max() == n:  # every key has the same digit: nothing moves
             continue
-        offsets = np.empty_like(hist)
-        run = 0
-        for b in range(mask + 1):
-            for t in range(nchunks):
-                offsets[t, b] = run
-                run += hist[t, b]
+        offsets, _ = bucket_offsets(hist)
         _scatter(cur_keys, cur_perm, buf_keys, buf_perm, offsets, shift, mask, identity)
         if identity:
             # second buffer pair is needed only once something moved
