@@ -208,6 +208,21 @@ def compact_matches(first, count, nchunks):
     return rows, f_out, c_out
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _ordered_sum(values, perm, has_perm, f, c, col):
+    """values[p(f), col] + ... + values[p(f + c - 1), col] in that order, p = perm or identity (c >= 1)."""
+    src = f
+    if has_perm:
+        src = perm[f]
+    acc = values[src, col]
+    for j in range(f + 1, f + c):
+        src = j
+        if has_perm:
+            src = perm[j]
+        acc += values[src, col]
+    return acc
+
+
 @nb.njit(cache=True, parallel=True, nogil=True)
 def probe_sum(values, perm, has_perm, first, count, out):
     """out[i] = sum over j in [first[i], first[i] + count[i]) of values[perm[j]].
@@ -224,16 +239,7 @@ def probe_sum(values, perm, has_perm, first, count, out):
             if c == 0:
                 out[i, col] = 0
             else:
-                src = f
-                if has_perm:
-                    src = perm[f]
-                acc = values[src, col]
-                for j in range(f + 1, f + c):
-                    src = j
-                    if has_perm:
-                        src = perm[j]
-                    acc += values[src, col]
-                out[i, col] = acc
+                out[i, col] = _ordered_sum(values, perm, has_perm, f, c, col)
     return out
 
 
@@ -345,16 +351,7 @@ def multiply_matched(src_values, rows, has_rows, probe_values, perm, has_perm, f
             if c == 0:
                 out[i, col] = 0
             else:
-                src = f
-                if has_perm:
-                    src = perm[f]
-                acc = probe_values[src, col]
-                for j in range(f + 1, f + c):
-                    src = j
-                    if has_perm:
-                        src = perm[j]
-                    acc += probe_values[src, col]
-                out[i, col] = src_values[r, col] * acc
+                out[i, col] = src_values[r, col] * _ordered_sum(probe_values, perm, has_perm, f, c, col)
     return out
 
 
