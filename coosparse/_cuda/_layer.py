@@ -242,6 +242,10 @@ class CudaLayer:
 
     def gather_rows(self, values, rows):
         """values[rows] for 2-D values (a bit copy, any dtype). Sync-free."""
+        return self._gather_rows("coo_gather_rows_copy", values, rows, 0, "gather_rows rows")
+
+    def _gather_rows(self, kernel, values, rows, lowest_row, what):
+        """Row gather by the (row, column)-per-thread kernel ``kernel`` over unsigned words."""
         xp = self.xp
         values = self._c(values)
         rows = self._c(rows, np.int64)
@@ -249,11 +253,11 @@ class CudaLayer:
         out = xp.empty((m, values.shape[1]), dtype=values.dtype)
         if m == 0 or values.shape[1] == 0:
             return out
-        self._check_range(rows, 0, values.shape[0], "gather_rows rows")
+        self._check_range(rows, lowest_row, values.shape[0], what)
         view, ctype = self._words(values)
         oview, _ = self._words(out)
         k = view.shape[1]
-        self._run(f"coo_gather_rows_copy<{ctype}>", m * k, view, rows, _i64(m), _i64(k), oview)
+        self._run(f"{kernel}<{ctype}>", m * k, view, rows, _i64(m), _i64(k), oview)
         return out
 
     # ------------------------------------------------------------------ strided scatter
@@ -591,19 +595,7 @@ class CudaLayer:
 
     def gather_or_zero(self, values, rows):
         """values[rows[i]] for 2-D values, zeros where rows[i] < 0 (bit copy). Sync-free."""
-        xp = self.xp
-        values = self._c(values)
-        rows = self._c(rows, np.int64)
-        m = rows.shape[0]
-        out = xp.empty((m, values.shape[1]), dtype=values.dtype)
-        if m == 0 or values.shape[1] == 0:
-            return out
-        self._check_range(rows, -(2**62), values.shape[0], "gather_or_zero rows")
-        view, ctype = self._words(values)
-        oview, _ = self._words(out)
-        k = view.shape[1]
-        self._run(f"coo_gather_rows_or_zero<{ctype}>", m * k, view, rows, _i64(m), _i64(k), oview)
-        return out
+        return self._gather_rows("coo_gather_rows_or_zero", values, rows, -(2**62), "gather_or_zero rows")
 
     # ------------------------------------------------------------------ strided views (as_strided_scatter)
     def _view_params(self, sizes, strides, src_strides):
