@@ -265,6 +265,7 @@ def _histograms(keys, shift, mask, nchunks):
     return hist
 
 
+# _msd_scatter's loop for (key, perm) pairs: kept apart so each hot loop moves only its own arrays
 @nb.njit(cache=True, parallel=True, nogil=True)
 def _scatter(src_keys, src_perm, dst_keys, dst_perm, offsets, shift, mask, identity):
     n = src_keys.shape[0]
