@@ -46,3 +46,22 @@ def coo_parts(draw, max_sparse_ndim=4, allow_zero_size=True):
     hint_sorted = make_sorted and draw(st.booleans())
     hint_unique = make_unique and draw(st.booleans())
     return indices, values, sparse_shape + dense_shape, hint_sorted, hint_unique
+
+
+def full_range_values(rng, shape, dtype, scale=1.0):
+    """Random values over the whole range of integer dtypes; normal floats times ``scale``.
+
+    Complex values are ``normal * scale + 1j * normal`` (the imaginary part unscaled).
+    """
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+    x = rng.standard_normal(shape)
+    if scale != 1.0:  # unscaled, a 0-d draw stays an array
+        x = x * scale
+    if dtype.kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)

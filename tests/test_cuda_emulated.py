@@ -17,6 +17,7 @@ if not emulated.available():
     pytest.skip(f"emulated CUDA layer unavailable: {emulated._build_error}", allow_module_level=True)
 
 from coosparse._numba import backend as nb  # noqa: E402
+from strategies import full_range_values  # noqa: E402
 
 ACC_DTYPES = [np.int64, np.float32, np.float64, np.complex64, np.complex128]
 ALL_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
@@ -26,16 +27,7 @@ ADD_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uin
 
 
 def _values(rng, shape, dtype):
-    dt = np.dtype(dtype)
-    if dt == np.bool_:
-        return rng.random(shape) < 0.5
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
-    x = rng.standard_normal(shape) * 1e3
-    if dt.kind == "c":
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dt)
+    return full_range_values(rng, shape, dtype, scale=1e3)
 
 
 @pytest.fixture(scope="module")

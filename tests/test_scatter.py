@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import coosparse
 from coosparse._numba.scatter import PARALLEL_MIN
 from coosparse._scatter import view_may_overlap
+from strategies import full_range_values as random_values
 
 DTYPES = coosparse.SUPPORTED_DTYPES
 
@@ -22,18 +23,6 @@ def reference(x, src, size, stride, offset):
             raise IndexError(a)
         out[a] = src[i]
     return out.reshape(np.shape(x))
-
-
-def random_values(rng, shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
-    if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
 
 
 def random_input(rng, dtype):

@@ -112,10 +112,14 @@ class CudaLayer:
 
     @staticmethod
     def _sum_view(a):
-        """View of C-contiguous ``a`` in a summable kernel type: (array, C type)."""
+        """View of C-contiguous ``a`` in a summable kernel type: (array, C type).
+
+        Complex values are summed componentwise: the view interleaves (re, im)
+        as separate float/double elements.
+        """
         dt = a.dtype
         if dt.kind == "c":
-            return a.view(np.float32 if dt == np.complex64 else np.float64), None
+            return (a.view(np.float32), "float") if dt == np.complex64 else (a.view(np.float64), "double")
         if dt.kind in "iu":
             return a.view(_UINT[dt.itemsize]), _WORD[dt.itemsize]
         if dt in _FLOAT_C:
@@ -208,8 +212,6 @@ class CudaLayer:
             return out
         view, ctype = self._sum_view(values)
         oview, _ = self._sum_view(out)
-        if ctype is None:  # complex: interleaved (re, im) columns
-            ctype = "float" if view.dtype == np.float32 else "double"
         k = view.shape[1]
         if self._validate:
             self._check_range(starts, 0, n + 1, "segment_sum starts")
@@ -242,6 +244,10 @@ class CudaLayer:
 
     def gather_rows(self, values, rows):
         """values[rows] for 2-D values (a bit copy, any dtype). Sync-free."""
+        return self._gather_rows("coo_gather_rows_copy", values, rows, 0, "gather_rows rows")
+
+    def _gather_rows(self, kernel, values, rows, lowest_row, what):
+        """Row gather by the (row, column)-per-thread kernel ``kernel`` over unsigned words."""
         xp = self.xp
         values = self._c(values)
         rows = self._c(rows, np.int64)
@@ -249,11 +255,11 @@ class CudaLayer:
         out = xp.empty((m, values.shape[1]), dtype=values.dtype)
         if m == 0 or values.shape[1] == 0:
             return out
-        self._check_range(rows, 0, values.shape[0], "gather_rows rows")
+        self._check_range(rows, lowest_row, values.shape[0], what)
         view, ctype = self._words(values)
         oview, _ = self._words(out)
         k = view.shape[1]
-        self._run(f"coo_gather_rows_copy<{ctype}>", m * k, view, rows, _i64(m), _i64(k), oview)
+        self._run(f"{kernel}<{ctype}>", m * k, view, rows, _i64(m), _i64(k), oview)
         return out
 
     # ------------------------------------------------------------------ strided scatter
@@ -304,8 +310,7 @@ class CudaLayer:
             return
         tview, ctype = self._sum_view(target)
         vview, _ = self._sum_view(vals)
-        if ctype is None:  # complex: the real and imaginary words are separate elements
-            ctype = "float" if tview.dtype == np.float32 else "double"
+        if target.dtype.kind == "c":  # the real and imaginary words are separate elements
             addr = (addr[:, None] * 2 + self.xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
             span *= 2
         self._scatter("add", tview, addr, vview, ctype, span)
@@ -459,8 +464,6 @@ class CudaLayer:
             return out
         view, ctype = self._sum_view(values)
         oview, _ = self._sum_view(out)
-        if ctype is None:
-            ctype = "float" if view.dtype == np.float32 else "double"
         k = view.shape[1]
         perm_arr = xp.empty(0, dtype=np.int64) if perm is None else self._c(perm, np.int64)
         if self._validate:
@@ -564,8 +567,6 @@ class CudaLayer:
         av, ctype = self._sum_view(a_values)
         bv, _ = self._sum_view(b_values)
         ov, _ = self._sum_view(out)
-        if ctype is None:  # complex: componentwise on interleaved (re, im) columns
-            ctype = "float" if av.dtype == np.float32 else "double"
         if self._validate:
             self._check_range(a_pos, -1, a_values.shape[0], "union_values a_pos")
             self._check_range(b_pos, -1, b_values.shape[0], "union_values b_pos")
@@ -591,19 +592,7 @@ class CudaLayer:
 
     def gather_or_zero(self, values, rows):
         """values[rows[i]] for 2-D values, zeros where rows[i] < 0 (bit copy). Sync-free."""
-        xp = self.xp
-        values = self._c(values)
-        rows = self._c(rows, np.int64)
-        m = rows.shape[0]
-        out = xp.empty((m, values.shape[1]), dtype=values.dtype)
-        if m == 0 or values.shape[1] == 0:
-            return out
-        self._check_range(rows, -(2**62), values.shape[0], "gather_or_zero rows")
-        view, ctype = self._words(values)
-        oview, _ = self._words(out)
-        k = view.shape[1]
-        self._run(f"coo_gather_rows_or_zero<{ctype}>", m * k, view, rows, _i64(m), _i64(k), oview)
-        return out
+        return self._gather_rows("coo_gather_rows_or_zero", values, rows, -(2**62), "gather_or_zero rows")
 
     # ------------------------------------------------------------------ strided views (as_strided_scatter)
     def _view_params(self, sizes, strides, src_strides):

@@ -28,6 +28,8 @@ one thread, and probe duplicates are summed sequentially in probe order.
 import numba as nb
 import numpy as np
 
+from .sort import bucket_offsets
+
 # below this many probe keys (256 KiB) the probe sits in L2: plain binary search
 _SEARCH_IN_CACHE = 1 << 15
 # partitions are sized so that one partition's probe range holds ~128 keys
@@ -114,15 +116,7 @@ def _partitioned_search(src_keys, probe_keys, pbits, nchunks, first, count, part
             d = src_keys[i] - lo_key
             if d >= 0 and d <= span:
                 h[d >> shift] += 1
-    offsets = np.empty((nchunks, P), dtype=np.int64)
-    pstart = np.empty(P + 1, dtype=np.int64)
-    run = 0
-    for b in range(P):
-        pstart[b] = run
-        for t in range(nchunks):
-            offsets[t, b] = run
-            run += hist[t, b]
-    pstart[P] = run
+    offsets, pstart = bucket_offsets(hist)
     # 2. scatter (key, position) into partitions; out-of-range keys match nothing
     for t in nb.prange(nchunks):
         off = offsets[t]
@@ -214,6 +208,21 @@ def compact_matches(first, count, nchunks):
     return rows, f_out, c_out
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _ordered_sum(values, perm, has_perm, f, c, col):
+    """values[p(f), col] + ... + values[p(f + c - 1), col] in that order, p = perm or identity (c >= 1)."""
+    src = f
+    if has_perm:
+        src = perm[f]
+    acc = values[src, col]
+    for j in range(f + 1, f + c):
+        src = j
+        if has_perm:
+            src = perm[j]
+        acc += values[src, col]
+    return acc
+
+
 @nb.njit(cache=True, parallel=True, nogil=True)
 def probe_sum(values, perm, has_perm, first, count, out):
     """out[i] = sum over j in [first[i], first[i] + count[i]) of values[perm[j]].
@@ -230,16 +239,7 @@ def probe_sum(values, perm, has_perm, first, count, out):
             if c == 0:
                 out[i, col] = 0
             else:
-                src = f
-                if has_perm:
-                    src = perm[f]
-                acc = values[src, col]
-                for j in range(f + 1, f + c):
-                    src = j
-                    if has_perm:
-                        src = perm[j]
-                    acc += values[src, col]
-                out[i, col] = acc
+                out[i, col] = _ordered_sum(values, perm, has_perm, f, c, col)
     return out
 
 
@@ -351,16 +351,7 @@ def multiply_matched(src_values, rows, has_rows, probe_values, perm, has_perm, f
             if c == 0:
                 out[i, col] = 0
             else:
-                src = f
-                if has_perm:
-                    src = perm[f]
-                acc = probe_values[src, col]
-                for j in range(f + 1, f + c):
-                    src = j
-                    if has_perm:
-                        src = perm[j]
-                    acc += probe_values[src, col]
-                out[i, col] = src_values[r, col] * acc
+                out[i, col] = src_values[r, col] * _ordered_sum(probe_values, perm, has_perm, f, c, col)
     return out
 
 
@@ -403,6 +394,8 @@ def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, rows_tmp, first_tmp):
     return u - lo
 
 
+# the driver of _merge_match_pass around another chunk function: merge loops stay in
+# per-chunk functions (inline in a prange body they compiled ~3x slower, commit 6dfe765)
 @nb.njit(cache=True, parallel=True, nogil=True)
 def _merge_idx_pass(src_idx, probe_idx, strides, nchunks, rows_tmp, first_tmp):
     n = src_idx.shape[1]

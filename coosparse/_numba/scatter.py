@@ -35,6 +35,7 @@ PARALLEL_MIN = 1 << 15
 
 
 # ---------------------------------------------------------------- COO -> dense
+# add and set stay two loops: one shared loop would test its op flag per element
 @nb.njit(cache=True, nogil=True)
 def _scatter_add_range(target, addresses, values, inner, a0, a1):
     n = addresses.shape[0]
@@ -72,13 +73,19 @@ def _valid_range(span, inner):
     return -imin, max(span - imax, -imin)
 
 
+@nb.njit(cache=True, nogil=True)
+def _destination_parts(target, addresses, inner, threads):
+    """(lo, hi, parts, step): part p owns the block addresses [lo + p*step, min(lo + (p+1)*step, hi))."""
+    lo, hi = _valid_range(target.shape[0], inner)
+    parts = threads if addresses.shape[0] >= PARALLEL_MIN else 1
+    step = (hi - lo) // parts + 1
+    return lo, hi, parts, step
+
+
 @nb.njit(cache=True, parallel=True, nogil=True)
 def scatter_add(target, addresses, values, inner, threads):
     """target[addresses[i] + inner[c]] += values[i, c]; each element summed in stored order."""
-    n = addresses.shape[0]
-    lo, hi = _valid_range(target.shape[0], inner)
-    parts = threads if n >= PARALLEL_MIN else 1
-    step = (hi - lo) // parts + 1
+    lo, hi, parts, step = _destination_parts(target, addresses, inner, threads)
     for p in nb.prange(parts):
         _scatter_add_range(target, addresses, values, inner, lo + p * step, min(lo + (p + 1) * step, hi))
 
@@ -86,10 +93,7 @@ def scatter_add(target, addresses, values, inner, threads):
 @nb.njit(cache=True, parallel=True, nogil=True)
 def scatter_set(target, addresses, values, inner, threads):
     """target[addresses[i] + inner[c]] = values[i, c]; the last entry in stored order wins."""
-    n = addresses.shape[0]
-    lo, hi = _valid_range(target.shape[0], inner)
-    parts = threads if n >= PARALLEL_MIN else 1
-    step = (hi - lo) // parts + 1
+    lo, hi, parts, step = _destination_parts(target, addresses, inner, threads)
     for p in nb.prange(parts):
         _scatter_set_range(target, addresses, values, inner, lo + p * step, min(lo + (p + 1) * step, hi))
 

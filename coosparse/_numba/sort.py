@@ -265,6 +265,7 @@ def _histograms(keys, shift, mask, nchunks):
     return hist
 
 
+# _msd_scatter's loop for (key, perm) pairs: kept apart so each hot loop moves only its own arrays
 @nb.njit(cache=True, parallel=True, nogil=True)
 def _scatter(src_keys, src_perm, dst_keys, dst_perm, offsets, shift, mask, identity):
     n = src_keys.shape[0]
@@ -305,12 +306,7 @@ def sort_pairs_lsd(keys, bound, nchunks):
         total = hist.sum(axis=0)
         if total.max() == n:  # every key has the same digit: nothing moves
             continue
-        offsets = np.empty_like(hist)
-        run = 0
-        for b in range(mask + 1):
-            for t in range(nchunks):
-                offsets[t, b] = run
-                run += hist[t, b]
+        offsets, _ = bucket_offsets(hist)
         _scatter(cur_keys, cur_perm, buf_keys, buf_perm, offsets, shift, mask, identity)
         if identity:
             # second buffer pair is needed only once something moved

@@ -156,6 +156,8 @@ def _union_size_idx(a_idx, i, ie, b_idx, j, je, strides):
     return c + (ie - i) + (je - j)
 
 
+# the take_a/take_b choice repeats _union_pos_chunk's, but on keys cached across steps
+# (computed from index columns); a shared helper would need both keys read every step
 @nb.njit(cache=True, nogil=True)
 def _merge_add_idx_chunk(a_idx, i, ie, b_idx, j, je, strides, a_values, b_values, negate,
                          out_idx, out_val, u):
