@@ -2,13 +2,12 @@
 import sys
 
 from coosparse.bench import cases_scatter
-from coosparse.bench.harness import ensure_fixed_mmap_threshold, format_rows, run_case
+from coosparse.bench.harness import format_rows, run_cases
 
 if __name__ == "__main__":
-    ensure_fixed_mmap_threshold()
     size = sys.argv[1] if len(sys.argv) > 1 else "medium"
     cases = cases_scatter.cases(size)
-    rows = [r for c in cases for r in run_case(c, repeat=5)]
+    rows = run_cases(cases, repeat=5)
     print(format_rows(rows))
     strided = next(c for c in cases if c.op == "as_strided_scatter")
     moved = strided.params["bytes_moved"]  # read input and src, write the result

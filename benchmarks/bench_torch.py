@@ -6,13 +6,12 @@ nnz) and forward+backward of sparse_mask and multiply on the issue workloads.
 import sys
 
 from coosparse.bench import cases_torch
-from coosparse.bench.harness import ensure_fixed_mmap_threshold, format_rows, run_case
+from coosparse.bench.harness import format_rows, run_cases
 
 if __name__ == "__main__":
-    ensure_fixed_mmap_threshold()
     size = sys.argv[1] if len(sys.argv) > 1 else "medium"
     repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    rows = [r for c in cases_torch.cases(size) for r in run_case(c, repeat=repeat)]
+    rows = run_cases(cases_torch.cases(size), repeat=repeat)
     print(format_rows(rows))
     rc = cases_torch.torch_multiply_crashes()
     print(f"torch uncoalesced x uncoalesced mul at {cases_torch.SHAPE}: "

@@ -119,3 +119,19 @@ def test_cli_survives_a_crashing_library(tmp_path, monkeypatch):
     rows = {r["library"]: r for r in cli.run_module("crashpkg.cases_boom", "cpu", args, Progress(enabled=False))}
     assert rows["dies"]["error"] == "crashed (SIGFPE)"
     assert rows["ok"]["median_s"] is not None and rows["coosparse"]["median_s"] is not None
+
+
+def test_memory_is_measured_after_timing_and_sees_large_blocks():
+    """run_cases times first, then reads each impl's peak with the mmap threshold fixed."""
+    code = (
+        "import numpy as np\n"
+        "from coosparse.bench.harness import Case, Impl, run_cases\n"
+        "case = Case('alloc', 'w', [Impl('coosparse', lambda: np.ones(50 * 2**20 // 8))])\n"
+        "(row,) = run_cases([case], repeat=3)\n"
+        "print(len(row['times_s']), row['peak_bytes'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    runs, peak = out.stdout.split()
+    assert int(runs) == 3
+    assert 45 * 2**20 <= int(peak) <= 80 * 2**20

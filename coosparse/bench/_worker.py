@@ -17,7 +17,7 @@ import time
 import traceback
 
 from . import discover
-from .harness import run_case
+from .harness import fix_mmap_threshold, peak_memory, run_case
 
 TAG = "@@bench "
 
@@ -59,6 +59,7 @@ def run_job(job, emit=emit):
     emit(event="cases", labels=[[c.op, c.workload] for c in cases])
     exclude = {(i, lib): why for i, lib, why in job.get("exclude", [])}
     sync = device_sync(job["device"])
+    timed = []  # (case index, case) whose impls ran: their memory is measured after all timing
     for i, case in enumerate(cases):
         if i < job.get("start_case", 0):
             continue
@@ -83,11 +84,17 @@ def run_job(job, emit=emit):
         rows = []
         if kept:
             rows = run_case(case, repeat=case_repeat(job, round_s), warmup=max(job["warmup"] - 1, 0),
-                            memory=job["memory"], sync=sync)
+                            sync=sync)
             for r in rows:
                 r["device"] = job["device"]
                 r["module"] = job["module"]
+            timed.append((i, case))
         emit(event="rows", case=i, rows=rows + failed)
+    if job["memory"] and timed and fix_mmap_threshold():
+        # exact peak readings need a fixed mmap threshold, which would distort the timings above
+        for i, case in timed:
+            for impl in case.impls:
+                emit(event="memory", case=i, library=impl.library, peak_bytes=peak_memory(impl.fn))
     emit(event="done")
 
 

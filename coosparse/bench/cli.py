@@ -104,6 +104,11 @@ class _Collector:
             self.rows += kw["rows"]
             self.current = None
             self.progress.advance()
+        elif event == "memory":
+            op, wl = self.labels[kw["case"]]
+            for r in self.rows:
+                if (r["op"], r["workload"], r["library"]) == (op, wl, kw["library"]):
+                    r["peak_bytes"] = kw["peak_bytes"]
         elif event == "done":
             self.done = True
         elif event == "fatal":
