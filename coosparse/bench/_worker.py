@@ -17,7 +17,7 @@ import time
 import traceback
 
 from . import discover
-from .harness import fix_mmap_threshold, peak_memory, run_case
+from .harness import peak_memory, run_case
 
 TAG = "@@bench "
 
@@ -58,8 +58,9 @@ def run_job(job, emit=emit):
     cases = discover.build_cases(mod, job["size"], job["device"], job["libraries"], job["ops"])
     emit(event="cases", labels=[[c.op, c.workload] for c in cases])
     exclude = {(i, lib): why for i, lib, why in job.get("exclude", [])}
+    if job.get("phase") == "memory":
+        return _memory_job(cases, exclude, emit)
     sync = device_sync(job["device"])
-    timed = []  # (case index, case) whose impls ran: their memory is measured after all timing
     for i, case in enumerate(cases):
         if i < job.get("start_case", 0):
             continue
@@ -88,13 +89,22 @@ def run_job(job, emit=emit):
             for r in rows:
                 r["device"] = job["device"]
                 r["module"] = job["module"]
-            timed.append((i, case))
         emit(event="rows", case=i, rows=rows + failed)
-    if job["memory"] and timed and fix_mmap_threshold():
-        # exact peak readings need a fixed mmap threshold, which would distort the timings above
-        for i, case in timed:
-            for impl in case.impls:
-                emit(event="memory", case=i, library=impl.library, peak_bytes=peak_memory(impl.fn))
+    emit(event="done")
+
+
+def _memory_job(cases, exclude, emit):
+    """Peak memory of every impl (one warm-up call each), in a process started with a fixed mmap threshold."""
+    for i, case in enumerate(cases):
+        for impl in case.impls:
+            if (i, impl.library) in exclude:
+                continue
+            try:
+                impl.fn()  # compile / warm caches outside the reading
+                peak = peak_memory(impl.fn)
+            except Exception:  # already reported by the timing run
+                continue
+            emit(event="memory", case=i, library=impl.library, peak_bytes=peak)
     emit(event="done")
 
 

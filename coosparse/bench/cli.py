@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from . import discover, report
+from .harness import MMAP_THRESHOLD
 from ._worker import TAG, run_job
 from .progress import Progress
 
@@ -115,9 +116,9 @@ class _Collector:
             self.fatal = kw["error"]
 
 
-def _run_worker(job, collector):
+def _run_worker(job, collector, env=None):
     cmd = [sys.executable, "-m", "coosparse.bench._worker", json.dumps(job)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1, env=env)
     try:
         for line in proc.stdout:
             if line.startswith(TAG):
@@ -169,7 +170,25 @@ def run_module(module, device, args, progress, rows=None):
             job["exclude"].append([case, lib, why])
             job["start_case"] = case
         collector.current = None
+    if args.memory and collector.rows:
+        _measure_memory(job, collector, progress)
     return collector.rows
+
+
+def _measure_memory(job, collector, progress):
+    """Peak memory in a second worker whose glibc returns freed blocks to the OS.
+
+    A fixed mmap threshold makes readings exact but gives every large
+    allocation fresh pages, which would distort timings: so it is set only for
+    this worker, which times nothing.
+    """
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD))
+    collector.done = False
+    progress.status(f"{job['module']}: peak memory")
+    mem_job = dict(job, phase="memory", start_case=0)
+    rc = _run_worker(mem_job, collector, env=env)
+    if not collector.done:
+        progress.write(f"{job['module']}: peak-memory worker stopped (exit {rc}); some peaks are missing")
 
 
 def _repo_root():

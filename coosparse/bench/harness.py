@@ -3,11 +3,12 @@
 Timing runs under the allocator as users have it. Peak memory is read from
 the kernel (``VmHWM`` after resetting it through ``/proc/self/clear_refs``),
 so it sees every allocator: NumPy, Numba's runtime and torch alike. For that
-reading to be exact, freed large blocks must go back to the OS, so
-:func:`fix_mmap_threshold` switches glibc to a fixed mmap threshold — which
-also makes every large allocation fault in fresh pages and slows all libraries
-down (unevenly). Hence the order: time every case first, then call
-:func:`measure_memory` (the CLI's workers and the benchmarks/ scripts do so).
+reading to be exact, freed large blocks must go back to the OS, which needs
+glibc's mmap threshold fixed when the process starts
+(``MALLOC_MMAP_THRESHOLD_``) — a setting that also gives every large
+allocation fresh pages and slows all libraries down, unevenly. So timing and
+memory never share a process: ``python -m coosparse.bench`` times in one
+worker and reads peaks in a second one started with the threshold fixed.
 """
 from __future__ import annotations
 
@@ -17,26 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-MMAP_THRESHOLD = 65536
-_M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
-
-
-def fix_mmap_threshold():
-    """From now on, glibc serves blocks >= 64 KiB with mmap and unmaps them when freed.
-
-    Also trims what the heap holds free, so a later allocation cannot reuse
-    freed memory unseen. Returns False where glibc's mallopt is unavailable.
-    Call it only after all timing in a process is done (see the module doc).
-    """
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None)
-        ok = libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):
-        return False
-    return bool(ok)
+MMAP_THRESHOLD = 65536  # bytes; MALLOC_MMAP_THRESHOLD_ of the peak-memory worker
 
 
 @dataclass
@@ -127,9 +109,9 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None):
 def run_case(case, repeat=5, warmup=1, memory=False, sync=None):
     """Time one case; returns a list of result rows.
 
-    ``memory=True`` also measures peak memory right away, under the allocator
-    as it is (approximate: freed blocks may be reused unseen); for exact
-    figures leave it False and call :func:`measure_memory` after all timing.
+    ``memory=True`` also reads peak memory right away: exact only in a
+    process started with ``MALLOC_MMAP_THRESHOLD_`` fixed, whose timings are
+    then distorted (see the module doc).
     """
     times = time_alternating(case.impls, repeat=repeat, warmup=warmup, sync=sync)
     ours = statistics.median(times["coosparse"]) if "coosparse" in times else None
@@ -155,25 +137,9 @@ def run_case(case, repeat=5, warmup=1, memory=False, sync=None):
     return rows
 
 
-def measure_memory(case_rows):
-    """Fill ``peak_bytes`` of timed rows: ``case_rows`` is [(case, rows of that case), ...].
-
-    Fixes glibc's mmap threshold first, so run it after all timing.
-    """
-    exact = fix_mmap_threshold()
-    for case, rows in case_rows:
-        by_library = {r["library"]: r for r in rows}
-        for impl in case.impls:
-            if impl.library in by_library:
-                by_library[impl.library]["peak_bytes"] = peak_memory(impl.fn) if exact else None
-
-
-def run_cases(cases, repeat=5, warmup=1, memory=True, sync=None):
-    """Time every case, then (``memory``) measure peak memory of each: flat result rows."""
-    timed = [(case, run_case(case, repeat=repeat, warmup=warmup, sync=sync)) for case in cases]
-    if memory:
-        measure_memory(timed)
-    return [r for _, rows in timed for r in rows]
+def run_cases(cases, repeat=5, warmup=1, sync=None):
+    """Time every case (no memory: see the module doc); flat result rows."""
+    return [r for case in cases for r in run_case(case, repeat=repeat, warmup=warmup, sync=sync)]
 
 
 def format_rows(rows):
