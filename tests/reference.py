@@ -9,7 +9,10 @@ def dense_reference(indices, values, shape):
     dtype = values.dtype
     acc = np.float32 if dtype == np.float16 else (np.int64 if dtype == np.bool_ else dtype)
     out = np.zeros(shape, dtype=acc)
-    np.add.at(out, tuple(indices), values.astype(acc))
+    if indices.shape[0] == 0:  # no sparse dims: every entry adds to the whole (dense) array
+        out += values.astype(acc).sum(axis=0)
+    else:
+        np.add.at(out, tuple(indices), values.astype(acc))
     if dtype == np.bool_:
         return out != 0
     return out.astype(dtype)
