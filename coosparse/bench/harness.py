@@ -106,12 +106,10 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None):
     return times
 
 
-def run_case(case, repeat=5, warmup=1, memory=False, sync=None):
+def run_case(case, repeat=5, warmup=1, sync=None):
     """Time one case; returns a list of result rows.
 
-    ``memory=True`` also reads peak memory right away: exact only in a
-    process started with ``MALLOC_MMAP_THRESHOLD_`` fixed, whose timings are
-    then distorted (see the module doc).
+    ``peak_bytes`` stays None: peak memory is read in a separate process (module doc).
     """
     times = time_alternating(case.impls, repeat=repeat, warmup=warmup, sync=sync)
     ours = statistics.median(times["coosparse"]) if "coosparse" in times else None
@@ -129,7 +127,7 @@ def run_case(case, repeat=5, warmup=1, memory=False, sync=None):
                 "max_s": max(t),
                 "times_s": t,
                 "speedup_vs_peer": (med / ours) if ours and impl.library != "coosparse" else None,
-                "peak_bytes": peak_memory(impl.fn) if memory else None,
+                "peak_bytes": None,
                 "input_bytes": case.input_bytes,
                 "note": impl.note,
             }
