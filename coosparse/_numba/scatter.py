@@ -159,6 +159,29 @@ def _row(out, src, a0, s_in, sb, ss, m):
             out[np.uint64(a0 + u * s_in)] = src[np.uint64(sb + u * ss)]
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _row_bases(idx, offset, strides, src_base, src_strides):
+    """Output and source addresses of the row at outer index idx[:-1] (its first element)."""
+    rb = offset
+    sb = src_base
+    for k in range(idx.shape[0] - 1):
+        rb += idx[k] * strides[k]
+        sb += idx[k] * src_strides[k]
+    return rb, sb
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _next_row(idx, sizes):
+    """Advance the outer index idx[:-1] to the next row in C order (an odometer)."""
+    k = idx.shape[0] - 2
+    while k >= 0:
+        idx[k] += 1
+        if idx[k] < sizes[k]:
+            break
+        idx[k] = 0
+        k -= 1
+
+
 @nb.njit(cache=True, nogil=True)
 def _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_strides, start, stop, lo, hi):
     """View elements [start, stop) (C order), whose addresses lie in [lo, hi).
@@ -181,23 +204,13 @@ def _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_str
     ss_in = src_strides[d - 1]
     e = start
     while e < stop:
-        rb = offset
-        sb = src_base
-        for k in range(d - 1):
-            rb += idx[k] * strides[k]
-            sb += idx[k] * src_strides[k]
+        rb, sb = _row_bases(idx, offset, strides, src_base, src_strides)
         t0 = idx[d - 1]
         m = min(n_in - t0, stop - e)
         _row(out, src, rb + t0 * s_in, s_in, sb + t0 * ss_in, ss_in, m)
         e += m
         idx[d - 1] = 0
-        k = d - 2
-        while k >= 0:
-            idx[k] += 1
-            if idx[k] < sizes[k]:
-                break
-            idx[k] = 0
-            k -= 1
+        _next_row(idx, sizes)
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
@@ -248,17 +261,7 @@ def strided_scatter_ordered(out, src, src_base, offset, sizes, strides, src_stri
     s_in = strides[d - 1]
     ss_in = src_strides[d - 1]
     for _ in range(total // n_in):
-        rb = offset
-        sb = src_base
-        for k in range(d - 1):
-            rb += idx[k] * strides[k]
-            sb += idx[k] * src_strides[k]
+        rb, sb = _row_bases(idx, offset, strides, src_base, src_strides)
         for u in range(n_in):
             out[rb + u * s_in] = src[sb + u * ss_in]
-        k = d - 2
-        while k >= 0:
-            idx[k] += 1
-            if idx[k] < sizes[k]:
-                break
-            idx[k] = 0
-            k -= 1
+        _next_row(idx, sizes)
