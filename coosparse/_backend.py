@@ -36,10 +36,6 @@ def backend_for(*arrays):
     return importlib.import_module(_CPU_BACKENDS[_cpu_backend_name])
 
 
-def cpu_backend_name():
-    return _cpu_backend_name
-
-
 @contextlib.contextmanager
 def use_cpu_backend(name):
     """Route NumPy arrays through kernel layer ``name`` ('numba' or 'cuda-emulated')."""

@@ -314,9 +314,5 @@ class COO:
         return self
 
 
-def is_coo(x):
-    return isinstance(x, COO)
-
-
 def is_scalar(x):
     return isinstance(x, (numbers.Number, np.generic)) or (hasattr(x, "ndim") and x.ndim == 0 and not isinstance(x, COO))
