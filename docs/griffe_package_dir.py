@@ -45,4 +45,7 @@ class PackageDirMapping(griffe.Extension):
         for f in sorted(directory.glob("*.py")):
             if f.name != "__init__.py":
                 mod.set_member(f.stem, self._visit(f.stem, f, mod, loader))
+        for sub in sorted(directory.iterdir()):
+            if sub.is_dir() and (sub / "__init__.py").exists():  # a sub-package (interop/torch/)
+                mod.set_member(sub.name, self._visit_dir(sub.name, sub, mod, loader))
         return mod

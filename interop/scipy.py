@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._coo import COO
+from .._fill import require_zero_fill
 
 
 def _sp():
@@ -78,6 +79,7 @@ def to_scipy(a, format="coo"):
     sp = _sp()
     if not isinstance(a, COO):
         raise TypeError(f"to_scipy expects a COO array; got {type(a).__name__}")
+    require_zero_fill("to_scipy", a)
     if a.device != "cpu":
         raise ValueError(f"to_scipy needs a CPU array; this one is on {a.device} (use .to('cpu'))")
     if a.dense_ndim:
