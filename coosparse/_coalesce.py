@@ -57,6 +57,7 @@ def coalesce(a, prune=False):
         sorted=True,
         unique=True,
         check=False,
+        fill_value=a.fill_value,
     )
     return _prune(out) if prune else out
 

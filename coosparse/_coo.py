@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _fill
 from ._backend import device_of
 
 
@@ -48,6 +48,10 @@ class COO:
     check : bool
         Validate dtypes, lengths, bounds and flag hints. ``check=False`` is the
         fast path: the caller guarantees all of it.
+    fill_value : scalar, optional
+        The value of every index that stores nothing (SPEC 8); default 0.
+        Stored as a NumPy scalar of the values' dtype; it must be
+        representable in it.
 
     Examples
     --------
@@ -61,7 +65,8 @@ class COO:
 
     __array_priority__ = 1000.0  # NumPy defers binary operators to COO
 
-    def __init__(self, indices, values, shape, *, sorted=False, unique=False, check=True):
+    def __init__(self, indices, values, shape, *, sorted=False, unique=False, check=True,
+                 fill_value=None):
         # A device array decides the namespace; list-like parts follow it. Two
         # arrays on different devices are an error, never a silent copy.
         if isinstance(indices, np.ndarray) and type(values).__module__.startswith("cupy") or (
@@ -95,6 +100,7 @@ class COO:
             verify_flags(indices, self.sparse_shape, sorted, unique)
         self._sorted = sorted
         self._unique = unique
+        self._fill = _fill.fill_scalar(fill_value, values.dtype)
 
     @staticmethod
     def _validate_layout(indices, values, shape):
@@ -206,10 +212,16 @@ class COO:
     def is_coalesced(self):
         return self._sorted and self._unique
 
+    @property
+    def fill_value(self):
+        """The value of every index that stores nothing: a NumPy scalar of ``dtype`` (SPEC 8)."""
+        return self._fill
+
     def __repr__(self):
         return (
             f"<COO shape={self._shape} dtype={self.dtype} nnz={self.nnz}"
             + (f" sparse_ndim={self.sparse_ndim}" if self.dense_ndim else "")
+            + (f" fill_value={self._fill!r}" if not _fill.is_zero(self._fill) else "")
             + f" sorted={self._sorted} unique={self._unique} device={self.device}>"
         )
 
@@ -223,9 +235,20 @@ class COO:
             "a COO array is not converted to a dense NumPy array implicitly; call .to_dense()"
         )
 
+    def __array_function__(self, func, types, args, kwargs):
+        # defer to other array types (dask, ...) that may know how to combine with a COO
+        if not all(issubclass(t, COO) or t.__module__.split(".")[0] in ("numpy", "cupy") for t in types):
+            return NotImplemented
+        from ._dispatch import array_function
+
+        return array_function(func, types, args, kwargs)
+
     # ------------------------------------------------------------------ copies
-    def _with(self, indices=None, values=None, *, sorted=None, unique=None):
-        """A COO sharing this one's other parts (no validation: internal use)."""
+    def _with(self, indices=None, values=None, *, sorted=None, unique=None, fill_value=None):
+        """A COO sharing this one's other parts, fill included (no validation: internal use).
+
+        The fill is cast to the new values' dtype when they change it.
+        """
         return COO(
             self._indices if indices is None else indices,
             self._values if values is None else values,
@@ -233,6 +256,7 @@ class COO:
             sorted=self._sorted if sorted is None else sorted,
             unique=self._unique if unique is None else unique,
             check=False,
+            fill_value=self._fill if fill_value is None else fill_value,
         )
 
     def copy(self):
@@ -244,8 +268,11 @@ class COO:
         dt = _dtypes.check_dtype(dtype)
         if dt == self.dtype and not copy:
             return self
+        with np.errstate(all="ignore"):
+            fill = np.asarray(self._fill).astype(dt)[()]  # the fill casts as the values do
         return self._with(
-            self._indices.copy() if copy else self._indices, self._values.astype(dt, copy=True)
+            self._indices.copy() if copy else self._indices, self._values.astype(dt, copy=True),
+            fill_value=fill,
         )
 
     def to(self, device):
@@ -308,7 +335,7 @@ class COO:
         return subtract(other, self)
 
     def __neg__(self):
-        return self._with(values=-self._values)
+        return self._with(values=-self._values, fill_value=-self._fill)
 
     def __pos__(self):
         return self

@@ -5,9 +5,10 @@ import operator
 
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _fill
 from ._backend import backend_for
 from ._coo import COO, _namespace
+from ._fill import require_zero_fill
 
 
 def flat_view(out):
@@ -71,6 +72,7 @@ def scatter_into(out, a, *, add=True):
     >>> scatter_into(out, a)
     array([5., 1., 3.])
     """
+    require_zero_fill("scatter_into (dense + COO)", a)
     if tuple(out.shape) != a.shape:
         raise ValueError(f"target shape {tuple(out.shape)} does not match COO shape {a.shape}")
     if not np.can_cast(a.dtype, out.dtype, "safe"):
@@ -115,6 +117,9 @@ def _unit_stride(v):
 def to_dense(a, order="C"):
     """Dense NumPy/CuPy array equal to ``a`` (duplicates summed), C or F ordered.
 
+    Indices that store nothing hold ``a.fill_value``; a stored index holds the
+    sum of its entries (the fill is not added to it).
+
     Examples
     --------
     >>> import numpy as np, coosparse
@@ -126,6 +131,13 @@ def to_dense(a, order="C"):
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F'; got {order!r}")
     xp = _namespace(a.values)
+    if not _fill.is_zero(a.fill_value):
+        # the background is the fill; stored indices are overwritten by their sums
+        from ._coalesce import coalesce
+
+        c = a if a.is_unique else coalesce(a)
+        out = xp.full(a.shape, a.fill_value, dtype=a.dtype, order=order)
+        return scatter_into(out, c._with(fill_value=0), add=False)
     out = xp.zeros(a.shape, dtype=a.dtype, order=order)
     return scatter_into(out, a, add=not a.is_unique)
 

@@ -46,6 +46,7 @@ from ._elementwise import (
     sparse_pair_shape,
     values_as,
 )
+from ._fill import require_zero_fill
 from ._keys import is_wide, joint_keys, strides_of
 
 
@@ -150,6 +151,7 @@ def multiply(a, b, *, compact=True):
     if not isinstance(compact, bool):
         raise TypeError(f"multiply: compact must be a bool; got {compact!r}")
     if isinstance(a, COO) and isinstance(b, COO):
+        require_zero_fill("multiply", a, b)
         return multiply_sparse(a, b, compact)[0]
     if isinstance(a, COO):
         return _multiply_other(a, b)
@@ -218,7 +220,9 @@ def _multiply_other(a, x):
             backend_for(a.values, x)  # devices must agree
         values = a.values * x
         _dtypes.check_dtype(values.dtype, "result")
-        return a._with(values=xp.ascontiguousarray(values))
+        fill = (np.asarray(a.fill_value) * np.asarray(x.get() if hasattr(x, "get") else x))[()]
+        return a._with(values=xp.ascontiguousarray(values), fill_value=fill.astype(values.dtype))
+    require_zero_fill("multiply", a)
     x = as_dense_operand(x, "multiply")
     shape = sparse_dense_shape(a, x.shape, "multiply")
     dtype = _dtypes.result_type(a.dtype, x.dtype)
@@ -266,6 +270,7 @@ def sparse_mask(x, mask):
     check_coo(mask, "sparse_mask", "mask")
     sn = mask.sparse_ndim
     if isinstance(x, COO):
+        require_zero_fill("sparse_mask", x)
         if x.sparse_ndim != sn or x.sparse_shape != mask.sparse_shape:
             raise ValueError(
                 f"sparse_mask: x of shape {x.shape} (sparse {x.sparse_shape}) does not match "
@@ -329,6 +334,7 @@ def mask_projection(x, mask, *, accumulate=False):
     check_coo(mask, "mask_projection", "mask")
     if not isinstance(accumulate, bool):
         raise TypeError(f"mask_projection: accumulate must be a bool; got {accumulate!r}")
+    require_zero_fill("mask_projection", x)
     if x.sparse_ndim != mask.sparse_ndim or x.sparse_shape != mask.sparse_shape:
         raise ValueError(
             f"mask_projection: x of shape {x.shape} (sparse {x.sparse_shape}) does not match "

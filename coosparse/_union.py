@@ -24,6 +24,7 @@ from ._elementwise import (
     sparse_pair_shape,
     values_as,
 )
+from ._fill import require_zero_fill
 from ._keys import is_wide, joint_keys, strides_of
 
 
@@ -93,6 +94,7 @@ def _union(a, b, negate, coalesce, op):
             f"{op}: at least one operand must be a COO array; got {type(a).__name__} and "
             f"{type(b).__name__}"
         )
+    require_zero_fill(op, *(x for x in (a, b) if isinstance(x, COO)))
     for x in (a, b):
         if not isinstance(x, COO) and is_scalar(x):
             raise TypeError(

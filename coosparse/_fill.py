@@ -1,0 +1,62 @@
+"""Fill values (SPEC 8): the value of every index that stores nothing.
+
+One place for the fill rules that every operation calls: how a fill is stored
+(a NumPy scalar of the array's dtype, on the host for every device), how it is
+compared, and how an operation that needs fill 0 refuses anything else.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def fill_scalar(fill_value, dtype):
+    """``fill_value`` as a NumPy scalar of ``dtype``; None means 0.
+
+    The value must be representable in ``dtype`` (NaN counts as equal to
+    itself): ``fill_value=0.5`` for an integer array raises ``ValueError``
+    instead of silently becoming 0.
+    """
+    dt = np.dtype(dtype)
+    if fill_value is None:
+        return dt.type(0)
+    if type(fill_value).__module__.startswith("cupy"):
+        fill_value = fill_value.get()  # synchronize! (a device scalar: read once, at construction)
+    f = np.asarray(fill_value)
+    if f.ndim != 0:
+        raise ValueError(f"fill_value must be a scalar; got an array of shape {f.shape}")
+    if f.dtype == object or f.dtype.kind not in "biufc":
+        raise TypeError(f"fill_value must be a number or bool; got {fill_value!r}")
+    with np.errstate(all="ignore"):
+        cast = f.astype(dt)
+        back = cast.astype(f.dtype) if f.dtype.kind != "b" else cast.astype(bool)
+    same = bool(back == f) or (f.dtype.kind in "fc" and bool(np.isnan(f)) and bool(np.isnan(cast)))
+    if not same:
+        raise ValueError(f"fill_value {fill_value!r} is not representable in dtype {dt}")
+    return dt.type(cast[()])
+
+
+def is_zero(fill):
+    """True when ``fill`` is zero (False, 0, 0.0, -0.0, 0j): the fill every fast path assumes."""
+    return not bool(fill != 0) if not _isnan(fill) else False
+
+
+def _isnan(x):
+    return np.asarray(x).dtype.kind in "fc" and bool(np.isnan(x))
+
+
+def equal(f, g):
+    """Fill values compare equal (NaN equals NaN: they mean the same background)."""
+    if _isnan(f) or _isnan(g):
+        return _isnan(f) and _isnan(g)
+    return bool(f == g)
+
+
+def require_zero_fill(op, *arrays):
+    """Raise ValueError naming ``op`` and the fill when an operand's fill is not zero."""
+    for a in arrays:
+        fill = getattr(a, "fill_value", None)
+        if fill is not None and not is_zero(fill):
+            raise ValueError(
+                f"{op} needs arrays whose fill_value is 0; got fill_value {fill!r} "
+                "(convert with .to_dense(), or build the array with fill_value=0)"
+            )

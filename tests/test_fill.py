@@ -1,0 +1,53 @@
+"""Fill values (SPEC 8): storage, repr, pickling, to_dense, and the ops that need fill 0."""
+import pickle
+
+import numpy as np
+import pytest
+
+import coosparse
+from coosparse import COO
+
+
+def _a(fill, dtype=np.float64):
+    return COO([[0, 2, 2]], np.array([1, 2, 3], dtype=dtype), (4,), fill_value=fill)
+
+
+def test_default_fill_is_zero_of_dtype():
+    a = _a(None, np.int32)
+    assert a.fill_value == 0 and a.fill_value.dtype == np.int32
+    assert "fill_value" not in repr(a)
+
+
+@pytest.mark.parametrize("fill", [1.5, -1.0, np.inf, np.nan])
+def test_fill_kept_by_repr_pickle_copy_astype(fill):
+    a = _a(fill)
+    assert f"fill_value={a.fill_value!r}" in repr(a)
+    for b in (pickle.loads(pickle.dumps(a)), a.copy(), a.coalesce(), -(-a)):
+        np.testing.assert_equal(b.fill_value, a.fill_value)
+    assert a.astype(np.float32).fill_value.dtype == np.float32
+
+
+def test_to_dense_uses_fill_where_nothing_is_stored():
+    a = _a(7.0)
+    np.testing.assert_array_equal(a.to_dense(), [1.0, 7.0, 5.0, 7.0])  # duplicates summed, no fill added
+    np.testing.assert_array_equal((a * 2).to_dense(), [2.0, 14.0, 10.0, 14.0])
+
+
+def test_unrepresentable_fill_is_refused():
+    with pytest.raises(ValueError, match="not representable"):
+        _a(0.5, np.int64)
+    with pytest.raises(ValueError, match="scalar"):
+        _a(np.ones(2))
+
+
+@pytest.mark.parametrize("op", [
+    lambda a: coosparse.add(a, a),
+    lambda a: coosparse.multiply(a, a),
+    lambda a: coosparse.sparse_mask(a, a),
+    lambda a: coosparse.mask_projection(a, a),
+    lambda a: a.to_scipy(),
+    lambda a: a + np.ones(4),
+])
+def test_ops_needing_fill_zero_name_the_fill(op):
+    with pytest.raises(ValueError, match="fill_value"):
+        op(_a(1.0))
