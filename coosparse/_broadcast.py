@@ -12,7 +12,9 @@ Entries are written in the order (leading broadcast dimensions, input entry,
 remaining broadcast dimensions), so the result is sorted when the input is
 sorted and the broadcast sparse dimensions do not interleave with the kept
 ones (``(1, 4) -> (3, 4)`` and ``(3, 1) -> (3, 4)`` stay sorted;
-``(3, 1, 4) -> (3, 5, 4)`` does not); it is unique when the input is.
+``(3, 1, 4) -> (3, 5, 4)`` does not) -- and, where broadcast dimensions
+follow the kept ones, when the input is also unique; it is unique when the
+input is.
 
 Elementwise operations bring their COO operands to one shape and one number
 of sparse dimensions with :func:`align`: the operand with the most dense
@@ -77,8 +79,9 @@ def broadcast_to(a, shape):
         ``a.sparse_ndim + len(shape) - a.ndim`` sparse dimensions. Each
         stored entry is repeated once per broadcast position; the fill is
         ``a``'s. Flags: unique when ``a`` is unique; sorted when ``a`` is
-        sorted and no broadcast sparse dimension lies between two kept ones
-        (see the module docstring). Never synchronises.
+        sorted, no broadcast sparse dimension lies between two kept ones
+        (see the module docstring), and ``a`` is unique or no broadcast
+        dimension follows the kept ones. Never synchronises.
 
     Examples
     --------
@@ -131,7 +134,9 @@ def broadcast_to(a, shape):
     # sorted: no broadcast dimension of the inner group lies before a kept dimension that varies
     last_varying_kept = max((o for o, k in enumerate(kept) if k is not None and out_sparse[o] > 1), default=-1)
     interleaved = any(o < last_varying_kept and out_sparse[o] > 1 for o in rest_dims)
-    return COO(indices, values, shape, sorted=a.is_sorted and not interleaved, unique=a.is_unique,
+    # duplicates of a sorted input, each followed by its inner copies, would interleave
+    sorted_ = a.is_sorted and not interleaved and (a.is_unique or T == 1)
+    return COO(indices, values, shape, sorted=sorted_, unique=a.is_unique,
                check=False, fill_value=a.fill_value)
 
 

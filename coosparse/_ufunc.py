@@ -10,7 +10,7 @@ CPU, CuPy on a GPU).
 
 Operands
 --------
-COO arrays; constants (Python and NumPy scalars, 0-d and other size-1
+COO arrays (scipy.sparse arrays and matrices are converted to COOs); constants (Python and NumPy scalars, 0-d and other size-1
 arrays, a 0-d COO beside larger operands); dense NumPy/CuPy arrays (lists
 are read with ``numpy.asarray``). All broadcast together like NumPy arrays
 (``coosparse._broadcast``).
@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import functools
 import types
+import warnings
 
 import numpy as np
 
@@ -86,6 +87,10 @@ def _is_device_array(x):
 
 def classify(x):
     """An :class:`_Operand` for ``x``, or None when ``x`` is of a type this engine does not take."""
+    if type(x).__module__.startswith("scipy.sparse") and hasattr(x, "tocoo"):
+        from .interop.scipy import from_scipy
+
+        x = from_scipy(x)  # a scipy.sparse operand takes part as the COO it converts to
     if isinstance(x, COO):
         return _Operand("coo", x, x.shape, x.dtype, np.asarray(x.fill_value))
     if isinstance(x, np.generic):
@@ -146,12 +151,41 @@ def _evaluate(f, host_args, fkw):
     return r if isinstance(r, tuple) else (r,)
 
 
+def _near(values, dtype):
+    """Values of ``dtype`` at and around each of ``values`` (the fills and constants of a call).
+
+    Comparisons change value where one operand crosses another's fill, so the
+    probes of an operand include the other operands' fills, their
+    neighbours, negatives, doubles and halves.
+    """
+    dt = np.dtype(dtype)
+    out = []
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for v in values:
+            v = np.asarray(v)
+            if dt.kind in "iub" and v.dtype.kind in "fc" and not bool(np.isfinite(v).all()):
+                continue
+            c = np.asarray(v.real if dt.kind != "c" and v.dtype.kind == "c" else v).astype(dt)
+            if dt.kind == "b":
+                continue
+            one = np.ones((), dt)
+            near = [c, -c, c * 2, c + one, c - one]
+            if dt.kind == "f":
+                near += [c / 2, np.nextafter(c, np.inf).astype(dt), np.nextafter(c, -np.inf).astype(dt)]
+            elif dt.kind == "c":
+                near += [c / 2, c + 1j, np.conj(c)]
+            out += [np.asarray(x, dt).reshape(()) for x in near]
+    return np.array(out, dtype=dt) if out else np.empty(0, dt)
+
+
 def _annihilates(f, fkw, ops, j, fills):
     """``f`` equals ``fills`` whenever operand ``j`` is at its fill, for every probe of the others."""
     varying = [i for i, op in enumerate(ops) if i != j and op.kind in ("coo", "dense")]
     args = [op.host for op in ops]
+    anchors = [op.host for op in ops if op.kind in ("coo", "const")]
     for axis, i in enumerate(varying):
-        p = _probes(ops[i].dtype)
+        p = np.concatenate([_probes(ops[i].dtype), _near(anchors, ops[i].dtype)])
         args[i] = p.reshape((1,) * axis + (-1,) + (1,) * (len(varying) - axis - 1))
     try:
         outs = _evaluate(f, args, fkw)
@@ -264,8 +298,9 @@ def _intersection(be, coos, annih, linear):
 
 # ----------------------------------------------------------------------------- the engine
 def _device_function(f, name, xp):
-    if xp is np:
-        return f
+    """``f`` for arrays of ``xp``: NumPy's own functions map to CuPy's of the same name."""
+    if xp is np or getattr(np, name, None) is not f:
+        return f  # a user's function runs on whatever arrays it gets
     try:
         return getattr(xp, name)
     except AttributeError:
@@ -273,7 +308,16 @@ def _device_function(f, name, xp):
 
 
 def _linear_positions(f, ops, fills):
-    """Argument positions where ``f`` may act on uncoalesced entries (linear, dtype kept)."""
+    """Argument positions where ``f`` may act on uncoalesced entries (linear, dtype kept).
+
+    Division is linear in its numerator only for a finite, non-zero constant
+    divisor: ``x1 / 0 + x2 / 0`` is not ``(x1 + x2) / 0`` when the duplicates'
+    signs differ. Multiplication follows SPEC 4 (stored values only).
+    """
+    if f is np.true_divide and not (len(ops) == 2 and ops[1].kind == "const"
+                                    and bool(np.all(np.isfinite(ops[1].host)))
+                                    and bool(np.all(ops[1].host != 0))):
+        return []
     out = []
     for i in _LINEAR.get(f, ()):
         if i >= len(ops) or ops[i].kind != "coo":
@@ -366,7 +410,7 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
         _dtypes.check_dtype(r.dtype, f"{name}: result")
     xf = _device_function(f, name, xp)
     if "coo" not in _kinds(ops):  # only 0-d COOs among dense operands
-        return xf(*[op.value for op in ops], **fkw)
+        return xf(*[op.value if op.kind == "dense" else _const_value(op) for op in ops], **fkw)
     if not fkw:
         out = _fast_path(f, ops, shape, compact)
         if out is not None:
@@ -445,7 +489,37 @@ def _arguments(be, ops, values, shape, indices, sn):
     return argv
 
 
-__all__ = ["classify", "elementwise"]
+
+
+def elemwise(func, *args, **kwargs):
+    """Apply an elementwise function to arrays of which at least one is a COO.
+
+    The counterpart of pydata/sparse's ``sparse.elemwise``: ``func`` must act
+    elementwise and broadcast like a NumPy ufunc (compositions of ufuncs and
+    operators do); it runs on the fills (to find the result's fill and
+    pattern, see the NumPy users page) and then on the gathered values.
+
+    Parameters
+    ----------
+    func : callable
+    *args : COO, dense arrays or scalars
+    **kwargs
+        Passed to ``func``.
+
+    Returns
+    -------
+    COO, or a dense array where a dense operand fills the background
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> x = coosparse.COO([[0, 2]], np.array([1.0, 2.0]), (4,))
+    >>> y = coosparse.COO([[2, 3]], np.array([3.0, 4.0]), (4,))
+    >>> r = coosparse.elemwise(lambda a, b: a * b + 1, x, y)
+    >>> r.fill_value, r.to_dense()
+    (np.float64(1.0), array([1., 1., 7., 1.]))
+    """
+    return elementwise(func, args, kwargs, name=getattr(func, "__name__", "elemwise"))
 
 
 # ----------------------------------------------------------------------------- NumPy's protocol
