@@ -158,8 +158,8 @@ def broadcast_arrays(*arrays):
     Examples
     --------
     >>> import numpy as np, coosparse
-    >>> a = coosparse.COO([[0, 2]], np.array([1, 2]), (3, 1))
-    >>> b = coosparse.COO([[0]], np.array([5]), (1, 4))
+    >>> a = coosparse.COO([[0, 2], [0, 0]], np.array([1, 2]), (3, 1))
+    >>> b = coosparse.COO([[0], [3]], np.array([5]), (1, 4))
     >>> [x.shape for x in coosparse.broadcast_arrays(a, b)]
     [(3, 4), (3, 4)]
     """

@@ -252,7 +252,7 @@ def _union(be, coos):
     xp = be.xp
     keys, _ = joint_keys([c.indices for c in coos], coos[0].sparse_shape)
     u_keys, u_idx = keys[0], coos[0].indices
-    pos = [xp.arange(coos[0].nnz, dtype=np.int64)]
+    pos = None
     for k in range(1, len(coos)):
         u_pos, c_pos = be.merge_union(u_keys, keys[k])  # synchronize! (output size)
         u_idx = be.union_columns(u_idx, coos[k].indices, u_pos, c_pos)
@@ -260,7 +260,10 @@ def _union(be, coos):
             safe_u, safe_c = xp.maximum(u_pos, 0), xp.maximum(c_pos, 0)
             u_keys = xp.where(u_pos >= 0, u_keys[safe_u] if u_keys.shape[0] else 0,
                               keys[k][safe_c] if keys[k].shape[0] else 0)
-        pos = [xp.where(u_pos >= 0, p[xp.maximum(u_pos, 0)] if p.shape[0] else -1, -1) for p in pos]
+        if pos is None:
+            pos = [u_pos]
+        else:  # positions in the union so far -> positions in each operand
+            pos = [xp.where(u_pos >= 0, p[xp.maximum(u_pos, 0)] if p.shape[0] else -1, -1) for p in pos]
         pos.append(c_pos)
     return u_idx, [_gather_fill(be, c, p) for c, p in zip(coos, pos)]
 
