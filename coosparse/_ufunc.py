@@ -245,11 +245,27 @@ def _values_at(be, pattern, a):
 
 
 # ----------------------------------------------------------------------------- patterns
+def _fill_words(a, words):
+    """``a``'s fill as one row of ``words``' word type (one value per element of a dense block)."""
+    per = np.full(int(np.prod(a.dense_shape, dtype=np.int64)), a.fill_value, dtype=a.dtype)
+    return per.view(words.dtype).reshape(words.shape[1])
+
+
 def _union(be, coos):
     """(indices, per-operand values) over the sorted union of coalesced operands."""
-    from ._keys import joint_keys
+    from ._keys import is_wide, joint_keys, strides_of
 
     xp = be.xp
+    if len(coos) == 2 and not is_wide(coos[0].sparse_shape):
+        a, b = coos
+        (aw, adt), (bw, bdt) = _bits2d(a.values), _bits2d(b.values)
+        if aw.dtype == bw.dtype:  # one fused merge (keys on the fly, bit copies)
+            strides = xp.asarray(np.array(strides_of(a.sparse_shape)[0], dtype=np.int64))
+            idx, va, vb = be.merge_gather(a.indices, b.indices, aw, bw, strides,
+                                          xp.asarray(_fill_words(a, aw)), xp.asarray(_fill_words(b, bw))
+                                          )  # synchronize! (output size)
+            m = idx.shape[1]
+            return idx, [va.view(adt).reshape((m,) + a.dense_shape), vb.view(bdt).reshape((m,) + b.dense_shape)]
     keys, _ = joint_keys([c.indices for c in coos], coos[0].sparse_shape)
     u_keys, u_idx = keys[0], coos[0].indices
     pos = None

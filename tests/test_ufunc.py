@@ -659,3 +659,32 @@ def test_round_clip_real_imag_and_numpy_functions():
 def test_public_names_exported():
     for name in API_UNARY + API_BINARY + ["clip", "broadcast_to", "broadcast_arrays"]:
         assert name in coosparse.__all__ and callable(getattr(coosparse, name))
+
+
+# ----------------------------------------------------------------------------- kernel
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float16, np.bool_, np.int32])
+@pytest.mark.parametrize("dense_shape", [(), (2, 3)])
+def test_merge_gather_kernel(backend, dtype, dense_shape):
+    from coosparse._backend import backend_for
+    from coosparse._ufunc import _bits2d, _fill_words
+
+    be = backend_for(backend.put(np.zeros(1)))
+    for na, nb, seed in [(30, 25, 0), (0, 5, 1), (7, 0, 2), (0, 0, 3), (400, 300, 4)]:
+        a = make((20, 30) + dense_shape, na, "coalesced", sparse_ndim=2, dtype=dtype, seed=seed)
+        b = make((20, 30) + dense_shape, nb, "coalesced", sparse_ndim=2, dtype=dtype, seed=seed + 9)
+        fa, fb = np.asarray(1).astype(dtype)[()], np.asarray(0).astype(dtype)[()]
+        a = COO(a.indices, a.values, a.shape, sorted=True, unique=True, fill_value=fa)
+        (aw, adt), (bw, _) = _bits2d(a.values), _bits2d(b.values)
+        strides = np.array([30, 1], dtype=np.int64)
+        idx, va, vb = be.merge_gather(*map(backend.put, (a.indices, b.indices, aw, bw, strides,
+                                                         _fill_words(a, aw), _fill_words(b, bw))))
+        idx, va, vb = (backend.get(x) for x in (idx, va, vb))
+        keys_a = {tuple(c): i for i, c in enumerate(a.indices.T)}
+        keys_b = {tuple(c): i for i, c in enumerate(b.indices.T)}
+        union = sorted(set(keys_a) | set(keys_b))
+        np.testing.assert_array_equal(idx.T.tolist() if idx.size else [], [list(u) for u in union])
+        va = va.view(adt).reshape((len(union),) + dense_shape)
+        vb = vb.view(adt).reshape((len(union),) + dense_shape)
+        for u, key in enumerate(union):
+            np.testing.assert_array_equal(va[u], a.values[keys_a[key]] if key in keys_a else fa)
+            np.testing.assert_array_equal(vb[u], b.values[keys_b[key]] if key in keys_b else fb)

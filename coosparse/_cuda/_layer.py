@@ -679,3 +679,21 @@ class CudaLayer:
         namespace["xp"] = self.xp
         for n in names:
             namespace[n] = getattr(self, n)
+
+    # ------------------------------------------------------------------ elementwise engine (issue 11)
+    def merge_gather(self, a_idx, b_idx, a_words, b_words, strides, a_fill, b_fill):
+        """Coalesced union: (indices, a's rows or a_fill, b's rows or b_fill), bit copies.
+
+        Composed of the union kernels (keys, :meth:`merge_union`, :meth:`union_columns`)
+        and row gathers; synchronises once (the union size).
+        """
+        xp = self.xp
+        a_keys = self.linear_index(a_idx, strides)
+        b_keys = self.linear_index(b_idx, strides)
+        a_pos, b_pos = self.merge_union(a_keys, b_keys)  # synchronize! (output size)
+        idx = self.union_columns(a_idx, b_idx, a_pos, b_pos)
+        outs = []
+        for words, pos, fill in ((a_words, a_pos, a_fill), (b_words, b_pos, b_fill)):
+            g = self.gather_or_zero(words, pos)
+            outs.append(xp.where((pos < 0)[:, None], self._c(fill, words.dtype)[None, :], g))
+        return idx, outs[0], outs[1]

@@ -162,3 +162,19 @@ def merge_add(a_indices, b_indices, a_values, b_values, strides, negate):
 def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides):
     """Fused compact product of a sorted source and a sorted probe: (indices, values)."""
     return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks())
+
+
+# ---- elementwise engine (issue 11) -------------------------------------------------
+from . import ufunc as _uf  # noqa: E402
+
+
+def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill):
+    """Coalesced union over index columns: (indices, a's words or a_fill, b's words or b_fill)."""
+    sizes, blo, chunk = _un.union_offsets_idx(a_indices, b_indices, strides, _chunks())
+    total = int(sizes[-1])
+    out_idx = np.empty((a_indices.shape[0], total), _i64)
+    out_a = np.empty((total, a_words.shape[1]), a_words.dtype)
+    out_b = np.empty((total, b_words.shape[1]), b_words.dtype)
+    _uf.merge_gather_write(a_indices, b_indices, strides, sizes, blo, chunk, a_words, b_words,
+                           a_fill, b_fill, out_idx, out_a, out_b)
+    return out_idx, out_a, out_b
