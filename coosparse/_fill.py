@@ -23,6 +23,8 @@ def fill_scalar(fill_value, dtype):
     dt = np.dtype(dtype)
     if fill_value is None:
         return dt.type(0)
+    if isinstance(fill_value, np.generic) and fill_value.dtype == dt:
+        return fill_value  # already a scalar of the dtype (the common case of results)
     if type(fill_value).__module__.startswith("cupy"):
         fill_value = fill_value.get()  # synchronize! (a device scalar: read once, at construction)
     f = np.asarray(fill_value)

@@ -194,11 +194,40 @@ def _annihilates(f, fkw, ops, j, fills):
     return all(bool(_same(o, r).all()) for o, r in zip(outs, fills))
 
 
+_ANNIHILATORS = {}  # cache: the decision depends only on f, its keywords, the kinds, dtypes and fills
+
+
+def _host_key(op):
+    v = np.asarray(op.host)
+    return (op.kind, None if op.dtype is None else op.dtype.str, type(op.host).__name__, v.dtype.str,
+            v.tobytes())
+
+
+def annihilators(f, fkw, ops, fills):
+    """Positions of the COO operands that annihilate (:func:`_annihilates`), cached per call signature."""
+    try:
+        key = (f, tuple(sorted(fkw.items())), tuple(_host_key(op) for op in ops))
+        hash(key)
+    except TypeError:
+        key = None
+    if key is not None and key in _ANNIHILATORS:
+        return _ANNIHILATORS[key]
+    out = [i for i, op in enumerate(ops) if op.kind == "coo" and _annihilates(f, fkw, ops, i, fills)]
+    if key is not None:
+        if len(_ANNIHILATORS) > 4096:
+            _ANNIHILATORS.clear()
+        _ANNIHILATORS[key] = out
+    return out
+
+
 # ----------------------------------------------------------------------------- gathers
 def _bits2d(values):
     """C-contiguous 2-D view of ``values`` as unsigned words (one kernel per word size)."""
     xp = _namespace(values)
-    v = xp.ascontiguousarray(values.reshape(values.shape[0], int(np.prod(values.shape[1:], dtype=np.int64))))
+    k = 1
+    for n in values.shape[1:]:
+        k *= n
+    v = xp.ascontiguousarray(values.reshape(values.shape[0], k))
     size = v.dtype.itemsize
     if size == 16:
         return v.view(np.uint64), v.dtype
@@ -247,7 +276,7 @@ def _values_at(be, pattern, a):
 # ----------------------------------------------------------------------------- patterns
 def _fill_words(a, words):
     """``a``'s fill as one row of ``words``' word type (one value per element of a dense block)."""
-    per = np.full(int(np.prod(a.dense_shape, dtype=np.int64)), a.fill_value, dtype=a.dtype)
+    per = np.full(words.shape[1] * words.dtype.itemsize // a.dtype.itemsize, a.fill_value, dtype=a.dtype)
     return per.view(words.dtype).reshape(words.shape[1])
 
 
@@ -257,15 +286,21 @@ def _union(be, coos):
 
     xp = be.xp
     if len(coos) == 2 and not is_wide(coos[0].sparse_shape):
+        # one fused merge (keys on the fly, bit copies); words of two sizes are zero-extended
+        # to the larger one and truncated back (exact), so one kernel per word size serves
         a, b = coos
         (aw, adt), (bw, bdt) = _bits2d(a.values), _bits2d(b.values)
-        if aw.dtype == bw.dtype:  # one fused merge (keys on the fly, bit copies)
-            strides = xp.asarray(np.array(strides_of(a.sparse_shape)[0], dtype=np.int64))
-            idx, va, vb = be.merge_gather(a.indices, b.indices, aw, bw, strides,
-                                          xp.asarray(_fill_words(a, aw)), xp.asarray(_fill_words(b, bw))
-                                          )  # synchronize! (output size)
-            m = idx.shape[1]
-            return idx, [va.view(adt).reshape((m,) + a.dense_shape), vb.view(bdt).reshape((m,) + b.dense_shape)]
+        fa, fb = _fill_words(a, aw), _fill_words(b, bw)
+        word = max(aw.dtype, bw.dtype, key=lambda d: d.itemsize)
+        strides = xp.asarray(np.array(strides_of(a.sparse_shape)[0], dtype=np.int64))
+        idx, va, vb = be.merge_gather(a.indices, b.indices, aw.astype(word, copy=False),
+                                      bw.astype(word, copy=False), strides,
+                                      xp.asarray(fa.astype(word)), xp.asarray(fb.astype(word))
+                                      )  # synchronize! (output size)
+        m = idx.shape[1]
+        va = va.astype(aw.dtype, copy=False).view(adt).reshape((m,) + a.dense_shape)
+        vb = vb.astype(bw.dtype, copy=False).view(bdt).reshape((m,) + b.dense_shape)
+        return idx, [va, vb]
     keys, _ = joint_keys([c.indices for c in coos], coos[0].sparse_shape)
     u_keys, u_idx = keys[0], coos[0].indices
     pos = None
@@ -435,7 +470,7 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
         if out is not None:
             return out
     coo_at = [i for i, op in enumerate(ops) if op.kind == "coo"]
-    annih = [i for i in coo_at if _annihilates(f, fkw, ops, i, fills)]
+    annih = annihilators(f, fkw, ops, fills)
     if "dense" in _kinds(ops) and not annih:
         # the dense operand fills the background: a dense result
         return xf(*[op.value.to_dense() if op.kind == "coo" else

@@ -167,9 +167,13 @@ def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides
 # ---- elementwise engine (issue 11) -------------------------------------------------
 from . import ufunc as _uf  # noqa: E402
 
+_SERIAL_BELOW = 32768  # entries: below this one thread merges (the pool's wake-up costs more)
+
 
 def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill):
     """Coalesced union over index columns: (indices, a's words or a_fill, b's words or b_fill)."""
+    if a_indices.shape[1] + b_indices.shape[1] < _SERIAL_BELOW:
+        return _uf.merge_gather_serial(a_indices, b_indices, strides, a_words, b_words, a_fill, b_fill)
     sizes, blo, chunk = _un.union_offsets_idx(a_indices, b_indices, strides, _chunks())
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
