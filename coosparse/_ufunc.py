@@ -223,11 +223,9 @@ def annihilators(f, fkw, ops, fills):
 # ----------------------------------------------------------------------------- gathers
 def _bits2d(values):
     """C-contiguous 2-D view of ``values`` as unsigned words (one kernel per word size)."""
-    xp = _namespace(values)
-    k = 1
-    for n in values.shape[1:]:
-        k *= n
-    v = xp.ascontiguousarray(values.reshape(values.shape[0], k))
+    from ._elementwise import rows2d
+
+    v = rows2d(values)
     size = v.dtype.itemsize
     if size == 16:
         return v.view(np.uint64), v.dtype
