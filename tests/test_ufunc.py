@@ -688,3 +688,27 @@ def test_merge_gather_kernel(backend, dtype, dense_shape):
         for u, key in enumerate(union):
             np.testing.assert_array_equal(va[u], a.values[keys_a[key]] if key in keys_a else fa)
             np.testing.assert_array_equal(vb[u], b.values[keys_b[key]] if key in keys_b else fb)
+
+
+def test_merge_gather_parallel_path(backend):
+    # above the serial threshold the Numba layer splits the merge into chunks
+    from coosparse._backend import backend_for
+    from coosparse._ufunc import _bits2d
+
+    be = backend_for(backend.put(np.zeros(1)))
+    a = make((300, 300), 25000, "coalesced", seed=1)
+    b = make((300, 300), 20000, "coalesced", seed=2)
+    (aw, _), (bw, _) = _bits2d(a.values), _bits2d(b.values)
+    fill = np.full(1, 7.0).view(np.uint64)
+    strides = np.array([300, 1], dtype=np.int64)
+    idx, va, vb = (backend.get(x) for x in be.merge_gather(
+        *map(backend.put, (a.indices, b.indices, aw, bw, strides, fill, fill))))
+    ka, kb = a.indices[0] * 300 + a.indices[1], b.indices[0] * 300 + b.indices[1]
+    union = np.union1d(ka, kb)
+    np.testing.assert_array_equal(idx[0] * 300 + idx[1], union)
+    want_a = np.full(len(union), 7.0)
+    want_a[np.searchsorted(union, ka)] = a.values
+    want_b = np.full(len(union), 7.0)
+    want_b[np.searchsorted(union, kb)] = b.values
+    np.testing.assert_array_equal(va.view(np.float64)[:, 0], want_a)
+    np.testing.assert_array_equal(vb.view(np.float64)[:, 0], want_b)
