@@ -185,7 +185,7 @@ def multiply_sparse(a, b, compact, keep_match=False):
     if (fused and compact and not keep_match and src.is_sorted and probe.is_sorted
             and not is_wide(src.sparse_shape)):
         # the common canonical case in one fused merge (keys computed on the fly)
-        strides = xp.asarray(np.array(strides_of(src.sparse_shape)[0], dtype=np.int64))
+        strides = np.array(strides_of(src.sparse_shape)[0], dtype=np.int64)  # host: passed by value
         indices, values = be.merge_multiply(
             src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), strides,
         )  # synchronize! (output size)

@@ -44,8 +44,10 @@ KERNELS = {
     "gather.cu": _inst("coo_gather_rows_copy", WORD_TYPES)
     + _inst("coo_gather_rows_or_zero", WORD_TYPES)
     + _inst("coo_gather_strided", WORD_TYPES),
-    "scatter.cu": _inst("coo_scatter_add_runs", ADD_TYPES)
+    "scatter.cu": ("coo_scatter_elements",)
+    + _inst("coo_scatter_add_runs", ADD_TYPES)
     + _inst("coo_scatter_set_runs", WORD_TYPES)
+    + _inst("coo_scatter_set_direct", WORD_TYPES)
     + _inst("coo_scatter_view_set", WORD_TYPES)
     + _inst("coo_scatter_view_fill", WORD_TYPES)
     + ("coo_scatter_view_addresses",),

@@ -2,13 +2,21 @@
 // (unstable, keys-only) radix sort of the packed words is a stable sort of the keys.
 #include "coo_common.cuh"
 
-// One thread per entry i: packed[i] = (keys[i] << shift) | i; the caller
-// guarantees 0 <= keys[i] and that key bits + shift <= 63.
+// One thread per entry i: packed[i] = (keys[i] << shift) | i, for keys in
+// [0, bound) with bits(bound - 1) + shift <= 63 (the caller's choice of shift).
+// A key outside [0, bound) (an out-of-range index of a check=False COO) would
+// overflow the word: it is clamped into range and reported (COO_ERR_KEY).
 extern "C" __global__ void coo_sort_pack(
-        const i64* __restrict__ keys, i64 n, i64 shift, i64* __restrict__ packed) {
+        const i64* __restrict__ keys, i64 n, i64 shift, i64 bound, i64* __restrict__ packed,
+        u64* __restrict__ err) {
     i64 i = coo_thread_id();
     if (i >= n) return;
-    packed[i] = (keys[i] << shift) | i;
+    i64 k = keys[i];
+    if (!coo_in_range(k, bound)) {
+        coo_report(err, COO_ERR_KEY);
+        k = k < 0 ? 0 : bound - 1;
+    }
+    packed[i] = (k << shift) | i;
 }
 
 // One thread per sorted word j: sorted_keys[j] = packed[j] >> shift and

@@ -39,13 +39,13 @@ def gather_rows(values, rows):
     return _seg.gather_rows(values, rows)
 
 
-def scatter_add(target, addresses, values, inner):
-    """Deterministic parallel scatter-add (kernel API row ``scatter_add``)."""
+def scatter_add(target, addresses, values, inner, *, hint=None):
+    """Deterministic parallel scatter-add (kernel API row ``scatter_add``; ``hint`` is for the GPU)."""
     _sc.scatter_add(target, addresses, values, inner, numba.get_num_threads())
 
 
-def scatter_set(target, addresses, values, inner):
-    """Deterministic parallel scatter-set (kernel API row ``scatter_set``)."""
+def scatter_set(target, addresses, values, inner, *, hint=None):
+    """Deterministic parallel scatter-set (kernel API row ``scatter_set``; ``hint`` is for the GPU)."""
     _sc.scatter_set(target, addresses, values, inner, numba.get_num_threads())
 
 

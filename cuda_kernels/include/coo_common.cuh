@@ -13,6 +13,41 @@
 typedef long long i64;
 typedef unsigned long long u64;
 
+// ---- small parameters travel by value (coosparse/_cuda/_layer.py: CudaLayer.dims)
+// Strides, sizes and the like are host metadata: they are passed as one struct
+// argument instead of a device array, so a launch copies nothing from the host
+// (a host-to-device copy would break CUDA-graph capture). The layer fills the
+// first ndim entries; NumPy's limit on dimensions is 64 as well.
+#define COO_MAX_DIMS 64
+struct coo_dims {
+    i64 v[COO_MAX_DIMS];
+};
+
+// ---- the per-device error word (docs/cuda.md, "Out-of-range input")
+// Kernels never read or write out of bounds, whatever the input (a COO built
+// with check=False may hold any index, its flags may lie). Where an index,
+// key or output slot is out of range a kernel writes a zero (or skips the
+// write) and ORs a bit into *err; the host reads the word at the next point
+// where the operation synchronises anyway (or in coosparse.check_device_errors).
+#define COO_ERR_GATHER 1ULL   // a gather read outside its source: zero written
+#define COO_ERR_SCATTER 2ULL  // a scatter element outside its target: not written
+#define COO_ERR_KEY 4ULL      // a key outside [0, bound): clamped
+#define COO_ERR_ORDER 8ULL    // keys not sorted / unique as their flags say: output slot skipped
+
+__device__ __forceinline__ void coo_report(u64* err, u64 code) {
+    atomicOr(err, code);
+}
+
+// a + b with two's-complement wrap-around (no signed-overflow UB on garbage input).
+__device__ __forceinline__ i64 coo_add_wrap(i64 a, i64 b) {
+    return (i64)((u64)a + (u64)b);
+}
+
+// 0 <= i < n, with one comparison (negative i wraps to a huge unsigned value).
+__device__ __forceinline__ bool coo_in_range(i64 i, i64 n) {
+    return (u64)i < (u64)n;
+}
+
 // Global linear thread id of a 1-D launch (grids are 1-D everywhere).
 __device__ __forceinline__ i64 coo_thread_id() {
     return (i64)blockIdx.x * (i64)blockDim.x + (i64)threadIdx.x;
@@ -32,6 +67,21 @@ __device__ __forceinline__ i64 coo_upper_bound(const i64* keys, i64 lo, i64 hi, 
     while (lo < hi) {
         i64 mid = lo + ((hi - lo) >> 1);
         if (keys[mid] <= key) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// End of the run of keys equal to `key` that starts at f (keys sorted, f the
+// lower bound): galloping (f+1, f+2, f+4, ...) then a binary search in the
+// last step, so a run of c keys costs O(log c) reads and a unique key one.
+__device__ __forceinline__ i64 coo_gallop_end(const i64* keys, i64 f, i64 m, i64 key) {
+    if (f >= m || keys[f] != key) return f;
+    i64 lo = f + 1, step = 1;  // keys[lo - 1] == key
+    while (lo < m && keys[lo] == key) {
+        i64 hi = m - lo > step ? lo + step : m;
+        if (keys[hi - 1] != key) return coo_upper_bound(keys, lo, hi - 1, key);
+        lo = hi;
+        step <<= 1;
     }
     return lo;
 }
