@@ -36,6 +36,7 @@ KERNELS = {
     "sort.cu": (
         "coo_sort_pack",
         "coo_sort_unpack",
+        "coo_sort_check",
     ),
     "segment.cu": (
         "coo_segment_starts_flag",

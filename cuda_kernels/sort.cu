@@ -30,3 +30,15 @@ extern "C" __global__ void coo_sort_unpack(
     sorted_keys[j] = w >> shift;
     perm[j] = w & ((((i64)1) << shift) - 1);
 }
+
+// One thread per adjacent pair (i, i+1) of keys that must be sorted (a merge's
+// input whose flags say so): reports COO_ERR_ORDER where keys[i] > keys[i+1]
+// (>= when strict: keys that must also be unique). Writes nothing else; the
+// merges themselves stay in bounds whatever the order.
+extern "C" __global__ void coo_sort_check(
+        const i64* __restrict__ keys, i64 n, i64 strict, u64* __restrict__ err) {
+    i64 i = coo_thread_id();
+    if (i + 1 >= n) return;
+    i64 a = keys[i], b = keys[i + 1];
+    if (strict ? a >= b : a > b) coo_report(err, COO_ERR_ORDER);
+}

@@ -467,6 +467,12 @@ class CudaLayer:
         vview, _ = self._words(vals)
         self._scatter("set", tview, addr, vview, ctype, span * w, hint)
 
+    def _check_sorted(self, keys, strict):
+        """Report (COO_ERR_ORDER) keys that are not sorted (strictly: and unique) as a merge assumes. Sync-free."""
+        n = keys.shape[0]
+        if n > 1:
+            self._run("coo_sort_check", n - 1, keys, _i64(n), _i64(bool(strict)), self._err())
+
     # ------------------------------------------------------------------ intersection family
     def _match(self, src_keys, probe_keys):
         xp = self.xp
@@ -475,6 +481,7 @@ class CudaLayer:
         n, m = src_keys.shape[0], probe_keys.shape[0]
         if not m:
             return xp.zeros(n, dtype=np.int64), xp.zeros(n, dtype=np.int64)
+        self._check_sorted(probe_keys, strict=False)  # lying flags: reported, results stay in bounds
         first = xp.empty(n, dtype=np.int64)
         count = xp.empty(n, dtype=np.int64)
         self._run("coo_intersect_match", n, src_keys, probe_keys, _i64(n), _i64(m), first, count)
@@ -665,6 +672,8 @@ class CudaLayer:
         a_keys = self._c(a_keys, np.int64)
         b_keys = self._c(b_keys, np.int64)
         na, nb = a_keys.shape[0], b_keys.shape[0]
+        self._check_sorted(a_keys, strict=True)  # lying flags: reported at the size read below
+        self._check_sorted(b_keys, strict=True)
         lb = xp.empty(na, dtype=np.int64)
         matched = xp.empty(na, dtype=np.int64)
         self._run("coo_union_rank", na, a_keys, b_keys, _i64(na), _i64(nb), lb, matched)

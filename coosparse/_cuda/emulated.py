@@ -53,6 +53,10 @@ from ._layer import CudaLayer
 BLOCK = 256
 CXX_FLAGS = ["-O2", "-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-fno-fast-math",
              "-fwrapv", "-DCOOSPARSE_HOST_EMULATION"]
+if os.environ.get("COOSPARSE_EMULATION_SANITIZE"):
+    # e.g. 'address': every kernel access checked by AddressSanitizer (run Python with
+    # LD_PRELOAD=$(g++ -print-file-name=libasan.so); tests/test_cuda_strict.py does)
+    CXX_FLAGS += [f"-fsanitize={os.environ['COOSPARSE_EMULATION_SANITIZE']}", "-fno-omit-frame-pointer", "-g"]
 
 _lock = threading.Lock()
 _lib = None
