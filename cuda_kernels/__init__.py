@@ -57,8 +57,11 @@ KERNELS = {
         "coo_intersect_flag",
         "coo_intersect_compact",
         "coo_intersect_gather_columns",
+        "coo_intersect_claim_runs",
     ) + _inst("coo_intersect_probe_sum", SUM_TYPES)
-    + _inst("coo_intersect_multiply_matched", PRODUCT_TYPES),
+    + _inst("coo_intersect_multiply_matched", PRODUCT_TYPES)
+    + _inst("coo_intersect_copy_runs", WORD_TYPES[2:])  # sums are 4- or 8-byte words
+    + _inst("coo_intersect_multiply_sums", PRODUCT_TYPES),
     "union.cu": (
         "coo_union_rank",
         "coo_union_write_a",

@@ -71,16 +71,19 @@ __device__ __forceinline__ T coo_probe_run_sum(
 
 // One thread per (output row i, column c): the sum of the matched probe rows
 // values[perm[j]], j = first[i] .. first[i]+count[i]-1, added in that order.
+// With owner (shared runs, see below) only the row that claimed its run sums it.
 template <typename T>
 __global__ void coo_intersect_probe_sum(
         const T* __restrict__ values, i64 nprobe, const i64* __restrict__ perm, i64 has_perm,
-        const i64* __restrict__ first, const i64* __restrict__ count,
+        const i64* __restrict__ first, const i64* __restrict__ count, const i64* __restrict__ owner,
         i64 m, i64 k, T* __restrict__ out, u64* __restrict__ err) {
     i64 t = coo_thread_id();
     if (t >= m * k) return;
     i64 i = t / k, c = t - i * k;
+    i64 f = first[i];
+    if (owner && count[i] > 0 && coo_in_range(f, nprobe) && owner[f] != i) return;  // copied later
     bool ok;
-    out[t] = coo_probe_run_sum(values, nprobe, perm, has_perm, first[i], count[i], k, c, err, &ok);
+    out[t] = coo_probe_run_sum(values, nprobe, perm, has_perm, f, count[i], k, c, err, &ok);
 }
 
 // One thread per (output row i, column c): out[i, c] = src[r, c] * (ordered sum
@@ -121,4 +124,56 @@ extern "C" __global__ void coo_intersect_gather_columns(
         return;
     }
     out[t] = indices[a * n + r];
+}
+
+// ---- probe runs shared by several source rows (a source with duplicates):
+// each run is summed once. Three launches, no atomics, deterministic results:
+// 1. coo_intersect_claim_runs: row i with a match writes i into owner[first[i]]
+//    (rows sharing a run race; any one wins, and the run's ordered sum is the
+//    same whoever computes it);
+// 2. coo_intersect_probe_sum (owner given): only the owner row sums the run;
+// 3. coo_intersect_copy_runs: the other rows copy the owner's row.
+
+// One thread per output row i: claims the run first[i] (count[i] > 0).
+extern "C" __global__ void coo_intersect_claim_runs(
+        const i64* __restrict__ first, const i64* __restrict__ count, i64 m, i64 nprobe,
+        i64* __restrict__ owner) {
+    i64 i = coo_thread_id();
+    if (i >= m) return;
+    i64 f = first[i];
+    if (count[i] > 0 && coo_in_range(f, nprobe)) owner[f] = i;
+}
+
+// One thread per (output row i, column c) whose row did not compute its run:
+// out[i, c] = out[owner of the run, c] (a bit copy); zero where count[i] == 0.
+template <typename T>
+__global__ void coo_intersect_copy_runs(
+        const i64* __restrict__ owner, const i64* __restrict__ first, const i64* __restrict__ count,
+        i64 m, i64 k, i64 nprobe, T* __restrict__ out) {
+    i64 t = coo_thread_id();
+    if (t >= m * k) return;
+    i64 i = t / k, c = t - i * k;
+    i64 f = first[i];
+    if (count[i] <= 0 || !coo_in_range(f, nprobe)) return;  // written by the sum kernel already
+    i64 o = owner[f];
+    if (o != i && coo_in_range(o, m)) out[t] = out[o * k + c];
+}
+
+// One thread per (output row i, column c): out[i, c] = src[r, c] * sums[i, c]
+// (r = rows[i] or i), zero where count[i] == 0: the product of a shared-run sum.
+template <typename T>
+__global__ void coo_intersect_multiply_sums(
+        const T* __restrict__ src, i64 nsrc, const i64* __restrict__ rows, i64 has_rows,
+        const T* __restrict__ sums, const i64* __restrict__ count, i64 m, i64 k, T* __restrict__ out,
+        u64* __restrict__ err) {
+    i64 t = coo_thread_id();
+    if (t >= m * k) return;
+    i64 i = t / k, c = t - i * k;
+    i64 r = has_rows ? rows[i] : i;
+    if (count[i] <= 0 || !coo_in_range(r, nsrc)) {
+        if (count[i] > 0 && c == 0) coo_report(err, COO_ERR_GATHER);
+        out[t] = coo_zero<T>();
+        return;
+    }
+    out[t] = coo_mul(src[r * k + c], sums[t]);
 }

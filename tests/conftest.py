@@ -16,6 +16,7 @@ raising, as on a GPU: docs/cuda.md). A test that leaves such a report
 unread fails.
 """
 import contextlib
+import os
 
 import numpy as np
 import pytest
@@ -33,22 +34,30 @@ settings.load_profile("default")
 
 
 def available_backends():
+    """numba, cuda-emulated and cuda where they work; ``$COOSPARSE_TEST_BACKENDS`` (comma list) restricts them.
+
+    (scripts/gpu_check.sh sets it to numba,cuda: building the emulated layer costs
+    a minute on a machine whose GPU is the point.)
+    """
+    wanted = os.environ.get("COOSPARSE_TEST_BACKENDS", "numba,cuda-emulated,cuda").split(",")
     names = ["numba"]
-    try:
-        from coosparse._cuda import emulated
+    if "cuda-emulated" in wanted:
+        try:
+            from coosparse._cuda import emulated
 
-        if emulated.available():
-            names.append("cuda-emulated")
-    except ImportError:
-        pass
-    try:
-        import cupy
+            if emulated.available():
+                names.append("cuda-emulated")
+        except ImportError:
+            pass
+    if "cuda" in wanted:
+        try:
+            import cupy
 
-        if cupy.cuda.runtime.getDeviceCount() > 0:
-            names.append("cuda")
-    except Exception:
-        pass
-    return names
+            if cupy.cuda.runtime.getDeviceCount() > 0:
+                names.append("cuda")
+        except Exception:
+            pass
+    return [n for n in names if n in wanted]
 
 
 class Backend:

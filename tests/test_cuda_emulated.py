@@ -303,15 +303,16 @@ def _ref_probe_sums(vals, perm, first, count):
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("with_perm", [True, False])
-def test_probe_sum_in_probe_order(launched, dtype, with_perm):
+@pytest.mark.parametrize("shared_runs", [False, True])
+def test_probe_sum_in_probe_order(launched, dtype, with_perm, shared_runs):
     rng = np.random.default_rng(1)
     np_, k = 600, 2
     probe = np.sort(rng.integers(0, 150, np_)).astype(np.int64)
-    src = rng.integers(0, 200, 400).astype(np.int64)
+    src = rng.integers(0, 200, 400).astype(np.int64)  # repeats: rows share probe runs
     first, count = _ref_match(src, probe)
     vals = _values(rng, (np_, k), dtype)
     perm = rng.permutation(np_).astype(np.int64) if with_perm else None
-    got = L.probe_sum(vals, perm, first, count)
+    got = L.probe_sum(vals, perm, first, count, shared_runs=shared_runs)
     exp = _ref_probe_sums(vals, perm, first, count)
     np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
 
@@ -333,7 +334,8 @@ def _naive_product(x, y):
 @pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64, np.complex64, np.complex128])
 @pytest.mark.parametrize("with_perm", [True, False])
 @pytest.mark.parametrize("with_rows", [True, False])
-def test_multiply_matched(launched, dtype, with_perm, with_rows):
+@pytest.mark.parametrize("shared_runs", [False, True])
+def test_multiply_matched(launched, dtype, with_perm, with_rows, shared_runs):
     rng = np.random.default_rng(12)
     np_, k = 500, 2
     probe = np.sort(rng.integers(0, 150, np_)).astype(np.int64)
@@ -345,7 +347,7 @@ def test_multiply_matched(launched, dtype, with_perm, with_rows):
     pv = _values(rng, (np_, k), dtype)
     sv = _values(rng, (300, k), dtype)
     perm = rng.permutation(np_).astype(np.int64) if with_perm else None
-    got = L.multiply_matched(sv, rows, pv, perm, first, count)
+    got = L.multiply_matched(sv, rows, pv, perm, first, count, shared_runs=shared_runs)
     with np.errstate(all="ignore"):
         exp = _naive_product(sv[rows if with_rows else np.arange(300)], _ref_probe_sums(pv, perm, first, count))
     exp[count == 0] = 0

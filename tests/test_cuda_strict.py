@@ -242,11 +242,12 @@ def test_synchronising_operations_read_once():
 @pytest.mark.parametrize("row", ["linear_index", "unravel_index", "sort_pairs", "segment_sum", "gather_rows",
                                  "scatter_add", "scatter_set", "strided_scatter_sorted", "strided_scatter_ordered",
                                  "match_merge", "match_search", "probe_sum", "multiply_matched", "gather_columns",
-                                 "gather_strided", "union_columns", "gather_or_zero"])
+                                 "gather_strided", "union_columns", "gather_or_zero", "probe_sum shared",
+                                 "multiply_matched shared", "scatter_set distinct", "scatter_add sorted"])
 def test_sync_free_rows_make_no_transfer(row):
     from coosparse._kernel_api import KERNEL_API
 
-    assert row in KERNEL_API
+    assert row.split()[0] in KERNEL_API
     rng = np.random.default_rng(6)
     keys = dev(np.sort(rng.integers(0, 50, 40)).astype(np.int64))
     vals = dev(rng.standard_normal((40, 2)))
@@ -255,6 +256,7 @@ def test_sync_free_rows_make_no_transfer(row):
     a_pos = dev(np.array([0, 1, -1, 2], np.int64))
     b_pos = dev(np.array([-1, 0, 1, 2], np.int64))
     starts = dev(np.array([0, 10, 40], np.int64))
+    ar2 = dev(np.arange(0, 80, 2, dtype=np.int64))
     calls = {
         "linear_index": lambda: L.linear_index(idx2, np.array([10, 1])),
         "unravel_index": lambda: L.unravel_index(keys, (10, 1)),
@@ -276,6 +278,12 @@ def test_sync_free_rows_make_no_transfer(row):
         "gather_strided": lambda: L.gather_strided(strict.xp.zeros(100), keys, np.array([0, 1])),
         "union_columns": lambda: L.union_columns(idx2, idx2, a_pos, b_pos),
         "gather_or_zero": lambda: L.gather_or_zero(vals, a_pos),
+        "probe_sum shared": lambda: L.probe_sum(vals, None, first, count, shared_runs=True),
+        "multiply_matched shared": lambda: L.multiply_matched(vals, None, vals, None, first, count, shared_runs=True),
+        "scatter_set distinct": lambda: L.scatter_set(strict.xp.zeros(200), keys * 0 + ar2, vals, np.array([0, 1]),
+                                                      hint="distinct"),
+        "scatter_add sorted": lambda: L.scatter_add(strict.xp.zeros(100), keys, vals, np.array([0, 1]),
+                                                    hint="sorted"),
     }
     calls[row]()
     with strict.sync_free():

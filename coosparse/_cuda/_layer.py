@@ -556,11 +556,13 @@ class CudaLayer:
             return a, _FLOAT_C[dt]
         raise TypeError(f"multiply_matched runs on int64, float32/64 and complex64/128; got {dt}")
 
-    def multiply_matched(self, src_values, rows, probe_values, perm, first, count):
+    def multiply_matched(self, src_values, rows, probe_values, perm, first, count, *, shared_runs=False):
         """out[i] = src_values[rows[i] or i] * (ordered sum of the matched probe rows); 0 where count[i] == 0. Sync-free.
 
         One dtype throughout (int64 products wrap, complex products are
         (ac - bd) + i(ad + bc) with every operation rounded alone, as in NumPy).
+        ``shared_runs`` (the source has duplicates): each probe run is summed
+        once (:meth:`probe_sum`), then multiplied per row.
         """
         xp = self.xp
         src_values = self._c(src_values)
@@ -582,6 +584,11 @@ class CudaLayer:
             self._check_probe_ranges(first, count, probe_values.shape[0], perm_arr)
             if rows_arr is not None:
                 self._check_range(rows_arr, 0, src_values.shape[0], "multiply_matched rows")
+        if shared_runs:
+            sums, _ = self._product_view(self.probe_sum(probe_values, perm, first, count, shared_runs=True))
+            self._run(f"coo_intersect_multiply_sums<{ctype}>", m * k, sview, _i64(src_values.shape[0]), rows_arr,
+                      _i64(rows is not None), sums, count, _i64(m), _i64(k), oview, self._err())
+            return out
         self._run(
             f"coo_intersect_multiply_matched<{ctype}>", m * k,
             sview, _i64(src_values.shape[0]), rows_arr, _i64(rows is not None),
@@ -598,8 +605,15 @@ class CudaLayer:
         if perm_arr is not None:
             self._check_range(perm_arr, 0, nprobe, "probe perm")
 
-    def probe_sum(self, values, perm, first, count):
-        """out[i] = ordered sum of values[perm[first[i]:first[i]+count[i]]]; 0 where count[i] == 0. Sync-free."""
+    def probe_sum(self, values, perm, first, count, *, shared_runs=False):
+        """out[i] = ordered sum of values[perm[first[i]:first[i]+count[i]]]; 0 where count[i] == 0. Sync-free.
+
+        ``shared_runs``: rows repeat runs (a source with duplicates, so
+        summing per row would add a run once per repeat: quadratic when both
+        sides repeat). Then each run is claimed by one row, summed once by it,
+        and copied to the others (``coo_intersect_claim_runs`` /
+        ``copy_runs``): the same bits, linear work.
+        """
         xp = self.xp
         values = self._c(values)
         first = self._c(first, np.int64)
@@ -612,13 +626,23 @@ class CudaLayer:
         oview, _ = self._sum_view(out)
         k = view.shape[1]
         perm_arr = None if perm is None else self._c(perm, np.int64)
+        nprobe = values.shape[0]
         if self._validate:
-            self._check_probe_ranges(first, count, values.shape[0], perm_arr)
+            self._check_probe_ranges(first, count, nprobe, perm_arr)
+        owner = None
+        if shared_runs:
+            owner = xp.empty(nprobe, dtype=np.int64)
+            self._run("coo_intersect_claim_runs", m, first, count, _i64(m), _i64(nprobe), owner)
         self._run(
             f"coo_intersect_probe_sum<{ctype}>", m * k,
-            view, _i64(values.shape[0]), perm_arr, _i64(perm is not None), first, count, _i64(m), _i64(k),
+            view, _i64(nprobe), perm_arr, _i64(perm is not None), first, count, owner, _i64(m), _i64(k),
             oview, self._err(),
         )
+        if shared_runs:
+            words, wtype = self._words(out)
+            kw = words.shape[1]
+            self._run(f"coo_intersect_copy_runs<{wtype}>", m * kw, owner, first, count, _i64(m), _i64(kw),
+                      _i64(nprobe), words)
         return out
 
     def gather_columns(self, indices, rows):
