@@ -94,12 +94,27 @@ __device__ __forceinline__ i64 coo_row_address(i64 r, i64 base, const coo_dims& 
     return a;
 }
 
-// Threads of a view launch: rows * chunks per row.
-__device__ __forceinline__ void coo_view_chunk(i64 t, i64 n_last, i64* row, i64* e0) {
+// A thread's walk over its chunk: row, elements [e0, e1) of the last dimension,
+// and the current output/source addresses with their steps (next = a + stride).
+struct coo_view_walk {
+    i64 row, e0, e1, a, s, so, ss;
+};
+
+// Thread t of a view launch (rows * chunks per row) starts its walk.
+__device__ __forceinline__ coo_view_walk coo_view_start(i64 t, const coo_dims& sizes, const coo_dims& strides,
+                                                        const coo_dims& src_strides, i64 d, i64 offset,
+                                                        i64 src_base) {
+    coo_view_walk w;
+    i64 n_last = sizes.v[d - 1];
     i64 cpr = (n_last + COO_VIEW_CHUNK - 1) / COO_VIEW_CHUNK;
-    i64 r = cpr == 1 ? t : t / cpr;
-    *row = r;
-    *e0 = (t - r * cpr) * COO_VIEW_CHUNK;
+    w.row = cpr == 1 ? t : t / cpr;
+    w.e0 = (t - w.row * cpr) * COO_VIEW_CHUNK;
+    w.e1 = w.e0 + COO_VIEW_CHUNK < n_last ? w.e0 + COO_VIEW_CHUNK : n_last;
+    w.so = strides.v[d - 1];
+    w.ss = src_strides.v[d - 1];
+    w.a = coo_row_address(w.row, offset, sizes, strides, d) + w.e0 * w.so;
+    w.s = coo_row_address(w.row, src_base, sizes, src_strides, d) + w.e0 * w.ss;
+    return w;
 }
 
 // One thread per chunk of a view that does not overlap itself:
@@ -111,14 +126,9 @@ __global__ void coo_scatter_view_set(
         i64 d, i64 offset, i64 src_base, i64 nchunks, i64 w) {
     i64 t = coo_thread_id();
     if (t >= nchunks) return;
-    i64 n_last = sizes.v[d - 1], so = strides.v[d - 1], ss = src_strides.v[d - 1];
-    i64 row, e0;
-    coo_view_chunk(t, n_last, &row, &e0);
-    i64 a = coo_row_address(row, offset, sizes, strides, d) + e0 * so;
-    i64 s = coo_row_address(row, src_base, sizes, src_strides, d) + e0 * ss;
-    i64 e1 = e0 + COO_VIEW_CHUNK < n_last ? e0 + COO_VIEW_CHUNK : n_last;
-    for (i64 e = e0; e < e1; ++e, a += so, s += ss)
-        for (i64 q = 0; q < w; ++q) out[a * w + q] = src[s * w + q];
+    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base);
+    for (i64 e = v.e0; e < v.e1; ++e, v.a += v.so, v.s += v.ss)
+        for (i64 q = 0; q < w; ++q) out[v.a * w + q] = src[v.s * w + q];
 }
 
 // One thread per chunk: the output and source addresses of its elements, for
@@ -128,15 +138,10 @@ extern "C" __global__ void coo_scatter_view_addresses(
         i64 nchunks, i64* __restrict__ out_addr, i64* __restrict__ src_addr) {
     i64 t = coo_thread_id();
     if (t >= nchunks) return;
-    i64 n_last = sizes.v[d - 1], so = strides.v[d - 1], ss = src_strides.v[d - 1];
-    i64 row, e0;
-    coo_view_chunk(t, n_last, &row, &e0);
-    i64 a = coo_row_address(row, offset, sizes, strides, d) + e0 * so;
-    i64 s = coo_row_address(row, src_base, sizes, src_strides, d) + e0 * ss;
-    i64 e1 = e0 + COO_VIEW_CHUNK < n_last ? e0 + COO_VIEW_CHUNK : n_last;
-    for (i64 e = e0, pos = row * n_last + e0; e < e1; ++e, ++pos, a += so, s += ss) {
-        out_addr[pos] = a;
-        src_addr[pos] = s;
+    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base);
+    for (i64 e = v.e0, pos = v.row * sizes.v[d - 1] + v.e0; e < v.e1; ++e, ++pos, v.a += v.so, v.s += v.ss) {
+        out_addr[pos] = v.a;
+        src_addr[pos] = v.s;
     }
 }
 
@@ -151,18 +156,14 @@ __global__ void coo_scatter_view_fill(
         i64 d, i64 offset, i64 src_base, i64 nchunks, i64 rows, i64 w) {
     i64 t = coo_thread_id();
     if (t >= nchunks) return;
-    i64 n_last = sizes.v[d - 1], so = strides.v[d - 1], ss = src_strides.v[d - 1];
-    i64 row, e0;
-    coo_view_chunk(t, n_last, &row, &e0);
-    i64 a = coo_row_address(row, offset, sizes, strides, d) + e0 * so;
-    i64 s = coo_row_address(row, src_base, sizes, src_strides, d) + e0 * ss;
-    i64 e1 = e0 + COO_VIEW_CHUNK < n_last ? e0 + COO_VIEW_CHUNK : n_last;
-    for (i64 e = e0; e < e1; ++e, a += so, s += ss) {
+    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base);
+    i64 n_last = sizes.v[d - 1];
+    for (i64 e = v.e0; e < v.e1; ++e, v.a += v.so, v.s += v.ss) {
         // the next element's address: along the row, or the next row's first
-        i64 next = e + 1 < n_last ? a + so
-                 : row + 1 < rows ? coo_row_address(row + 1, offset, sizes, strides, d)
-                 : a + 1;
-        for (i64 q = 0; q < w; ++q) out[a * w + q] = src[s * w + q];
-        for (i64 q = (a + 1) * w; q < next * w; ++q) out[q] = inp[q];
+        i64 next = e + 1 < n_last ? v.a + v.so
+                 : v.row + 1 < rows ? coo_row_address(v.row + 1, offset, sizes, strides, d)
+                 : v.a + 1;
+        for (i64 q = 0; q < w; ++q) out[v.a * w + q] = src[v.s * w + q];
+        for (i64 q = (v.a + 1) * w; q < next * w; ++q) out[q] = inp[q];
     }
 }

@@ -373,22 +373,6 @@ class DeviceArray:
         _transfer("d2h", "ndarray.get()")
         return np.array(self._a, order=order)
 
-    def __int__(self):
-        _transfer("d2h", "int(device array)")
-        return int(self._a)
-
-    def __float__(self):
-        _transfer("d2h", "float(device array)")
-        return float(self._a)
-
-    def __complex__(self):
-        _transfer("d2h", "complex(device array)")
-        return complex(self._a)
-
-    def __bool__(self):
-        _transfer("d2h", "bool(device array)")
-        return bool(self._a)
-
     def item(self):
         _transfer("d2h", "ndarray.item()")
         return self._a.item()
@@ -503,6 +487,16 @@ for _n in ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", 
 for _n in ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__",
            "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__"):
     setattr(DeviceArray, _n, _inplace(_n))
+def _read_as(convert):
+    def method(self):
+        _transfer("d2h", f"{convert.__name__}(device array)")
+        return convert(self._a)
+
+    return method
+
+
+for _conv in (int, float, complex, bool):  # each a device-to-host read, as on a GPU
+    setattr(DeviceArray, f"__{_conv.__name__}__", _read_as(_conv))
 DeviceArray.__neg__ = lambda self: DeviceArray(-self._a)
 DeviceArray.__pos__ = lambda self: DeviceArray(+self._a)
 DeviceArray.__abs__ = lambda self: DeviceArray(abs(self._a))
