@@ -16,6 +16,8 @@
 #   3. scripts/gpu_check.py: load + no .ftz, direct synchronisation test
 #      (~1 s spin kernel), CUDA-graph capture, CPU/GPU bit identity
 #      (subnormals, float16), FILL_MAX_GAP crossover   -> gpu_check.log, gpu_check.json
+#   3b. out-of-range indices / lying flags, in a process of its own
+#      (GPU_CHECK_SANITIZE=1: under compute-sanitizer memcheck)
 #   4. the test suite's `cuda` backend and GPU test files
 #      (NVRTC compile test deselected: CI runs it)              -> pytest-gpu.log, pytest-gpu.xml
 #   5. every `make bench` case on --device cuda (CUDA events)   -> bench.json, bench.md
@@ -98,11 +100,20 @@ REF_PID=$!
 step "3. load, synchronisation, graph capture, bit identity, gap crossover"
 t=$(( $(left) - 170 )); [ "$t" -lt 90 ] && t=90
 timeout -k 10 "$t" "$PY" "$REPO/scripts/gpu_check.py" $DRYFLAG --out "$OUT" --reference "$REF" \
-  --sections load,sync,capture,identity,gap > "$OUT/gpu_check.log" 2>&1
+  --sections load,sync,capture,identity,gap --deadline $(( $(date +%s) + t - 15 )) > "$OUT/gpu_check.log" 2>&1
 note_rc "gpu_check.py (checks)" "$?"
 wait "$REF_PID" 2>/dev/null; echo "cpu reference rc=$?" >> "$OUT/gpu_check.log"
 cat "$SRC/cpu-reference.log" >> "$OUT/gpu_check.log"
 grep -E "FAIL|failures" "$OUT/gpu_check.log" | tail -20 | tee -a "$OUT/summary.txt"
+
+step "3b. out-of-range input and lying flags (a process of its own: a fault cannot take other steps down)"
+SAN=()
+if [ -n "${GPU_CHECK_SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
+  SAN=(compute-sanitizer --tool memcheck --error-exitcode 99)
+fi
+timeout -k 10 120 ${SAN[@]+"${SAN[@]}"} "$PY" "$REPO/scripts/gpu_check.py" $DRYFLAG --out "$OUT" --sections badinput \
+  >> "$OUT/gpu_check.log" 2>&1
+note_rc "gpu_check.py (bad input${SAN:+, compute-sanitizer})" "$?"
 
 step "4. test suite on the GPU (backend 'cuda' and the GPU test files; NVRTC compile test deselected)"
 if "$PY" -c "import pytest, hypothesis" 2>/dev/null; then

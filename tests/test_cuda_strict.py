@@ -94,6 +94,29 @@ def test_implicit_conversion_and_numpy_operands_are_refused():
     assert isinstance(a + 1.0, strict.DeviceArray) and isinstance(a.sum(), strict.DeviceArray)  # 0-d, as CuPy
 
 
+def test_operators_in_place_and_reflected():
+    a = dev(np.arange(4.0))
+    b = a
+    b += 1
+    b *= dev(np.full(4, 2.0))
+    assert b is a and a.get().tolist() == [2.0, 4.0, 6.0, 8.0]
+    assert (2.0 - a).get().tolist() == [0.0, -2.0, -4.0, -6.0]
+    with pytest.raises(TypeError, match="NumPy array"):
+        a += np.ones(4)
+
+
+def test_dense_plus_coo_with_negative_strides():
+    # flat_view of a negatively strided target has a non-zero base: addresses += base on the device
+    rng = np.random.default_rng(9)
+    a = random_coo(rng, (6, 5), 12, unique=True)  # (duplicates would be added onto x one by one)
+    x = rng.standard_normal((6, 5))
+    out = dev(x)[::-1, ::-1]  # a negatively strided device array
+    from coosparse._dense import scatter_into
+
+    scatter_into(out, dev(a))
+    np.testing.assert_array_equal(out.get(), x[::-1, ::-1] + a.to_dense())
+
+
 def test_transfers_are_counted_and_forbidden_in_sync_free_regions():
     a = dev(np.arange(4))
     with strict.count_transfers() as n:

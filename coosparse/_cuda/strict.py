@@ -325,9 +325,6 @@ def _inplace(name):
     def method(self, other):
         if isinstance(other, np.ndarray):
             _refuse_host(other, f"ndarray.{name}")
-        if (not reflected and not isinstance(other, DeviceArray)
-                and getattr(other, "__array_priority__", -1.0) > DeviceArray.__array_priority__):
-            return NotImplemented  # CuPy's _should_use_rop: the other type's reflected operator runs
         o = other._a if isinstance(other, DeviceArray) else other
         op(self._a, o)
         return self
