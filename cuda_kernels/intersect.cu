@@ -50,23 +50,12 @@ template <typename T>
 __device__ __forceinline__ T coo_probe_run_sum(
         const T* __restrict__ values, i64 nprobe, const i64* __restrict__ perm, i64 has_perm,
         i64 f, i64 cnt, i64 k, i64 c, u64* __restrict__ err, bool* ok) {
-    T acc = coo_zero<T>();
     *ok = false;
     if (f < 0 || cnt < 0 || cnt > nprobe - f) {  // a run outside the probe
         coo_report(err, COO_ERR_GATHER);
-        return acc;
+        return coo_zero<T>();
     }
-    for (i64 j = f; j < f + cnt; ++j) {
-        i64 r = has_perm ? perm[j] : j;
-        if (!coo_in_range(r, nprobe)) {
-            coo_report(err, COO_ERR_GATHER);
-            continue;
-        }
-        T v = values[r * k + c];
-        acc = *ok ? coo_add(acc, v) : v;
-        *ok = true;
-    }
-    return acc;
+    return coo_ordered_sum(values, nprobe, has_perm ? perm : nullptr, f, f + cnt, k, c, err, ok);
 }
 
 // One thread per (output row i, column c): the sum of the matched probe rows

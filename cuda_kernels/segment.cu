@@ -38,17 +38,6 @@ __global__ void coo_segment_sum_reduce(
         out[t] = T(0);
         return;
     }
-    T acc = T(0);
-    bool first = true;
-    for (i64 j = lo; j < hi; ++j) {
-        i64 r = has_perm ? perm[j] : j;
-        if (!coo_in_range(r, n)) {
-            coo_report(err, COO_ERR_GATHER);
-            continue;
-        }
-        T v = values[r * k + c];
-        acc = first ? v : T(acc + v);
-        first = false;
-    }
-    out[t] = acc;
+    bool any;
+    out[t] = coo_ordered_sum(values, n, has_perm ? perm : nullptr, lo, hi, k, c, err, &any);
 }

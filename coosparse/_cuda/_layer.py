@@ -701,7 +701,8 @@ class CudaLayer:
         lb = xp.empty(na, dtype=np.int64)
         matched = xp.empty(na, dtype=np.int64)
         self._run("coo_union_rank", na, a_keys, b_keys, _i64(na), _i64(nb), lb, matched)
-        common = xp.zeros(na + 1, dtype=np.int64)
+        common = xp.empty(na + 1, dtype=np.int64)
+        common[0] = 0  # (a one-element fill: the scan writes the rest)
         if na:
             xp.cumsum(matched, out=common[1:])
         m = na + nb - self._sync_size(common[na])  # synchronize! (output size; error word in the same copy)

@@ -127,4 +127,39 @@ __device__ __forceinline__ coo_complex<float> coo_zero<coo_complex<float> >() { 
 template <>
 __device__ __forceinline__ coo_complex<double> coo_zero<coo_complex<double> >() { coo_complex<double> z = {0.0, 0.0}; return z; }
 
+// The ordered sum of values[row(j) * k + c] for j in [lo, hi), row(j) = perm[j]
+// (j when perm is null), added strictly in j order (bit-identical to a plain
+// loop). Loads are issued COO_SUM_BATCH at a time before they are added, so a
+// long run keeps several memory requests in flight per thread. A row outside
+// [0, n) is skipped and reported. *any: false when nothing was added (the
+// result is then zero).
+#define COO_SUM_BATCH 8
+template <typename T>
+__device__ __forceinline__ T coo_ordered_sum(const T* __restrict__ values, i64 n, const i64* __restrict__ perm,
+                                             i64 lo, i64 hi, i64 k, i64 c, u64* __restrict__ err, bool* any) {
+    T acc = coo_zero<T>();
+    bool first = true;
+    for (i64 j0 = lo; j0 < hi; j0 += COO_SUM_BATCH) {
+        T v[COO_SUM_BATCH];
+        bool ok[COO_SUM_BATCH];
+#pragma unroll
+        for (int b = 0; b < COO_SUM_BATCH; ++b) {
+            i64 j = j0 + b;
+            i64 r = j < hi ? (perm ? perm[j] : j) : 0;
+            ok[b] = j < hi && coo_in_range(r, n);
+            if (j < hi && !ok[b]) coo_report(err, COO_ERR_GATHER);
+            v[b] = ok[b] ? values[r * k + c] : coo_zero<T>();
+        }
+#pragma unroll
+        for (int b = 0; b < COO_SUM_BATCH; ++b) {
+            if (ok[b]) {
+                acc = first ? v[b] : coo_add(acc, v[b]);
+                first = false;
+            }
+        }
+    }
+    *any = !first;
+    return acc;
+}
+
 #endif  // COOSPARSE_COO_COMMON_CUH
