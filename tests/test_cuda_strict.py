@@ -124,6 +124,13 @@ def test_transfers_are_counted_and_forbidden_in_sync_free_regions():
         strict.xp.asarray(np.arange(2))
         a[np.array([0, 1])]  # a host index array is uploaded
     assert n == {"h2d": 2, "d2h": 1}
+    with strict.count_transfers() as n:  # data-sized results: CuPy reads a count back
+        a[a > 1]
+        strict.xp.nonzero(a)
+        strict.xp.where(a > 1)
+        (a > 1).nonzero()
+        strict.xp.where(a > 1, a, 0)  # (three arguments: sized by the inputs, no read)
+    assert n == {"h2d": 0, "d2h": 4}
     with strict.sync_free():
         b = a * 2 + strict.xp.zeros(4, dtype=np.int64)  # device work only
         with pytest.raises(strict.TransferError, match="device-to-host"):

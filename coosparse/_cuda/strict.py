@@ -17,7 +17,9 @@ hide every host<->device transfer. So the emulated backend has its own device:
 - Transfers are counted (:data:`counts`): host-to-device (``xp.asarray`` of
   host data, a host array assigned into or indexing a device array) and
   device-to-host (``int()``, ``bool()``, ``float()``, ``.item()``,
-  ``.tolist()``, ``.get()``, ``repr``). Inside :func:`sync_free` any transfer
+  ``.tolist()``, ``.get()``, ``repr``, and the operations whose output size
+  depends on the data, where CuPy reads a count back: boolean-mask indexing,
+  ``nonzero``, ``unique``, one-argument ``where``, ...). Inside :func:`sync_free` any transfer
   raises :class:`TransferError` at the line that makes it: the check that an
   operation documented as sync-free (and so CUDA-graph capturable) is.
 - ``xp.empty`` poisons new memory (bytes 0xA5), as a GPU gives garbage: a
@@ -48,6 +50,10 @@ POISON = 0xA5
 
 # functions of the cupy namespace that take host data (the uploads)
 _TRANSFER_FUNCS = frozenset({"asarray", "array", "asanyarray"})
+# functions whose output size depends on the data: CuPy reads a count back (a synchronisation)
+_DATA_SIZED = frozenset({"nonzero", "flatnonzero", "argwhere", "unique", "unique_all", "unique_counts",
+                         "unique_inverse", "unique_values", "compress", "extract", "setdiff1d", "intersect1d",
+                         "union1d", "setxor1d", "trim_zeros"})
 # submodules of cupy emulated by name (the rest raise AttributeError)
 _SUBMODULES = ("lib.stride_tricks", "linalg", "fft")
 
@@ -288,9 +294,14 @@ def _wrap(r):
 
 
 def _index(key, what):
-    """Unwrap an index; host arrays and lists in it are uploads (CuPy copies them to the device)."""
+    """Unwrap an index; host arrays and lists in it are uploads (CuPy copies them to the device).
+
+    A boolean mask sizes the result by its count of True: CuPy reads that back (a synchronisation).
+    """
     def one(k):
         if isinstance(k, DeviceArray):
+            if k.dtype == np.bool_ and k.ndim:
+                _transfer("d2h", f"{what} with a boolean mask (CuPy reads the result size back)")
             return k._a
         if isinstance(k, np.ndarray) or isinstance(k, list):
             _transfer("h2d", f"{what} with a host index array")
@@ -466,6 +477,8 @@ class DeviceArray:
         @functools.wraps(attr)
         def method(*args, **kwargs):
             _check_call("ndarray.", name, params, args, kwargs)
+            if name in _DATA_SIZED:
+                _transfer("d2h", f"ndarray.{name}(): its output size depends on the data (CuPy reads it back)")
             args = _unwrap(args, f"ndarray.{name}")
             kwargs = {k: _unwrap(v, f"ndarray.{name}") for k, v in kwargs.items()}
             r = attr(*args, **kwargs)
@@ -585,6 +598,8 @@ class _Namespace:
             else:
                 args = _unwrap(args, where)
             kwargs = {k: _unwrap(v, where) for k, v in kwargs.items()}
+            if not path and (name in _DATA_SIZED or (name == "where" and len(args) == 1)):
+                _transfer("d2h", f"{where}(): its output size depends on the data (CuPy reads it back)")
             r = npobj(*args, **kwargs)
             if name in ("empty", "empty_like") and isinstance(r, np.ndarray) and r.size:
                 ctypes.memset(r.ctypes.data, POISON, r.nbytes)  # a GPU's fresh memory is garbage
