@@ -132,22 +132,6 @@ class Emulated:
 
 
 # ---------------------------------------------------------------------------- inputs
-def random_coo(rng, shape, nnz, *, sorted=False, unique=False, dtype=np.float64, sparse_ndim=None, scale=1.0):
-    sparse_ndim = len(shape) if sparse_ndim is None else sparse_ndim
-    sparse = shape[:sparse_ndim]
-    total = int(np.prod(sparse))
-    if unique:
-        keys = np.unique(rng.integers(0, total, int(nnz * 1.3) + 8))[:nnz]
-        keys = rng.permutation(keys)
-    else:
-        keys = rng.integers(0, total, nnz)
-    if sorted:
-        keys = np.sort(keys)
-    idx = np.stack(np.unravel_index(keys, sparse)).astype(np.int64)
-    vals = values(rng, (keys.shape[0],) + tuple(shape[sparse_ndim:]), dtype, scale)
-    return coosparse.COO(idx, vals, shape, sorted=sorted, unique=unique, check=False)
-
-
 def values(rng, shape, dtype, scale=1.0):
     """Values of ``dtype``; ``scale`` tiny (e.g. 1e-38 for float32) makes sums and products subnormal."""
     dtype = np.dtype(dtype)
@@ -156,44 +140,21 @@ def values(rng, shape, dtype, scale=1.0):
                 + 1j * values(rng, shape, dtype.type(0).real.dtype, scale)).astype(dtype)
     if dtype.kind in "iu":
         return rng.integers(-1000, 1000, shape).astype(dtype)
-    v = rng.standard_normal(shape) * scale
-    return v.astype(dtype)
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def random_coo(rng, shape, nnz, *, dtype=np.float64, scale=1.0, **flags):
+    from coosparse._cuda.sync_free import random_coo as coo
+
+    a = coo(rng, shape, nnz, dtype=np.float64, scale=1.0, **flags)
+    return a._with(values=values(rng, a.values.shape, dtype, scale))
 
 
 def sync_free_ops(rng, dev, n):
     """name -> zero-argument callable on device inputs, for every operation documented as sync-free."""
-    shape = (2048, 4096)
-    c = dev.put(random_coo(rng, shape, n, sorted=True, unique=True))
-    u = dev.put(random_coo(rng, shape, n))
-    s = dev.put(random_coo(rng, shape, n, sorted=True))
-    q = dev.put(random_coo(rng, shape, n, unique=True))
-    h = dev.put(random_coo(rng, (256, 256, 4, 4), n // 4, sparse_ndim=2))
-    x = dev.put(rng.standard_normal(shape))
-    x32 = dev.put(rng.random(4 * n, dtype=np.float32))
-    src = dev.put(rng.random(2 * n, dtype=np.float32))
-    src2 = dev.put(rng.random((n // 100, 100), dtype=np.float32))
-    return {
-        "multiply(u, c, compact=False)": lambda: coosparse.multiply(u, c, compact=False),
-        "multiply(u, u, compact=False)": lambda: coosparse.multiply(u, u, compact=False),
-        "multiply(coo, dense)": lambda: coosparse.multiply(u, x),
-        "multiply(coo, scalar)": lambda: u * 2.0,
-        "sparse_mask(coo, mask)": lambda: coosparse.sparse_mask(c, u),
-        "sparse_mask(unsorted probe)": lambda: coosparse.sparse_mask(u, c),
-        "sparse_mask(dense, mask)": lambda: coosparse.sparse_mask(x, u),
-        "mask_projection": lambda: coosparse.mask_projection(u, c),
-        "mask_projection(accumulate)": lambda: coosparse.mask_projection(u, s, accumulate=True),
-        "add by concatenation": lambda: coosparse.add(u, c),
-        "to_dense (uncoalesced)": lambda: u.to_dense(),
-        "to_dense (sorted, duplicates)": lambda: s.to_dense(),
-        "to_dense (unique)": lambda: q.to_dense(),
-        "to_dense (hybrid)": lambda: h.to_dense(),
-        "dense + COO": lambda: x + u,
-        "as_strided_scatter (fused fill)": lambda: coosparse.as_strided_scatter(x32, src, (2 * n,), (2,)),
-        "as_strided_scatter (2-d view)": lambda: coosparse.as_strided_scatter(
-            x32, src2, (n // 100, 100), (400, 3), 1),
-        "as_strided_scatter (overlapping)": lambda: coosparse.as_strided_scatter(
-            x32, src2, (n // 100, 100), (50, 1), 7),
-    }
+    from coosparse._cuda import sync_free
+
+    return sync_free.cases(dev.put, n=n, seed=int(rng.integers(2**31)))
 
 
 def _arrays(r):

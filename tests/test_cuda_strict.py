@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import coosparse
-from coosparse._cuda import strict
+from coosparse._cuda import strict, sync_free
 
 emulated = pytest.importorskip("coosparse._cuda.emulated")
 if not emulated.available():
@@ -190,56 +190,12 @@ def test_to_dense_and_dense_plus_coo_on_the_device(nnz):
 
 
 # ---------------------------------------------------------------------------- defect 2: sync-free means transfer-free
-def _sync_free_cases():
-    """name -> call on device arrays uploaded beforehand (an upload inside would be a transfer)."""
-    rng = np.random.default_rng(3)
-    shape = (40, 30)
-    c = dev(random_coo(rng, shape, 300, sorted=True, unique=True))  # coalesced probe
-    u = dev(random_coo(rng, shape, 400))  # uncoalesced, any order
-    u32 = dev(random_coo(rng, shape, 400, dtype=np.float32))
-    s = dev(random_coo(rng, shape, 200, sorted=True))  # sorted with duplicates
-    q = dev(random_coo(rng, shape, 200, unique=True))  # unique, any order
-    h = dev(random_coo(rng, (12, 10, 3, 2), 80, sparse_ndim=2))  # hybrid, 6-element blocks
-    m2 = dev(random_coo(rng, (12, 10), 50))
-    x = dev(rng.standard_normal(shape))
-    xh = dev(rng.standard_normal((12, 10, 3, 2)))
-    inp = dev(rng.standard_normal(2000).astype(np.float32))
-    src = rng.standard_normal(1000).astype(np.float32)
-    src1, src2, src3, src4 = dev(src), dev(src.reshape(20, 50)), dev(src[:20]), dev(src[:600].reshape(20, 30))
-    return {
-        "multiply(u, c, compact=False)": lambda: coosparse.multiply(u, c, compact=False),
-        "multiply(u, u, compact=False)": lambda: coosparse.multiply(u, u, compact=False),
-        "multiply(u, u32, compact=False)": lambda: coosparse.multiply(u, u32, compact=False),
-        "multiply(coo, dense)": lambda: coosparse.multiply(u, x),
-        "multiply(hybrid, dense)": lambda: coosparse.multiply(h, xh),
-        "multiply(coo, scalar)": lambda: u * 2.5,
-        "sparse_mask(coo, mask)": lambda: coosparse.sparse_mask(c, u),
-        "sparse_mask(unsorted probe)": lambda: coosparse.sparse_mask(u, c),
-        "sparse_mask(dense, mask)": lambda: coosparse.sparse_mask(x, u),
-        "sparse_mask(dense hybrid, mask)": lambda: coosparse.sparse_mask(xh, m2),
-        "mask_projection": lambda: coosparse.mask_projection(u, c),
-        "mask_projection(accumulate)": lambda: coosparse.mask_projection(u, s, accumulate=True),
-        "add by concatenation": lambda: coosparse.add(u, c),
-        "to_dense (uncoalesced)": lambda: u.to_dense(),
-        "to_dense (sorted, duplicates)": lambda: s.to_dense(),
-        "to_dense (unique)": lambda: q.to_dense(),
-        "to_dense (F order)": lambda: u.to_dense(order="F"),
-        "to_dense (hybrid)": lambda: h.to_dense(),
-        "dense + COO": lambda: x + u,
-        "as_strided_scatter (fused fill)": lambda: coosparse.as_strided_scatter(inp, src1, (1000,), (2,)),
-        "as_strided_scatter (2-d view)": lambda: coosparse.as_strided_scatter(inp, src2, (20, 50), (100, 2), 1),
-        "as_strided_scatter (wide gaps)": lambda: coosparse.as_strided_scatter(inp, src3, (20,), (99,), 3),
-        "as_strided_scatter (overlapping)": lambda: coosparse.as_strided_scatter(inp, src4, (20, 30), (10, 1), 5),
-        "COO(check=False)": lambda: coosparse.COO(u.indices, u.values, shape, check=False),
-    }
-
-
-SYNC_FREE = sorted(_sync_free_cases())
+SYNC_FREE = sorted(sync_free.cases(lambda x: x))  # (the names)
 
 
 @pytest.mark.parametrize("name", SYNC_FREE)
 def test_sync_free_operations_make_no_transfer(name):
-    fn = _sync_free_cases()[name]
+    fn = sync_free.cases(dev)[name]  # inputs uploaded here, outside the checked block
     fn()  # warm-up: builds the library, allocates the error word
     with strict.sync_free():
         fn()
