@@ -64,3 +64,8 @@ __all__ += [
     "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round", "sign",
     "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
 ]
+
+# ---- GPU readiness (issue 14): what the CUDA kernels report about invalid input
+from ._cuda.errors import check_device_errors  # noqa: E402
+
+__all__ += ["check_device_errors"]
