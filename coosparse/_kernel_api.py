@@ -97,8 +97,9 @@ merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
                    both coalesced by the row-major key (computed on the
                    fly); the sorted union; a_out[u] = a's row where a has
                    the key, else a_fill (b likewise). Words: unsigned
-                   integers of one size, a bit copy (synchronises on a GPU:
-                   output size). The elementwise engine's union
+                   integers of one size, a bit copy; strides and the fill
+                   rows are host metadata (synchronises on a GPU: output
+                   size). The elementwise engine's union
 =================  ==========================================================
 """
 

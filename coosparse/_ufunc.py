@@ -49,8 +49,13 @@ the stored entries, so an uncoalesced operand keeps its layout and flags.
 scatter-add).
 
 Synchronisation on a GPU: a union synchronises once (its size), an
-intersection once, coalescing an operand once; one-operand functions
-(``sqrt(a)``, ``a > 0``) and patterns taken from one operand never do.
+intersection once, coalescing an operand once; one-operand functions of an
+operand without duplicates (``sqrt(a)``, ``a > 0``), linear ones of any
+operand and patterns taken from one operand never do, and upload nothing
+(fills, strides and constants travel as host scalars; the checked cases are
+in ``coosparse/_cuda/sync_free.py``). A size-1 device array as a constant is
+read once (the fill rule needs its value). A NumPy function CuPy lacks
+(``spacing``) raises TypeError on a GPU.
 """
 from __future__ import annotations
 
@@ -61,7 +66,7 @@ import warnings
 import numpy as np
 
 from . import _dtypes, _fill
-from ._backend import backend_for
+from ._backend import backend_for, is_device_array
 from ._broadcast import align, broadcast_shapes
 from ._coo import COO, _namespace
 
@@ -79,10 +84,6 @@ class _Operand:
 
     def __init__(self, kind, value, shape, dtype, host):
         self.kind, self.value, self.shape, self.dtype, self.host = kind, value, shape, dtype, host
-
-
-def _is_device_array(x):
-    return type(x).__module__.startswith("cupy") and hasattr(x, "shape")
 
 
 def classify(x):
@@ -104,13 +105,17 @@ def classify(x):
             x = np.asarray(x)
         except Exception:
             return None
-    if isinstance(x, np.ndarray) or _is_device_array(x):
+    if isinstance(x, np.ndarray) or is_device_array(x):
         if x.dtype.kind not in "biufc":
             return None
         shape = tuple(x.shape)
         if x.size == 1:
-            host = x.get() if _is_device_array(x) else x  # synchronize! (a size-1 device constant)
-            return _Operand("const", x.reshape(()), shape, x.dtype, np.asarray(host).reshape(()))
+            if is_device_array(x):  # stays on its device: CuPy's functions take 0-d device arrays
+                host = x.get()  # synchronize! (a size-1 device constant: the fill rule reads it)
+                return _Operand("const", x.reshape(()), shape, x.dtype, np.asarray(host).reshape(()))
+            # a host constant travels as a NumPy scalar (as strong as a 0-d array under NEP 50),
+            # which CuPy takes beside device arrays where it refuses a NumPy array
+            return _Operand("const", x.reshape(())[()], shape, x.dtype, x.reshape(()))
         return _Operand("dense", x, shape, x.dtype, np.zeros((), dtype=x.dtype))
     return None
 
@@ -290,10 +295,10 @@ def _union(be, coos):
         (aw, adt), (bw, bdt) = _bits2d(a.values), _bits2d(b.values)
         fa, fb = _fill_words(a, aw), _fill_words(b, bw)
         word = max(aw.dtype, bw.dtype, key=lambda d: d.itemsize)
-        strides = xp.asarray(np.array(strides_of(a.sparse_shape)[0], dtype=np.int64))
+        # strides and fill words are host metadata: the layers take them by value
+        strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)
         idx, va, vb = be.merge_gather(a.indices, b.indices, aw.astype(word, copy=False),
-                                      bw.astype(word, copy=False), strides,
-                                      xp.asarray(fa.astype(word)), xp.asarray(fb.astype(word))
+                                      bw.astype(word, copy=False), strides, fa.astype(word), fb.astype(word)
                                       )  # synchronize! (output size)
         m = idx.shape[1]
         va = va.astype(aw.dtype, copy=False).view(adt).reshape((m,) + a.dense_shape)
@@ -443,7 +448,7 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
             + " and ".join(type(x).__name__ for x in args)
         )
     be = backend_for(*[op.value.values if op.kind == "coo" else op.value
-                       for op in ops if op.kind == "coo" or _is_device_array(op.value)])
+                       for op in ops if op.kind == "coo" or is_device_array(op.value)])
     xp = be.xp
     shape = broadcast_shapes(*(op.shape for op in ops))
     if shape != ():
@@ -451,7 +456,7 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
             if op.kind == "coo" and op.value.ndim == 0:
                 v = op.value.to_dense()
                 op.kind, op.value = "const", v
-                op.host = np.asarray(v.get() if _is_device_array(v) else v)  # synchronize!
+                op.host = np.asarray(v.get() if is_device_array(v) else v)  # synchronize!
     try:
         fills = tuple(np.asarray(r)[()] for r in _evaluate(f, [op.host for op in ops], fkw))
     except TypeError as e:
@@ -462,7 +467,7 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
         _dtypes.check_dtype(r.dtype, f"{name}: result")
     xf = _device_function(f, name, xp)
     if "coo" not in _kinds(ops):  # only 0-d COOs among dense operands
-        return xf(*[op.value if op.kind == "dense" else _const_value(op) for op in ops], **fkw)
+        return _dense(xf, fkw, ops, shape, xp)
     if not fkw:
         out = _fast_path(f, ops, shape, compact)
         if out is not None:
@@ -471,16 +476,24 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
     annih = annihilators(f, fkw, ops, fills)
     if "dense" in _kinds(ops) and not annih:
         # the dense operand fills the background: a dense result
-        return xf(*[op.value.to_dense() if op.kind == "coo" else
-                    (op.value if op.kind == "dense" else _const_value(op)) for op in ops], **fkw)
+        return _dense(xf, fkw, ops, shape, xp)
     return _sparse(be, f, xf, fkw, ops, shape, fills, coo_at, annih)
 
 
-def _const_value(op):
-    """A constant as passed to ``f`` in a dense result: its own shape kept for broadcasting."""
-    if op.shape == () or not hasattr(op.value, "reshape"):
-        return op.value
-    return op.value.reshape(op.shape)
+def _dense(xf, fkw, ops, shape, xp):
+    """A dense result: ``f`` on the dense meanings, constants as scalars; broadcast to ``shape``.
+
+    A size-1 constant of more dimensions than the arrays (``a + np.ones((1, 1))``)
+    still widens the result, as in NumPy.
+    """
+    res = xf(*[op.value.to_dense() if op.kind == "coo" else op.value for op in ops], **fkw)
+    return tuple(_widen(r, shape, xp) for r in res) if isinstance(res, tuple) else _widen(res, shape, xp)
+
+
+def _widen(r, shape, xp):
+    if tuple(getattr(r, "shape", ())) == shape:
+        return r
+    return xp.ascontiguousarray(xp.broadcast_to(xp.asarray(r), shape))
 
 
 def _sparse(be, f, xf, fkw, ops, shape, fills, coo_at, annih):
