@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from . import _dtypes, _fill
-from ._backend import array_namespace, device_of, is_device_array
+from ._backend import array_namespace, device_of, is_device_array, is_device_array_type
 
 
 def _namespace(a):
@@ -233,7 +233,8 @@ class COO:
 
     def __array_function__(self, func, types, args, kwargs):
         # defer to other array types (dask, ...) that may know how to combine with a COO
-        if not all(issubclass(t, COO) or t.__module__.split(".")[0] in ("numpy", "cupy") for t in types):
+        if not all(issubclass(t, COO) or t.__module__.split(".")[0] == "numpy" or is_device_array_type(t)
+                   for t in types):
             return NotImplemented
         from ._dispatch import array_function
 

@@ -566,15 +566,18 @@ def test_broadcast_to(backend, flags):
     assert coosparse.broadcast_to(h, (0, 3, 1)).nnz == 0
 
 
-def test_broadcast_arrays_and_numpy_functions():
+def test_broadcast_arrays_and_numpy_functions(backend):
     a = make((3, 1), 3, "coalesced")
     b = make((1, 4), 3, "none", seed=1)
-    x, y, z = coosparse.broadcast_arrays(a, b, np.arange(4.0))
-    assert x.shape == y.shape == z.shape == (3, 4) and isinstance(z, np.ndarray)
-    same(x, np.broadcast_to(dense(a), (3, 4)))
-    x, y = np.broadcast_arrays(a, b)
-    assert isinstance(x, COO) and y.shape == (3, 4)
-    assert np.broadcast_to(a, (2, 3, 4)).shape == (2, 3, 4)
+    x, y, z = coosparse.broadcast_arrays(backend.put(a), backend.put(b), backend.put(np.arange(4.0)))
+    assert x.shape == y.shape == z.shape == (3, 4) and not isinstance(z, COO)
+    same(backend.get(x), np.broadcast_to(dense(a), (3, 4)))
+    # NumPy's functions with a COO beside a device array reach COO.__array_function__ (as with CuPy)
+    x, y, z = np.broadcast_arrays(backend.put(a), backend.put(b), backend.put(np.arange(4.0)))
+    assert isinstance(x, COO) and y.shape == (3, 4) and z.shape == (3, 4)
+    assert np.broadcast_to(backend.put(a), (2, 3, 4)).shape == (2, 3, 4)
+    r = np.isclose(backend.put(a), backend.put(np.ones((3, 4))))
+    np.testing.assert_array_equal(backend.get(r), np.isclose(dense(a), np.ones((3, 4))))
 
 
 def test_sparse_broadcasting_in_ops(backend):
