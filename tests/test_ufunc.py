@@ -732,3 +732,29 @@ def test_merge_gather_parallel_path(backend):
     want_b[np.searchsorted(union, kb)] = b.values
     np.testing.assert_array_equal(va.view(np.float64)[:, 0], want_a)
     np.testing.assert_array_equal(vb.view(np.float64)[:, 0], want_b)
+
+
+# ----------------------------------------------------------------------------- bench cases
+@pytest.mark.parametrize("device", ["cpu", "cuda-emulated"])
+def test_bench_cases_run_on_each_device(device):
+    # coosparse/bench/cases_ufunc.py on small arrays: every impl runs on the device asked for
+    # (the values floor is NumPy's or the namespace's own ufunc), coosparse's results as on the CPU
+    from coosparse.bench import cases_ufunc
+
+    if device != "cpu":
+        pytest.importorskip("coosparse._cuda.emulated")
+    a = make((30, 40), 60, "coalesced", seed=1)
+    b = make((30, 40), 50, "coalesced", seed=2)
+    cases = cases_ufunc._cases_on(a, b, "small", lambda lib: lib != "pydata", device)
+    assert [c.op for c in cases] == ["sqrt", "greater (a > 0)", "maximum"]
+    floor = "numpy-values" if device == "cpu" else "cupy-values"
+    assert [i.library for i in cases[0].impls] == ["coosparse", floor]
+    refs = run(lambda: (np.sqrt(a), a > 0, np.maximum(a, b)))
+    from coosparse._cuda import strict
+
+    for case, ref in zip(cases, refs):
+        for impl in case.impls:
+            r = run(impl.fn)
+            if impl.library == "coosparse":
+                assert r.device == device
+                same(strict.to_host(r), dense(ref))
