@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import sys
 
 # name -> module path of a kernel layer serving NumPy arrays
 _CPU_BACKENDS = {
@@ -33,6 +34,14 @@ def backend_for(*arrays):
         raise ValueError(f"operands live on different devices: {sorted(devices)}; move them with .to()")
     if devices and next(iter(devices)).startswith("cuda"):
         return importlib.import_module(_GPU_BACKEND)
+    threads = sys.modules.get("coosparse._numba.threads")
+    if threads is not None and threads.fork_unsafe_layer:
+        raise RuntimeError(
+            "this process was forked after Numba's GNU OpenMP threading layer started, and "
+            "OpenMP cannot run in a forked child; install the 'tbb' package (coosparse then uses "
+            "Numba's fork-safe TBB layer), set NUMBA_THREADING_LAYER=tbb or workqueue, or start "
+            "workers with the 'spawn' or 'forkserver' method"
+        )
     return importlib.import_module(_CPU_BACKENDS[_cpu_backend_name])
 
 

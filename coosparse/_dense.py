@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _dtypes, _fill
 from ._backend import backend_for
+from ._bounds import first_out_of_bounds, raise_out_of_bounds
 from ._coo import COO, _namespace
 from ._fill import require_zero_fill
 
@@ -41,7 +42,10 @@ def scatter_addresses(a, elem_strides, base):
     xp = be.xp
     sn = a.sparse_ndim
     if a.nnz:
-        addresses = be.linear_index(a.indices, xp.asarray(np.array(elem_strides[:sn], dtype=np.int64)))
+        # bounds-checked in the same pass: an index outside the shape is an IndexError,
+        # never a silently dropped entry or a write to another element
+        addresses = be.linear_index(a.indices, xp.asarray(np.array(elem_strides[:sn], dtype=np.int64)),
+                                    a.sparse_shape)
         if base:
             addresses += base
     else:
@@ -80,6 +84,8 @@ def scatter_into(out, a, *, add=True):
     if not out.flags.writeable:
         raise ValueError("the target array is read-only")
     if a.nnz == 0 or out.size == 0:
+        if a.nnz and first_out_of_bounds(a.indices, a.sparse_shape) is not None:
+            raise_out_of_bounds(a.indices, a.sparse_shape)
         return out
     be = backend_for(out, a.values)
     flat, base, es = flat_view(out)
@@ -128,6 +134,11 @@ def to_dense(a, order="C"):
     array([[0, 4],
            [2, 0]])
     """
+    if not isinstance(a, COO):
+        raise TypeError(
+            f"to_dense expects a COO array; got {type(a).__name__}"
+            + (" (it is dense already)" if hasattr(a, "shape") and hasattr(a, "dtype") else "")
+        )
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F'; got {order!r}")
     xp = _namespace(a.values)
@@ -159,7 +170,7 @@ def from_dense(x, sparse_ndim=None):
     if isinstance(x, COO):
         raise TypeError("from_dense expects a dense array; got a COO (use .copy())")
     xp = _namespace(x)
-    x = xp.asarray(x)
+    x = _dtypes.native(xp.asarray(x))
     _dtypes.check_dtype(x.dtype)
     if sparse_ndim is None:
         sparse_ndim = x.ndim

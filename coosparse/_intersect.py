@@ -342,8 +342,12 @@ def mask_projection(x, mask, *, accumulate=False):
         )
     xp = backend_for(x.indices, mask.indices).xp
     _, first, count, _ = match(x, mask)
+    hit = _expand(count != 0, x.values.ndim)
     if accumulate:
-        values = x.values * _expand(count.astype(x.dtype), x.values.ndim)
+        # unmatched entries are 0, not value * 0 (NaN for inf/NaN values)
+        with np.errstate(invalid="ignore", over="ignore"):
+            values = xp.where(hit, x.values * _expand(count.astype(x.dtype), x.values.ndim),
+                              xp.zeros((), dtype=x.dtype))
     else:
-        values = xp.where(_expand(count != 0, x.values.ndim), x.values, xp.zeros((), dtype=x.dtype))
+        values = xp.where(hit, x.values, xp.zeros((), dtype=x.dtype))
     return x._with(values=xp.ascontiguousarray(values.astype(x.dtype, copy=False)))

@@ -127,9 +127,18 @@ class CudaLayer:
         raise TypeError(f"the CUDA kernels do not sum dtype {dt}; widen it first")
 
     # ------------------------------------------------------------------ linear index
-    def linear_index(self, indices, strides):
-        """keys[i] = sum_d indices[d, i] * strides[d] (caller guarantees no overflow). Sync-free."""
+    def linear_index(self, indices, strides, sizes=None):
+        """keys[i] = sum_d indices[d, i] * strides[d] (caller guarantees no overflow). Sync-free.
+
+        ``sizes`` (host metadata): the bounds of each index. Emulation checks them on the
+        host (IndexError); on a GPU they are not checked here (issue 14).
+        """
         xp = self.xp
+        if sizes is not None and self._validate:
+            from .._bounds import first_out_of_bounds, raise_out_of_bounds
+
+            if first_out_of_bounds(indices, sizes) is not None:
+                raise_out_of_bounds(indices, sizes)
         indices = self._c(indices, np.int64)
         strides = self._c(strides, np.int64)
         ndim, n = indices.shape

@@ -2,6 +2,8 @@
 import numba
 import numpy as np
 
+from .._bounds import raise_out_of_bounds, size_limits
+
 from . import coalesce as _co
 from . import intersect as _ix
 from . import linear_index as _li
@@ -13,9 +15,18 @@ from . import union as _un
 name = "numba"
 xp = np
 
-linear_index = _li.linear_index
 unravel_index = _li.unravel_index
 segment_starts = _seg.segment_starts
+
+
+def linear_index(indices, strides, sizes=None):
+    """Row-major keys/addresses; with ``sizes`` every index is bounds-checked in the same pass."""
+    if sizes is None:
+        return _li.linear_index(indices, strides)
+    keys, bad = _li.linear_index_checked(indices, strides, size_limits(sizes))
+    if bad:
+        raise_out_of_bounds(indices, sizes)
+    return keys
 
 
 def sort_pairs(keys, bound):
@@ -80,19 +91,38 @@ def _chunks():
     return 4 * numba.get_num_threads()
 
 
+def _sorted_ends(keys, what):
+    """O(1) test of a sorted flag: a sorted key array cannot end below its start.
+
+    Only arrays built with ``check=False`` can carry a false flag; this catches the
+    lie where it is free (the kernels stay memory-safe either way).
+    """
+    if keys.shape[0] > 1 and keys[-1] < keys[0]:
+        raise ValueError(
+            f"the {what} operand's flag sorted=True is false (its last index comes before its "
+            "first): an array built with check=False carries a wrong flag; rebuild it with "
+            "check=True, or with sorted=False"
+        )
+
+
 def match_merge(src_keys, probe_keys):
     """(first, count) of sorted ``src_keys`` in sorted ``probe_keys`` (linear merge)."""
+    _sorted_ends(src_keys, "source")
+    _sorted_ends(probe_keys, "probe")
     n = src_keys.shape[0]
     return _ix.match_merge(src_keys, probe_keys, _chunks(), np.empty(n, _i64), np.empty(n, _i64))
 
 
 def match_search(src_keys, probe_keys):
     """(first, count) of ``src_keys`` in any order in sorted ``probe_keys`` (partitioned search)."""
+    _sorted_ends(probe_keys, "probe")
     return _ix.match_search(src_keys, probe_keys, numba.get_num_threads())
 
 
 def merge_matches(src_keys, probe_keys):
     """(rows, first, count) of the matched entries of sorted ``src_keys`` only."""
+    _sorted_ends(src_keys, "source")
+    _sorted_ends(probe_keys, "probe")
     return _ix.merge_matches(src_keys, probe_keys, _chunks())
 
 
@@ -130,6 +160,8 @@ def gather_strided(source, addresses, inner):
 
 def merge_union(a_keys, b_keys):
     """(a_pos, b_pos) over the sorted union of two strictly increasing key arrays."""
+    _sorted_ends(a_keys, "first")
+    _sorted_ends(b_keys, "second")
     sizes, blo, chunk = _un.union_offsets(a_keys, b_keys, _chunks())
     total = int(sizes[-1])
     a_pos, b_pos = np.empty(total, _i64), np.empty(total, _i64)
