@@ -35,6 +35,18 @@ def first_out_of_bounds(indices, sizes):
     return None
 
 
+def check_sorted_first_dim(a):
+    """O(1) bounds check of dimension 0 for a COO claimed sorted (the fused merges' inputs).
+
+    In row-major order the first index never decreases, so the last one is the
+    largest; the merge kernels check every other dimension, and the sort
+    order, in the pass they make anyway. Host arrays only (no synchronisation).
+    """
+    if a.nnz and a.sparse_ndim and isinstance(a.indices, np.ndarray) and (
+            int(a.indices[0, -1]) >= a.shape[0] or int(a.indices[0, 0]) < 0):
+        raise_out_of_bounds(a.indices, a.sparse_shape)
+
+
 def raise_out_of_bounds(indices, sizes, op=None):
     """Raise IndexError naming the first index outside ``sizes`` (dimension, position, value)."""
     found = first_out_of_bounds(indices, sizes)

@@ -35,6 +35,7 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import backend_for
+from ._bounds import check_sorted_first_dim
 from ._coo import COO, _namespace, is_scalar
 from ._elementwise import (
     as_dense_operand,
@@ -185,6 +186,8 @@ def multiply_sparse(a, b, compact, keep_match=False):
     if (fused and compact and not keep_match and src.is_sorted and probe.is_sorted
             and not is_wide(src.sparse_shape)):
         # the common canonical case in one fused merge (keys computed on the fly)
+        check_sorted_first_dim(src)
+        check_sorted_first_dim(probe)
         strides = xp.asarray(np.array(strides_of(src.sparse_shape)[0], dtype=np.int64))
         indices, values = be.merge_multiply(
             src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), strides,

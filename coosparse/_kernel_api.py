@@ -10,7 +10,13 @@ it on every layer.
 =================  ==========================================================
 name               meaning
 =================  ==========================================================
-linear_index       (indices int64[d, n], strides int64[d]) -> keys int64[n]
+linear_index       (indices int64[d, n], strides int64[d], sizes=None) ->
+                   keys int64[n]; with ``sizes`` (host tuple: the shape the
+                   indices must fit) every index is bounds-checked in the
+                   same pass and IndexError (coosparse._bounds) is raised
+                   before the caller writes anything (Numba: one unsigned
+                   compare per index; CUDA emulation: on the host; GPU:
+                   issue 14)
 unravel_index      (keys int64[n], strides int64[d]) -> indices int64[d, n]
 sort_pairs         (keys int64[n], bound) -> (sorted_keys, perm); stable
 segment_starts     (sorted_keys) -> int64[nseg + 1] (synchronises on a GPU)

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import backend_for
+from ._bounds import check_sorted_first_dim
 from ._coalesce import coalesce as _coalesce
 from ._coo import COO, is_scalar
 from ._dense import scatter_into
@@ -127,6 +128,8 @@ def _union_sparse(a, b, negate, coalesce, op):
                 and a.dense_shape == dense_shape and b.dense_shape == dense_shape
                 and not is_wide(a.sparse_shape)):
             # one fused kernel over the index columns: merge, columns and values
+            check_sorted_first_dim(a)
+            check_sorted_first_dim(b)
             strides = xp.asarray(np.array(strides_of(a.sparse_shape)[0], dtype=np.int64))
             indices, va = be.merge_add(a.indices, b.indices, rows2d(a.values), rows2d(b.values),
                                        strides, negate)  # synchronize! (output size)

@@ -377,3 +377,25 @@ def test_user_cache_dir_wins():
         print(repr(cache.configure_cache_dir(package_dir="/proc/x", user_dir="/proc/y")), config.CACHE_DIR)
     """, env={"NUMBA_CACHE_DIR": "/tmp/coosparse-user-choice"})
     assert rc == 0 and out.strip().startswith("None /tmp/coosparse-user-choice"), out
+
+
+# ----------------------------------------------------------------------------- fused merges
+@pytest.mark.parametrize("idx", [[[0, 1, 2], [1, 45, 3]], [[0, 1, 60], [1, 5, 3]], [[-1, 1, 2], [1, 5, 3]],
+                                 [[0, 1, 2], [1, -5, 3]]])
+def test_fused_merges_refuse_out_of_range(idx):
+    # both operands coalesced, same dtype: multiply and add take the fused merge kernels
+    g = coosparse.random((50, 40), nnz=300, seed=1).coalesce()
+    bad = COO(np.array(idx), np.ones(3), (50, 40), sorted=True, unique=True, check=False)
+    for f in (lambda: coosparse.multiply(bad, g), lambda: coosparse.multiply(g, bad),
+              lambda: coosparse.add(bad, g), lambda: coosparse.subtract(g, bad)):
+        with pytest.raises(IndexError, match="out of bounds for dimension"):
+            f()
+
+
+def test_fused_merges_name_a_lying_flag():
+    g = coosparse.random((50, 40), nnz=300, seed=1).coalesce()
+    lie = COO(np.array([[3, 1, 2], [1, 5, 3]]), np.ones(3), (50, 40), sorted=True, unique=True, check=False)
+    for f in (lambda: coosparse.multiply(lie, g), lambda: coosparse.multiply(g, lie),
+              lambda: coosparse.add(lie, g), lambda: coosparse.add(g, lie)):
+        with pytest.raises(ValueError, match="flag sorted=True"):
+            f()

@@ -182,7 +182,11 @@ def gather_or_zero(values, rows):
 
 def merge_add(a_indices, b_indices, a_values, b_values, strides, negate):
     """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate)."""
-    sizes, blo, chunk = _un.union_offsets_idx(a_indices, b_indices, strides, _chunks())
+    limits = _ix.merge_limits(strides)
+    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
+    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
+                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
+    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_val = np.empty((total, a_values.shape[1]), a_values.dtype)
