@@ -27,6 +27,31 @@ LONG = EXAMPLES > 0
 CHILD = os.environ.get("COOSPARSE_FUZZ_CHILD") == "1"
 
 
+COUNTS = {}  # (row, kind) -> examples run
+
+
+class _Figures:
+    """Prints how many examples each row ran, in pytest's closing summary (also with -q)."""
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not COUNTS:
+            return
+        terminalreporter.write_line(f"fuzz examples: {sum(COUNTS.values())} in all")
+        for (row, kind), n in sorted(COUNTS.items()):
+            terminalreporter.write_line(f"fuzz examples: {n:6d}  {row} [{kind}]")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_counts(request):
+    if not request.config.pluginmanager.has_plugin("coosparse-fuzz-figures"):
+        request.config.pluginmanager.register(_Figures(), "coosparse-fuzz-figures")
+    yield
+
+
+def _count(row, kind):
+    COUNTS[(row.name, kind)] = COUNTS.get((row.name, kind), 0) + 1
+
+
 def _settings(row):
     n = EXAMPLES or (4 if row.long else 12)
     return settings(max_examples=n, deadline=None, derandomize=not LONG, database=None,
@@ -59,6 +84,7 @@ def _inputs(call):
 
 
 def run_valid(row, call):
+    _count(row, "valid")
     inputs = _inputs(call)
     before = [_snapshot(x) for x in inputs]
     with np.errstate(all="ignore"):
@@ -71,6 +97,7 @@ def run_valid(row, call):
 
 
 def run_invalid(row, call):
+    _count(row, "invalid")
     inputs = _inputs(call)
     before = [_snapshot(x) for x in inputs]
     try:
@@ -132,3 +159,7 @@ def test_crash_prone_rows_in_a_subprocess():
     if p.returncode < 0:
         pytest.fail(f"the fuzz child died with signal {-p.returncode}:\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")
     assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-2000:]
+    for line in p.stdout.splitlines():
+        if line.startswith("fuzz examples:") and "in all" not in line:
+            n, rest = line.split(":", 1)[1].split(None, 1)
+            COUNTS[(rest.rsplit(" [", 1)[0] + " (in a subprocess)", "invalid")] = int(n)
