@@ -394,13 +394,23 @@ def _mul(x, y, dtype):
 
 
 def _check_multiply_sparse(call, r):
-    a, b = call.args
-    dtype = np.result_type(a.dtype, b.dtype)
-    ra, rb = Ref.of(a), Ref.of(b)
+    # SPEC 4: the probe (documented side rule) contributes the sum of its duplicates,
+    # the source's duplicates stay separate entries (which matters once a product overflows)
+    from coosparse._intersect import choose_sides
+
+    src, probe = choose_sides(*call.args)
+    dtype = np.result_type(src.dtype, probe.dtype)
+    rp = Ref.of(probe)
     dense = r.dense_shape
-    want = {k: _mul(np.broadcast_to(v, dense), np.broadcast_to(rb.get(k), dense), dtype)
-            for k, v in ra.blocks.items() if k in rb.blocks}
-    assert_same_meaning(r, Ref(want, r.shape, r.sparse_ndim, dtype))
+    keys, vals = [], []
+    for i in range(src.nnz):
+        k = tuple(int(v) for v in src.indices[:, i])
+        if k in rp.blocks:
+            keys.append(k)
+            vals.append(_mul(np.broadcast_to(src.values[i], dense), np.broadcast_to(rp.blocks[k], dense), dtype))
+    want = COO(np.array(keys, dtype=np.int64).T.reshape(src.sparse_ndim, len(keys)),
+               np.array(vals, dtype=dtype).reshape((len(keys),) + tuple(dense)), r.shape, check=False)
+    assert_same_meaning(r, Ref.of(want))
 
 
 def _check_multiply_dense(call, r):
