@@ -43,6 +43,8 @@ from hypothesis import strategies as st
 
 import coosparse
 from coosparse import COO, SUPPORTED_DTYPES
+from strategies import full_range_values
+from strategies import values_of as small_values_of
 
 WIDE = 2**40  # two dims of this size: 2**80 elements, the wide (two-word key) path
 
@@ -182,22 +184,15 @@ DTYPES = list(SUPPORTED_DTYPES)
 
 
 def values_of(rng, n, dense_shape, dtype):
-    shape = (n,) + tuple(dense_shape)
+    """``strategies.values_of``; sometimes over the whole integer range (sums wrap) or with inf/NaN."""
     dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.integers(0, 2, size=shape).astype(bool)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if rng.random() < 0.2:  # full range: sums wrap
-            return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype)
-        return rng.integers(0 if dtype.kind == "u" else -9, 10, size=shape).astype(dtype)
-    special = rng.random() < 0.1
-    x = rng.integers(-8, 9, size=shape) / 2
-    if special and x.size:
+    shape = (n,) + tuple(dense_shape)
+    if dtype.kind in "iu" and rng.random() < 0.2:
+        return full_range_values(rng, shape, dtype)
+    x = small_values_of(rng, n, dense_shape, dtype)
+    if dtype.kind in "fc" and x.size and rng.random() < 0.1:
         x.reshape(-1)[rng.integers(0, x.size)] = rng.choice([np.inf, -np.inf, np.nan])
-    if dtype.kind == "c":
-        x = x + 1j * rng.integers(-8, 9, size=shape) / 4
-    return x.astype(dtype)
+    return x
 
 
 @st.composite
