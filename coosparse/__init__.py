@@ -39,3 +39,9 @@ __all__ = [
     "subtract",
     "to_dense",
 ]
+
+
+# ---- GPU readiness (issue 14): what the CUDA kernels report about invalid input
+from ._cuda.errors import check_device_errors  # noqa: E402
+
+__all__ += ["check_device_errors"]

@@ -9,6 +9,13 @@ host metadata: ``size_limits(sizes)`` is ``min(size, 2**63)`` per dimension as
 uint64, so ``uint64(index) < limit`` is exactly ``0 <= index < size`` for every
 int64 index (negative indices become huge unsigned values), dimensions of
 2**63 elements or more included.
+
+On a GPU a check would synchronise, so the CUDA kernels report instead
+(docs/cuda.md, "Out-of-range input"): ``linear_index`` with ``sizes`` marks
+the entry (its key becomes an address no kernel reads or writes) and sets the
+INDEX bit of the device's error word, read at the next synchronising point or
+by ``coosparse.check_device_errors()``. The public layer calls the same rows
+on both layers; only when the error surfaces differs.
 """
 from __future__ import annotations
 
@@ -22,29 +29,58 @@ def size_limits(sizes):
     return np.array([min(int(s), INDEX_LIMIT) for s in sizes], dtype=np.uint64).reshape(len(sizes))
 
 
+def row_major_sizes(strides, bound=None):
+    """The sparse shape behind row-major ``strides`` (host ints), for kernels given only strides.
+
+    ``strides[k-1] = sizes[k] * strides[k]`` and ``bound = sizes[0] * strides[0]``.
+    Without ``bound`` the first size is unknown: it is given as 2**63 (only
+    negative first indices are then out of bounds).
+    """
+    st = [int(s) for s in strides]
+    if not st:
+        return ()
+    first = (int(bound) // st[0] if st[0] else 0) if bound is not None else INDEX_LIMIT
+    return tuple([first] + [st[k - 1] // st[k] if st[k] else 0 for k in range(1, len(st))])
+
+
+def _outside_row(row, size):
+    """Mask of the indices of one dimension outside ``[0, size)`` (array operations, no sync)."""
+    return (row < 0) | (row >= size) if size < INDEX_LIMIT else row < 0
+
+
+def outside(indices, sizes):
+    """Mask over the entries (``ndim >= 1``): some index outside ``sizes``. Array operations, no sync."""
+    mask = _outside_row(indices[0], sizes[0])
+    for d in range(1, len(sizes)):
+        mask |= _outside_row(indices[d], sizes[d])
+    return mask
+
+
+def check_indices(indices, sizes):
+    """Bounds check alone, for paths that compute nothing from the indices (an empty target).
+
+    Runs the checked ``linear_index`` row (zero strides, the keys are dropped):
+    IndexError on the CPU, a report through the error word on a GPU, with no
+    synchronisation either way.
+    """
+    if indices.shape[1] == 0:
+        return
+    from ._backend import backend_for
+
+    backend_for(indices).linear_index(indices, np.zeros(len(sizes), dtype=np.int64), tuple(sizes))
+
+
 def first_out_of_bounds(indices, sizes):
     """(dimension, position, value) of the first index outside ``sizes``, or None (synchronises)."""
     if indices.shape[1] == 0:
         return None
     for d, s in enumerate(sizes):
         row = indices[d]
-        bad = (row < 0) | (row >= s) if s < INDEX_LIMIT else row < 0
+        bad = _outside_row(row, s)
         if bool(bad.any()):  # synchronize! (error path only)
             pos = int(bad.argmax())
             return d, pos, int(row[pos])
     return None
-
-
-def check_sorted_first_dim(a):
-    """O(1) bounds check of dimension 0 for a COO claimed sorted (the fused merges' inputs).
-
-    In row-major order the first index never decreases, so the last one is the
-    largest; the merge kernels check every other dimension, and the sort
-    order, in the pass they make anyway. Host arrays only (no synchronisation).
-    """
-    if a.nnz and a.sparse_ndim and isinstance(a.indices, np.ndarray) and (
-            int(a.indices[0, -1]) >= a.shape[0] or int(a.indices[0, 0]) < 0):
-        raise_out_of_bounds(a.indices, a.sparse_shape)
 
 
 def raise_out_of_bounds(indices, sizes, op=None):

@@ -47,7 +47,7 @@ def coalesce(a, prune=False):
             raise_out_of_bounds(a.indices, sparse_shape, "coalesce")
         strides, _ = strides_of(sparse_shape)
         out_indices, sums = be.coalesce_linear(
-            a.indices, xp.asarray(np.array(strides, dtype=np.int64)), key_bound(sparse_shape), values2d
+            a.indices, np.array(strides, dtype=np.int64), key_bound(sparse_shape), values2d
         )
     else:
         out_indices, sums = _coalesce_general(be, a, values2d)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtypes
-from ._backend import backend_for
-from ._bounds import first_out_of_bounds, raise_out_of_bounds
+from ._backend import backend_for, is_device_array
+from ._bounds import check_indices
 from ._coo import COO, _namespace, is_scalar
 
 
 def is_dense(x):
     """A NumPy or CuPy array (not a COO)."""
-    return isinstance(x, np.ndarray) or type(x).__module__.startswith("cupy")
+    return isinstance(x, np.ndarray) or is_device_array(x)
 
 
 def as_dense_operand(x, op):
@@ -109,26 +109,24 @@ def gather_dense(x, indices, sparse_ndim):
     zero strides included), then one parallel gather reads them. Never
     synchronises.
     """
-    from ._dense import flat_view
+    from ._dense import dense_block_offsets, flat_view
 
     be = backend_for(x, indices)
     xp = be.xp
     n = indices.shape[1]
     dense_shape = tuple(x.shape[sparse_ndim:])
     if n == 0 or x.size == 0:
-        if n and first_out_of_bounds(indices, x.shape[:sparse_ndim]) is not None:
-            raise_out_of_bounds(indices, tuple(x.shape[:sparse_ndim]))
+        check_indices(indices, tuple(x.shape[:sparse_ndim]))  # nothing is read, but bad input is refused
         return xp.zeros((n,) + dense_shape, dtype=x.dtype)
     flat, base, es = flat_view(x)
-    strides = xp.asarray(np.array(es[:sparse_ndim], dtype=np.int64))
-    # bounds-checked in the same pass: an unchecked index outside x is an IndexError, never a read
-    addresses = be.linear_index(indices, strides, tuple(x.shape[:sparse_ndim]))
+    # strides, sizes and block offsets are host metadata: the CUDA layer passes them by value.
+    # Bounds-checked in the same pass: an unchecked index outside x is an IndexError (a GPU
+    # reports it and reads zeros), never a read of another element
+    addresses = be.linear_index(indices, np.array(es[:sparse_ndim], dtype=np.int64),
+                                tuple(x.shape[:sparse_ndim]))
     if base:
         addresses += base
-    inner = np.zeros((), dtype=np.int64)
-    for size, s in zip(dense_shape, es[sparse_ndim:]):
-        inner = inner[..., None] + np.arange(size, dtype=np.int64) * s
-    gathered = copy_kernel(be.gather_strided, flat, addresses, xp.asarray(inner.reshape(-1)))
+    gathered = copy_kernel(be.gather_strided, flat, addresses, dense_block_offsets(dense_shape, es[sparse_ndim:]))
     return gathered.reshape((n,) + dense_shape)
 
 

@@ -13,7 +13,6 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import backend_for
-from ._bounds import check_sorted_first_dim
 from ._coalesce import coalesce as _coalesce
 from ._coo import COO, is_scalar
 from ._dense import scatter_into
@@ -128,11 +127,11 @@ def _union_sparse(a, b, negate, coalesce, op):
                 and a.dense_shape == dense_shape and b.dense_shape == dense_shape
                 and not is_wide(a.sparse_shape)):
             # one fused kernel over the index columns: merge, columns and values
-            check_sorted_first_dim(a)
-            check_sorted_first_dim(b)
-            strides = xp.asarray(np.array(strides_of(a.sparse_shape)[0], dtype=np.int64))
+            # strides and sizes are host values (passed by value); the merge checks every index
+            # against the sizes and the order the flags promise, in the pass it makes anyway
+            strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)
             indices, va = be.merge_add(a.indices, b.indices, rows2d(a.values), rows2d(b.values),
-                                       strides, negate)  # synchronize! (output size)
+                                       strides, negate, sizes=a.sparse_shape)  # synchronize! (output size)
             m = indices.shape[1]
         else:
             (ka, kb), _ = joint_keys([a.indices, b.indices], a.sparse_shape)

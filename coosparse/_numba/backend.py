@@ -50,13 +50,13 @@ def gather_rows(values, rows):
     return _seg.gather_rows(values, rows)
 
 
-def scatter_add(target, addresses, values, inner):
-    """Deterministic parallel scatter-add (kernel API row ``scatter_add``)."""
+def scatter_add(target, addresses, values, inner, *, hint=None):
+    """Deterministic parallel scatter-add (kernel API row ``scatter_add``; ``hint`` is for the GPU)."""
     _sc.scatter_add(target, addresses, values, inner, numba.get_num_threads())
 
 
-def scatter_set(target, addresses, values, inner):
-    """Deterministic parallel scatter-set (kernel API row ``scatter_set``)."""
+def scatter_set(target, addresses, values, inner, *, hint=None):
+    """Deterministic parallel scatter-set (kernel API row ``scatter_set``; ``hint`` is for the GPU)."""
     _sc.scatter_set(target, addresses, values, inner, numba.get_num_threads())
 
 
@@ -91,18 +91,10 @@ def _chunks():
     return 4 * numba.get_num_threads()
 
 
-def _sorted_ends(keys, what):
-    """O(1) test of a sorted flag: a sorted key array cannot end below its start.
-
-    Only arrays built with ``check=False`` can carry a false flag; this catches the
-    lie where it is free (the kernels stay memory-safe either way).
-    """
-    if keys.shape[0] > 1 and keys[-1] < keys[0]:
-        raise ValueError(
-            f"the {what} operand's flag sorted=True is false (its last index comes before its "
-            "first): an array built with check=False carries a wrong flag; rebuild it with "
-            "check=True, or with sorted=False"
-        )
+def _sorted_ends(keys, operand):
+    """The O(1) check of a sorted flag (``intersect.ends_in_order``) on a key array."""
+    if keys.shape[0] > 1:
+        _ix.ends_in_order(keys[0], keys[-1], operand)
 
 
 def match_merge(src_keys, probe_keys):
@@ -131,14 +123,14 @@ def compact_matches(first, count):
     return _ix.compact_matches(first, count, _chunks())
 
 
-def probe_sum(values, perm, first, count):
-    """Ordered sums of the matched probe rows (perm None: identity)."""
+def probe_sum(values, perm, first, count, *, shared_runs=False):
+    """Ordered sums of the matched probe rows (perm None: identity; ``shared_runs`` is for the GPU)."""
     out = np.empty((first.shape[0], values.shape[1]), values.dtype)
     return _ix.probe_sum(values, first[:0] if perm is None else perm, perm is not None, first, count, out)
 
 
-def multiply_matched(src_values, rows, probe_values, perm, first, count):
-    """src_values[rows] * ordered probe sums, fused (rows / perm None: identity)."""
+def multiply_matched(src_values, rows, probe_values, perm, first, count, *, shared_runs=False):
+    """src_values[rows] * ordered probe sums, fused (rows / perm None: identity; ``shared_runs`` is for the GPU)."""
     empty = first[:0]
     out = np.empty((first.shape[0], src_values.shape[1]), src_values.dtype)
     return _ix.multiply_matched(
@@ -180,9 +172,12 @@ def gather_or_zero(values, rows):
     return _un.gather_or_zero(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
 
 
-def merge_add(a_indices, b_indices, a_values, b_values, strides, negate):
-    """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate)."""
-    limits = _ix.merge_limits(strides)
+def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None):
+    """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate).
+
+    ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
+    """
+    limits = _ix.merge_limits(strides, sizes)
     sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
     in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
                 and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
@@ -195,6 +190,9 @@ def merge_add(a_indices, b_indices, a_values, b_values, strides, negate):
     return out_idx, out_val
 
 
-def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides):
-    """Fused compact product of a sorted source and a sorted probe: (indices, values)."""
-    return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks())
+def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None):
+    """Fused compact product of a sorted source and a sorted probe: (indices, values).
+
+    ``sizes``: the sparse shape; every index the merge reads is checked against it in its pass.
+    """
+    return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks(), sizes)

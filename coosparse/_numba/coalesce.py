@@ -14,7 +14,7 @@ import numpy as np
 
 from . import segment as _seg
 from . import sort as _sort
-from .._bounds import raise_out_of_bounds, size_limits
+from .._bounds import raise_out_of_bounds, row_major_sizes, size_limits
 from .threads import run_parts
 
 
@@ -240,19 +240,6 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     run_parts(_output_part, nparts, nthreads, sorted_words, vals, bucket_starts, out_starts, part_buckets,
               low_bits, strides, stride_shifts(strides), out_idx, out_val)
     return out_idx, out_val
-
-
-def row_major_sizes(strides, bound):
-    """The sparse shape behind row-major ``strides`` and the key ``bound`` (every size >= 1).
-
-    ``strides[k-1] = sizes[k] * strides[k]`` and ``bound = sizes[0] * strides[0]``,
-    so the shape needs no extra kernel argument.
-    """
-    st = [int(s) for s in strides]
-    if not st:
-        return ()
-    return tuple([int(bound) // st[0] if st[0] else 0]
-                 + [st[k - 1] // st[k] if st[k] else 0 for k in range(1, len(st))])
 
 
 def coalesce_linear(indices, strides, bound, values, nchunks):

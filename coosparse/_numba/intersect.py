@@ -28,7 +28,8 @@ one thread, and probe duplicates are summed sequentially in probe order.
 import numba as nb
 import numpy as np
 
-from .._bounds import first_out_of_bounds, raise_out_of_bounds, size_limits
+from .._bounds import first_out_of_bounds, raise_out_of_bounds, row_major_sizes, size_limits
+from .._flags import lying_flag_error
 from .sort import bucket_offsets
 
 # below this many probe keys (256 KiB) the probe sits in L2: plain binary search
@@ -459,16 +460,13 @@ def _merge_multiply_pack(rows_tmp, first_tmp, per, chunk, src_idx, src_vals, pro
                 out_vals[u, c] = src_vals[i, c] * acc
 
 
-def merge_limits(strides):
-    """Index limits of the fused merges, from row-major strides alone (coosparse._bounds).
+def merge_limits(strides, sizes=None):
+    """Index limits of the fused merges (coosparse._bounds): of ``sizes``, or from the strides alone.
 
-    ``sizes[d] = strides[d - 1] // strides[d]`` for d >= 1; the first dimension's
-    size is not in the strides, so only its negative indices are caught here (the
-    public layer checks its last index: the operands are sorted).
+    From the strides, ``sizes[d] = strides[d - 1] // strides[d]`` for d >= 1 and the
+    first dimension's size is unknown, so only its negative indices are caught.
     """
-    st = [int(s) for s in strides]
-    sizes = [2**63] + [st[d - 1] // st[d] if st[d] else 0 for d in range(1, len(st))]
-    return size_limits(sizes)
+    return size_limits(sizes if sizes is not None else row_major_sizes(strides))
 
 
 def boundaries_in_order(indices, strides, cuts, strict):
@@ -488,13 +486,21 @@ def boundaries_in_order(indices, strides, cuts, strict):
     return True
 
 
-def _ends_in_order(indices, strides):
-    """A sorted array cannot end below its start (O(1))."""
-    n = indices.shape[1]
-    if n < 2:
-        return True
-    st = np.asarray(strides, dtype=np.int64)
-    return int(indices[:, n - 1] @ st) >= int(indices[:, 0] @ st)
+def ends_in_order(first_key, last_key, operand=None):
+    """O(1) test of a sorted flag: a sorted array cannot end below its start.
+
+    Only arrays built with ``check=False`` can carry a false flag; this catches the
+    lie where it is free (the kernels stay memory-safe either way). With
+    ``operand`` a lie raises ValueError naming it; otherwise the answer is returned.
+    """
+    ok = int(last_key) >= int(first_key)
+    if not ok and operand is not None:
+        raise lying_flag_error(operand)
+    return ok
+
+
+def _key_at(indices, strides, i):
+    return int(indices[:, i] @ np.asarray(strides, dtype=np.int64))
 
 
 def raise_merge_flags(flags, limits, *index_arrays, in_order=True):
@@ -508,22 +514,24 @@ def raise_merge_flags(flags, limits, *index_arrays, in_order=True):
             if first_out_of_bounds(idx, sizes) is not None:
                 raise_out_of_bounds(idx, sizes)
     if flags[:, 1].any():
-        raise ValueError(
-            "an operand's flag sorted=True (or unique=True) is false: its indices are out of "
-            "order (or repeat); an array built with check=False carries a wrong flag; rebuild it "
-            "with check=True, or without the flag"
-        )
+        raise lying_flag_error(unique=True)
 
 
-def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nchunks):
+def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nchunks, sizes=None):
     """Fused compact multiply of a sorted source and a sorted probe (narrow shapes)."""
     n = src_idx.shape[1]
     rows_tmp = np.empty(n, dtype=np.int64)
     first_tmp = np.empty(n, dtype=np.int64)
-    limits = merge_limits(strides)
+    limits = merge_limits(strides, sizes)
     per, chunk, flags = _merge_idx_pass(src_idx, probe_idx, strides, limits, nchunks, rows_tmp, first_tmp)
+    m = probe_idx.shape[1]
+    # the probe is read only where the source reaches it: its ends are checked too (O(1)),
+    # which covers its first dimension when its order holds
     in_order = (boundaries_in_order(src_idx, strides, range(chunk, n, chunk or 1), False)
-                and _ends_in_order(probe_idx, strides))  # the probe is read only where it matches
+                and (m < 2 or ends_in_order(_key_at(probe_idx, strides, 0), _key_at(probe_idx, strides, m - 1))))
+    if m and bool((probe_idx[:, [0, m - 1]].astype(np.uint64) >= limits[:, None]).any()):
+        flags = flags.copy()
+        flags[0, 0] += 1
     raise_merge_flags(flags, limits, src_idx, probe_idx, in_order=in_order)
     total = int(per[-1])
     out_idx = np.empty((src_idx.shape[0], total), dtype=np.int64)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from coosparse._backend import array_namespace
 from coosparse._coo import COO
 from coosparse._fill import require_zero_fill
 
@@ -120,7 +121,7 @@ def _import(a):
     if isinstance(a, np.generic):
         a = np.asarray(a)
     if any(s < 0 for s in a.strides) or not a.dtype.isnative:
-        xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+        xp = array_namespace(a)
         a = xp.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
     return torch.from_dlpack(a)
 
