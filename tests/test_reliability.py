@@ -30,6 +30,38 @@ def run_python(code, timeout=240, env=None):
 
 
 # ----------------------------------------------------------------------------- out-of-range indices
+def expect_error(backend, exc, fn, match, device_match=None):
+    """``fn()`` refuses bad input with ``exc``, as each kernel layer promises.
+
+    numba: ``fn()`` itself raises ``exc`` with a message matching ``match``,
+    before anything is written. cuda-emulated / cuda: raising at once would
+    synchronise, so the kernels report through the error word (docs/cuda.md):
+    ``exc`` comes from ``fn()`` at a synchronising point or from the next
+    ``check_device_errors()``, with a message matching ``device_match``; the
+    report is cleared once raised.
+    """
+    if backend.device == "cpu":
+        with pytest.raises(exc, match=match):
+            fn()
+        return
+    with pytest.raises(exc, match=device_match):
+        fn()
+        backend.check_errors()
+    backend.check_errors()  # raised once, then clear
+
+
+def kernels_report(backend):
+    """True where kernels report bad input instead of raising at once: a GPU, or its emulation
+    without host validation (COOSPARSE_EMULATION_VALIDATE=1 makes it raise as the CPU does)."""
+    if backend.device == "cpu":
+        return False
+    if backend.name == "cuda-emulated":
+        from coosparse._cuda import emulated
+
+        return not emulated._layer._validate
+    return True
+
+
 def _bad_arrays():
     """check=False arrays with an index outside (3, 3): far out, aliasing a valid key, negative."""
     v = np.array([1.0, 2.0])
@@ -40,64 +72,64 @@ def _bad_arrays():
     }
 
 
-OPS_ON_BAD = {
-    "sparse_mask(dense, bad)": lambda a, g: coosparse.sparse_mask(np.ones((3, 3)), a),
-    "sparse_mask(bad, good)": lambda a, g: coosparse.sparse_mask(a, g),
-    "sparse_mask(good, bad)": lambda a, g: coosparse.sparse_mask(g, a),
-    "multiply(bad, dense)": lambda a, g: coosparse.multiply(a, np.ones((3, 3))),
-    "multiply(bad, good)": lambda a, g: coosparse.multiply(a, g),
-    "multiply(bad, good, compact=False)": lambda a, g: coosparse.multiply(a, g, compact=False),
-    "to_dense": lambda a, g: a.to_dense(),
-    "bad + dense": lambda a, g: a + np.ones((3, 3)),
-    "dense - bad": lambda a, g: np.ones((3, 3)) - a,
-    "mask_projection(bad, good)": lambda a, g: coosparse.mask_projection(a, g),
-    "mask_projection(good, bad)": lambda a, g: coosparse.mask_projection(g, a),
-    "coalesce": lambda a, g: a.coalesce(),
-    "add(bad, good, coalesce=True)": lambda a, g: coosparse.add(a, g, coalesce=True),
+OPS_ON_BAD = {  # (bad COO, good COO, dense ones((3, 3))), all on the backend's device
+    "sparse_mask(dense, bad)": lambda a, g, x: coosparse.sparse_mask(x, a),
+    "sparse_mask(bad, good)": lambda a, g, x: coosparse.sparse_mask(a, g),
+    "sparse_mask(good, bad)": lambda a, g, x: coosparse.sparse_mask(g, a),
+    "multiply(bad, dense)": lambda a, g, x: coosparse.multiply(a, x),
+    "multiply(bad, good)": lambda a, g, x: coosparse.multiply(a, g),
+    "multiply(bad, good, compact=False)": lambda a, g, x: coosparse.multiply(a, g, compact=False),
+    "to_dense": lambda a, g, x: a.to_dense(),
+    "bad + dense": lambda a, g, x: a + x,
+    "dense - bad": lambda a, g, x: x - a,
+    "mask_projection(bad, good)": lambda a, g, x: coosparse.mask_projection(a, g),
+    "mask_projection(good, bad)": lambda a, g, x: coosparse.mask_projection(g, a),
+    "coalesce": lambda a, g, x: a.coalesce(),
+    "add(bad, good, coalesce=True)": lambda a, g, x: coosparse.add(a, g, coalesce=True),
 }
+OUT_OF_BOUNDS = r"out of bounds for dimension \d with size 3"
 
 
 @pytest.mark.parametrize("kind", ["huge", "aliasing", "negative"])
 @pytest.mark.parametrize("op", sorted(OPS_ON_BAD))
-def test_out_of_range_indices_raise_index_error(kind, op):
-    a = _bad_arrays()[kind]
-    good = coosparse.random((3, 3), nnz=4, seed=0)
-    before = a.indices.copy(), a.values.copy()
-    with pytest.raises(IndexError, match=r"out of bounds for dimension \d with size 3"):
-        OPS_ON_BAD[op](a, good)
-    np.testing.assert_array_equal(a.indices, before[0])
-    np.testing.assert_array_equal(a.values, before[1])
+def test_out_of_range_indices_raise_index_error(backend, kind, op):
+    a = backend.put(_bad_arrays()[kind])
+    good = backend.put(coosparse.random((3, 3), nnz=4, seed=0))
+    x = backend.put(np.ones((3, 3)))
+    before = backend.get(a.indices), backend.get(a.values)
+    expect_error(backend, IndexError, lambda: OPS_ON_BAD[op](a, good, x), OUT_OF_BOUNDS, "out of bounds")
+    np.testing.assert_array_equal(backend.get(a.indices), before[0])
+    np.testing.assert_array_equal(backend.get(a.values), before[1])
 
 
-def test_out_of_range_scatter_writes_nothing():
-    a = COO(np.array([[0, 2, 7]]), np.array([1.0, 2.0, 3.0]), (3,), check=False)
-    out = np.full(3, 5.0)
-    with pytest.raises(IndexError, match="index 7 at position 2"):
-        scatter_into(out, a)
-    np.testing.assert_array_equal(out, [5.0, 5.0, 5.0])
+def test_out_of_range_scatter_writes_nothing(backend):
+    a = backend.put(COO(np.array([[0, 2, 7]]), np.array([1.0, 2.0, 3.0]), (3,), check=False))
+    out = backend.put(np.full(3, 5.0))
+    expect_error(backend, IndexError, lambda: scatter_into(out, a), "index 7 at position 2", "out of bounds")
+    # the CPU raises before writing; a GPU skips the bad entry and writes the others
+    want = [6.0, 5.0, 7.0] if kernels_report(backend) else [5.0, 5.0, 5.0]
+    np.testing.assert_array_equal(backend.get(out), want)
 
 
 @pytest.mark.parametrize("n", [2, 5000, 70_000])  # serial, small and multi-part coalesce routes
-def test_out_of_range_coalesce_every_route(n):
+def test_out_of_range_coalesce_every_route(backend, n):
     rng = np.random.default_rng(n)
     idx = rng.integers(0, 50, size=(2, n))
     idx[1, n // 2] = 50
-    a = COO(idx, np.ones(n), (50, 50), check=False)
-    with pytest.raises(IndexError, match="index 50 at position"):
-        a.coalesce()
+    a = backend.put(COO(idx, np.ones(n), (50, 50), check=False))
+    expect_error(backend, IndexError, a.coalesce, "index 50 at position", "out of bounds")
 
 
-def test_out_of_range_wide_shape():
-    a = COO(np.array([[0, 2**40], [1, -3]]), np.ones(2), (2**40, 2**40), check=False)
-    with pytest.raises(IndexError):
-        a.coalesce()
+def test_out_of_range_wide_shape(backend):
+    a = backend.put(COO(np.array([[0, 2**40], [1, -3]]), np.ones(2), (2**40, 2**40), check=False))
+    expect_error(backend, IndexError, a.coalesce, "out of bounds", "out of bounds")
 
 
-def test_index_on_zero_size_dimension():
-    a = COO(np.array([[0, 0]]), np.ones(2), (0,), check=False)
-    for f in (a.coalesce, a.to_dense, lambda: coosparse.sparse_mask(np.ones(0), a)):
-        with pytest.raises(IndexError):
-            f()
+def test_index_on_zero_size_dimension(backend):
+    a = backend.put(COO(np.array([[0, 0]]), np.ones(2), (0,), check=False))
+    x = backend.put(np.ones(0))
+    for f in (a.coalesce, a.to_dense, lambda: coosparse.sparse_mask(x, a)):
+        expect_error(backend, IndexError, f, "out of bounds", "out of bounds")
 
 
 def test_sparse_mask_dense_out_of_range_in_subprocess():
@@ -158,16 +190,15 @@ def test_mask_projection_accumulate_unmatched_inf_nan_is_zero():
 
 
 # ----------------------------------------------------------------------------- lying flags
-def test_lying_sorted_flag_is_named():
+def test_lying_sorted_flag_is_named(backend):
     n, shape = 50_000, (1000, 1000)
     rng = np.random.default_rng(0)
     idx = rng.integers(0, 1000, size=(2, n))
-    src = COO(idx[:, ::-1].copy(), rng.random(n), shape)
-    lie = COO(idx, rng.random(n), shape, sorted=True, unique=True, check=False)
+    src = backend.put(COO(idx[:, ::-1].copy(), rng.random(n), shape))
+    lie = backend.put(COO(idx, rng.random(n), shape, sorted=True, unique=True, check=False))
     for f in (lambda: coosparse.multiply(src, lie), lambda: coosparse.sparse_mask(lie, src),
               lambda: coosparse.mask_projection(src, lie)):
-        with pytest.raises(ValueError, match="flag sorted=True is false"):
-            f()
+        expect_error(backend, ValueError, f, "flag sorted=True is false", "flag sorted=True is false")
 
 
 # ----------------------------------------------------------------------------- unclear errors
@@ -382,20 +413,39 @@ def test_user_cache_dir_wins():
 # ----------------------------------------------------------------------------- fused merges
 @pytest.mark.parametrize("idx", [[[0, 1, 2], [1, 45, 3]], [[0, 1, 60], [1, 5, 3]], [[-1, 1, 2], [1, 5, 3]],
                                  [[0, 1, 2], [1, -5, 3]]])
-def test_fused_merges_refuse_out_of_range(idx):
+def test_fused_merges_refuse_out_of_range(backend, idx):
     # both operands coalesced, same dtype: multiply and add take the fused merge kernels
-    g = coosparse.random((50, 40), nnz=300, seed=1).coalesce()
-    bad = COO(np.array(idx), np.ones(3), (50, 40), sorted=True, unique=True, check=False)
+    g = backend.put(coosparse.random((50, 40), nnz=300, seed=1).coalesce())
+    bad = backend.put(COO(np.array(idx), np.ones(3), (50, 40), sorted=True, unique=True, check=False))
     for f in (lambda: coosparse.multiply(bad, g), lambda: coosparse.multiply(g, bad),
               lambda: coosparse.add(bad, g), lambda: coosparse.subtract(g, bad)):
-        with pytest.raises(IndexError, match="out of bounds for dimension"):
-            f()
+        expect_error(backend, IndexError, f, "out of bounds for dimension", "out of bounds")
 
 
-def test_fused_merges_name_a_lying_flag():
-    g = coosparse.random((50, 40), nnz=300, seed=1).coalesce()
-    lie = COO(np.array([[3, 1, 2], [1, 5, 3]]), np.ones(3), (50, 40), sorted=True, unique=True, check=False)
+def test_fused_merges_name_a_lying_flag(backend):
+    g = backend.put(coosparse.random((50, 40), nnz=300, seed=1).coalesce())
+    lie = backend.put(COO(np.array([[3, 1, 2], [1, 5, 3]]), np.ones(3), (50, 40), sorted=True, unique=True,
+                          check=False))
+    # (lie, the smaller operand, is the probe of the products: the GPU merges check the
+    # order of a match's probe and of both sides of a union, docs/cuda.md)
     for f in (lambda: coosparse.multiply(lie, g), lambda: coosparse.multiply(g, lie),
               lambda: coosparse.add(lie, g), lambda: coosparse.add(g, lie)):
-        with pytest.raises(ValueError, match="flag sorted=True"):
-            f()
+        expect_error(backend, ValueError, f, "flag sorted=True", "flag sorted=True")
+
+
+def test_linear_index_checks_sizes_in_the_same_pass(backend):
+    # the kernel-API row behind every bounds check above
+    from coosparse._backend import backend_for
+
+    idx = backend.put(np.array([[0, 1, 2, 0], [1, 5, 2, -1]]))
+    be = backend_for(idx)
+    strides = np.array([3, 1])
+    assert backend.get(be.linear_index(idx, strides)).tolist() == [1, 8, 8, -1]  # no sizes: no check
+    expect_error(backend, IndexError, lambda: be.linear_index(idx, strides, (3, 3)),
+                 r"index 5 at position 1 is out of bounds for dimension 1 with size 3", "out of bounds")
+    if kernels_report(backend):
+        # a GPU gives the bad entries a key no kernel reads or writes through, and reports them
+        keys = backend.get(be.linear_index(idx, strides, (3, 3)))
+        assert keys.tolist()[::2] == [1, 8] and (keys[1::2] < -(2**61)).all()
+        with pytest.raises(IndexError, match="out of bounds"):
+            backend.check_errors()
