@@ -17,7 +17,6 @@ import sys
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from coosparse import COO
 from fuzz_table import ROWS, verify_flags

@@ -136,7 +136,6 @@ def _union_size_idx(a_idx, i, ie, b_idx, j, je, strides, limits, flags):
     # the size of this chunk's union; every column it owns is checked on the way
     # (flags[0]: outside the limits; flags[1]: keys not strictly increasing)
     c = 0
-    i0, j0 = i, j
     for q in range(i, ie):
         flags[0] += _outside(a_idx, limits, q)
     for q in range(j, je):

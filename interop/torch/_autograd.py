@@ -13,7 +13,7 @@ from coosparse._coo import COO
 from coosparse._intersect import multiply_sparse
 
 from ._common import (
-    _arr, _as_dtype_scalar, _check_same_shape, _conj, _dense_grad, _is_sparse, _out, _promote,
+    _arr, _check_same_shape, _conj, _dense_grad, _is_sparse, _out, _promote,
     _require_tensor, _sparse_grad, _torch_scalar,
 )
 from ._convert import from_torch
