@@ -184,9 +184,12 @@ def multiply_sparse(a, b, compact, keep_match=False):
     if (fused and compact and not keep_match and src.is_sorted and probe.is_sorted
             and not is_wide(src.sparse_shape)):
         # the common canonical case in one fused merge (keys computed on the fly)
-        strides = np.array(strides_of(src.sparse_shape)[0], dtype=np.int64)  # host: passed by value
+        # strides and sizes are host values (passed by value); the merge checks every index it
+        # reads against the sizes and the order the flags promise, in the pass it makes anyway
+        strides = np.array(strides_of(src.sparse_shape)[0], dtype=np.int64)
         indices, values = be.merge_multiply(
             src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), strides,
+            sizes=src.sparse_shape,
         )  # synchronize! (output size)
         values = values.reshape((values.shape[0],) + dense_shape)
         return COO(indices, values, shape, sorted=True, unique=src.is_unique, check=False), None
@@ -320,8 +323,12 @@ def mask_projection(x, mask, *, accumulate=False):
         )
     xp = backend_for(x.indices, mask.indices).xp
     _, first, count, _ = match(x, mask)
+    hit = _expand(count != 0, x.values.ndim)
     if accumulate:
-        values = x.values * _expand(count.astype(x.dtype), x.values.ndim)
+        # unmatched entries are 0, not value * 0 (NaN for inf/NaN values)
+        with np.errstate(invalid="ignore", over="ignore"):
+            values = xp.where(hit, x.values * _expand(count.astype(x.dtype), x.values.ndim),
+                              xp.zeros((), dtype=x.dtype))
     else:
-        values = xp.where(_expand(count != 0, x.values.ndim), x.values, xp.zeros((), dtype=x.dtype))
+        values = xp.where(hit, x.values, xp.zeros((), dtype=x.dtype))
     return x._with(values=xp.ascontiguousarray(values.astype(x.dtype, copy=False)))
