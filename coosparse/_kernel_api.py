@@ -111,7 +111,7 @@ merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
                    the key, else a_fill (b likewise). Words: unsigned
                    integers of one size, a bit copy; strides and the fill
                    rows are host metadata (synchronises on a GPU: output
-                   size). The elementwise engine's union
+                   size); ``sizes=`` as in merge_multiply. The elementwise engine's union
 =================  ==========================================================
 """
 

@@ -108,6 +108,7 @@ def classify(x):
     if isinstance(x, np.ndarray) or is_device_array(x):
         if x.dtype.kind not in "biufc":
             return None
+        x = _dtypes.native(x)  # a byte-swapped operand computes as its native copy (the kernels need one)
         shape = tuple(x.shape)
         if x.size == 1:
             if is_device_array(x):  # stays on its device: CuPy's functions take 0-d device arrays
@@ -298,8 +299,8 @@ def _union(be, coos):
         # strides and fill words are host metadata: the layers take them by value
         strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)
         idx, va, vb = be.merge_gather(a.indices, b.indices, aw.astype(word, copy=False),
-                                      bw.astype(word, copy=False), strides, fa.astype(word), fb.astype(word)
-                                      )  # synchronize! (output size)
+                                      bw.astype(word, copy=False), strides, fa.astype(word), fb.astype(word),
+                                      sizes=a.sparse_shape)  # synchronize! (output size)
         m = idx.shape[1]
         va = va.astype(aw.dtype, copy=False).view(adt).reshape((m,) + a.dense_shape)
         vb = vb.astype(bw.dtype, copy=False).view(bdt).reshape((m,) + b.dense_shape)

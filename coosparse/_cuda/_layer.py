@@ -897,7 +897,7 @@ class CudaLayer:
             namespace[n] = fn
 
     # ------------------------------------------------------------------ elementwise engine (issue 11)
-    def merge_gather(self, a_idx, b_idx, a_words, b_words, strides, a_fill, b_fill):
+    def merge_gather(self, a_idx, b_idx, a_words, b_words, strides, a_fill, b_fill, *, sizes=None):
         """Coalesced union: (indices, a's rows or a_fill, b's rows or b_fill), bit copies.
 
         Composed of the union kernels (keys, :meth:`merge_union`, :meth:`union_columns`)
@@ -906,12 +906,14 @@ class CudaLayer:
         TypeError): a zero fill needs nothing more, another one is written
         where a side lacks the key by one ``where`` per distinct word of its
         period (one for a real dtype, two for complex128's two words), with
-        the words as scalars, so nothing is uploaded.
+        the words as scalars, so nothing is uploaded. Indices outside ``sizes``
+        are reported as in :meth:`merge_add`.
         """
         fills = [self._host_words(f, w, what) for f, w, what in
                  ((a_fill, a_words, "merge_gather a_fill"), (b_fill, b_words, "merge_gather b_fill"))]
-        a_keys = self.linear_index(a_idx, strides)
-        b_keys = self.linear_index(b_idx, strides)
+        sizes = row_major_sizes(strides) if sizes is None else sizes
+        a_keys = self.linear_index(a_idx, strides, sizes)
+        b_keys = self.linear_index(b_idx, strides, sizes)
         a_pos, b_pos = self.merge_union(a_keys, b_keys)  # synchronize! (output size)
         idx = self.union_columns(a_idx, b_idx, a_pos, b_pos)
         outs = []

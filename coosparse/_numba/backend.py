@@ -204,11 +204,22 @@ from . import ufunc as _uf  # noqa: E402
 _SERIAL_BELOW = 32768  # entries: below this one thread merges (the pool's wake-up costs more)
 
 
-def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill):
-    """Coalesced union over index columns: (indices, a's words or a_fill, b's words or b_fill)."""
+def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill, *, sizes=None):
+    """Coalesced union over index columns: (indices, a's words or a_fill, b's words or b_fill).
+
+    ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
+    """
+    limits = _ix.merge_limits(strides, sizes)
     if a_indices.shape[1] + b_indices.shape[1] < _SERIAL_BELOW:
-        return _uf.merge_gather_serial(a_indices, b_indices, strides, a_words, b_words, a_fill, b_fill)
-    sizes, blo, chunk = _un.union_offsets_idx(a_indices, b_indices, strides, _chunks())
+        flags = np.zeros((1, 2), _i64)
+        out = _uf.merge_gather_serial(a_indices, b_indices, strides, limits, flags, a_words, b_words,
+                                      a_fill, b_fill)
+        _ix.raise_merge_flags(flags, limits, a_indices, b_indices)
+        return out
+    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
+    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
+                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
+    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_a = np.empty((total, a_words.shape[1]), a_words.dtype)

@@ -73,14 +73,19 @@ def merge_gather_write(a_idx, b_idx, strides, sizes, blo, chunk, a_words, b_word
 
 
 @nb.njit(cache=True, nogil=True)
-def merge_gather_serial(a_idx, b_idx, strides, a_words, b_words, a_fill, b_fill):
-    """The same on one thread: small inputs skip the thread pool's wake-up (milliseconds under load)."""
+def merge_gather_serial(a_idx, b_idx, strides, limits, flags, a_words, b_words, a_fill, b_fill):
+    """The same on one thread: small inputs skip the thread pool's wake-up (milliseconds under load).
+
+    Indices outside ``limits`` and keys out of order are counted in ``flags[0]`` as in
+    the parallel pass; the caller raises on them before reading the output.
+    """
     na = a_idx.shape[1]
     nb_ = b_idx.shape[1]
-    m = _union_size_idx(a_idx, 0, na, b_idx, 0, nb_, strides)
+    m = _union_size_idx(a_idx, 0, na, b_idx, 0, nb_, strides, limits, flags[0])
     out_idx = np.empty((a_idx.shape[0], m), dtype=np.int64)
     out_a = np.empty((m, a_words.shape[1]), dtype=a_words.dtype)
     out_b = np.empty((m, b_words.shape[1]), dtype=b_words.dtype)
-    _merge_gather_chunk(a_idx, 0, na, b_idx, 0, nb_, strides, a_words, b_words, a_fill, b_fill,
-                        out_idx, out_a, out_b, 0)
+    if flags[0, 0] == 0 and flags[0, 1] == 0:  # a bad index must not be read past
+        _merge_gather_chunk(a_idx, 0, na, b_idx, 0, nb_, strides, a_words, b_words, a_fill, b_fill,
+                            out_idx, out_a, out_b, 0)
     return out_idx, out_a, out_b
