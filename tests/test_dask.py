@@ -407,3 +407,26 @@ def test_cluster_delayed_pieces_fill_and_flags_travel(cluster):
     assert np.isnan(result.fill_value) and result.is_coalesced
     expected = np.concatenate([piece(i).to_dense() for i in range(3)])
     np.testing.assert_array_equal(result.to_dense(), expected)
+
+
+# ------------------------------------------------------------------ the benchmark suite
+def test_bench_dask_is_its_own_suite_and_its_blocks_form_an_rmat_graph():
+    from coosparse.bench import cases_dask, cli, discover
+
+    assert discover.suite_of("cases_dask") == "dask" and discover.suite_of("cases_coalesce") == "default"
+    assert cli.parse_args(["--suite", "dask"]).suite == "dask" and cli.parse_args([]).suite == "default"
+    scale, nblocks = 12, 4
+    blocks = [cases_dask.rmat_row_block(scale, nblocks, k, seed=5) for k in range(nblocks)]
+    again = cases_dask.rmat_row_block(scale, nblocks, 2, seed=5)
+    np.testing.assert_array_equal(again[0], blocks[2][0])  # deterministic per (seed, block)
+    n = 1 << scale
+    total = 0
+    for idx, val in blocks:
+        keys = idx[0] * n + idx[1]
+        assert np.all(np.diff(keys) > 0) and idx[0].max() < n // nblocks  # coalesced, local rows
+        assert np.all((val >= 0) & (val < 1))
+        total += idx.shape[1]
+    # edge factor 16 drawn (Poisson), fewer after repeated edges are dropped; blocks are balanced
+    assert 0.6 * 16 * n < total <= 1.1 * 16 * n
+    sizes = [idx.shape[1] for idx, _ in blocks]
+    assert max(sizes) < 2 * min(sizes)  # (hub vertices make blocks uneven at small scales)
