@@ -13,8 +13,8 @@ dispatch tables learn the COO type in one of two ways, whichever comes first:
 So ``dask.array.from_array(a, chunks=..., asarray=False)`` with a COO works
 without importing anything from coosparse beyond the array itself.
 
-Functions
----------
+The functions:
+
 - :func:`to_dask` — a COO split into a chunked Dask array (one pass over the
   entries, on the client; each chunk holds only its own entries).
 - :func:`from_chunks` — a chunked array from a grid of COO / scipy.sparse

@@ -113,6 +113,31 @@ def _write_block(directory, scale, nblocks, k, seed):
     return idx.shape[1]
 
 
+def _blocks_on_disk(client, scale, nblocks, seed=0):
+    """Write the graph's blocks (on the workers); reuse them from ``$COOSPARSE_BENCH_DASK_DIR`` if set.
+
+    Without the variable the blocks go to a temporary directory removed at exit.
+    With it they stay there (about 1.5 GiB at ``medium``) for the next run.
+    """
+    keep = os.environ.get("COOSPARSE_BENCH_DASK_DIR")
+    if keep:
+        directory = os.path.join(keep, f"rmat-{scale}-{nblocks}-{seed}")
+        done = os.path.join(directory, "entries.txt")
+        if os.path.exists(done):
+            with open(done) as f:
+                return int(f.read()), directory
+        os.makedirs(directory, exist_ok=True)
+    else:
+        directory = tempfile.mkdtemp(prefix="coosparse-bench-dask-")
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    nnz = sum(client.gather(client.map(_write_block, [directory] * nblocks, [scale] * nblocks,
+                                       [nblocks] * nblocks, range(nblocks), [seed] * nblocks)))
+    if keep:
+        with open(os.path.join(directory, "entries.txt"), "w") as f:
+            f.write(str(nnz))
+    return nnz, directory
+
+
 def _load(directory, k):
     return (np.load(os.path.join(directory, f"{k}-indices.npy")),
             np.load(os.path.join(directory, f"{k}-values.npy")))
@@ -137,11 +162,24 @@ def load_pydata(directory, k, shape):
 def _cluster(n_workers):
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                           memory_limit=MEMORY_LIMIT, dashboard_address=None,
-                           env={"NUMBA_NUM_THREADS": "1"})
+    import dask
+
+    # One core per worker for both libraries. The variable must be in the worker's environment
+    # when it starts (Numba reads it on import, and refuses a change once it has threads), so
+    # it goes in the pre-spawn environment, which the nanny also writes into this process: put
+    # this process's value back afterwards.
+    before = os.environ.get("NUMBA_NUM_THREADS")
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": "1"}):
+            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                   memory_limit=MEMORY_LIMIT, dashboard_address=None)
+    finally:
+        if before is None:
+            os.environ.pop("NUMBA_NUM_THREADS", None)
+        else:
+            os.environ["NUMBA_NUM_THREADS"] = before
     client = Client(cluster)
-    atexit.register(lambda: (client.close(), cluster.close()))
+    atexit.register(lambda: (client.close(), cluster.close()) if client.status != "closed" else None)
     return client
 
 
@@ -175,11 +213,11 @@ def cases(size="medium", libraries=None):
             use_pydata = False
     scale, nblocks = SCALE[size], BLOCKS[size]
     n = 1 << scale
+    gen = _cluster(2)  # its own cluster: the timed ones start fresh, without the generator's leftovers
+    nnz, directory = _blocks_on_disk(gen, scale, nblocks)
+    gen.close()
+    gen.cluster.close()
     two, one = _cluster(2), _cluster(1)
-    directory = tempfile.mkdtemp(prefix="coosparse-bench-dask-")
-    atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    nnz = sum(two.gather(two.map(_write_block, [directory] * nblocks, [scale] * nblocks,
-                                 [nblocks] * nblocks, range(nblocks), [0] * nblocks)))
     coo_bytes = nnz * (2 * 8 + 8)
     label = (f"R-MAT 2^{scale}, {nnz:,} entries ({coo_bytes / 2**30:.2f} GiB = "
              f"{coo_bytes / MEMORY_LIMIT:.1f}x a worker's {MEMORY_LIMIT // 2**20} MiB), {nblocks} chunks")
