@@ -91,6 +91,21 @@ merge_add          (a_idx int64[d, na], b_idx int64[d, nb], a_values[na, k],
                    sum(idx * strides) (computed on the fly); the sorted
                    union, values (a or 0) + (b or 0), or minus with negate;
                    one arithmetic dtype (synchronises on a GPU: output size)
+---- shape, indexing and joining (issue 12) ------------------------------------
+mask_positions     (mask bool[n]) -> int64[m]: the ascending positions of the
+                   True entries (synchronises on a GPU: output size)
+search_ranges      (sorted_keys int64[n], lo int64[m], hi int64[m]) ->
+                   (start, stop) int64[m]: start[i] = lower bound of lo[i],
+                   stop[i] = lower bound of hi[i] (start[i] when hi <= lo):
+                   the positions of the keys in [lo[i], hi[i])
+expand_ranges      (start int64[m], count int64[m] >= 0) -> (rows, owner)
+                   int64[sum(count)]: for i in order, rows start[i] ..
+                   start[i]+count[i]-1, each with owner i (synchronises on a
+                   GPU: output size)
+merge_runs         (keys int64[n], offsets int64[r+1]) -> perm int64[n]: keys
+                   made of r sorted runs keys[offsets[t]:offsets[t+1]]; perm is
+                   the stable sort permutation (ties: earlier run, then earlier
+                   position), i.e. the r-way merge
 =================  ==========================================================
 """
 
@@ -119,4 +134,9 @@ KERNEL_API = (
     "union_columns",
     "gather_or_zero",
     "merge_add",
+    # ---- shape, indexing and joining (issue 12)
+    "mask_positions",
+    "search_ranges",
+    "expand_ranges",
+    "merge_runs",
 )

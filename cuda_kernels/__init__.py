@@ -62,6 +62,16 @@ KERNELS = {
         "coo_union_write_b",
         "coo_union_columns",
     ) + _inst("coo_union_values", ADD_TYPES),
+    # ---- shape, indexing and joining (issue 12)
+    "indexing.cu": (
+        "coo_indexing_mask_flag",
+        "coo_indexing_mask_write",
+        "coo_indexing_search_ranges",
+        "coo_indexing_expand",
+    ),
+    "join.cu": (
+        "coo_join_merge_rank",
+    ),
 }
 
 

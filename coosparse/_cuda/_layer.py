@@ -679,3 +679,68 @@ class CudaLayer:
         namespace["xp"] = self.xp
         for n in names:
             namespace[n] = getattr(self, n)
+
+    # ---- shape, indexing and joining (issue 12) --------------------------------
+    def mask_positions(self, mask):
+        """Ascending positions of the True entries of a 1-D bool mask. Synchronises (output size)."""
+        xp = self.xp
+        mask = self._c(mask, np.bool_).view(np.uint8)
+        n = mask.shape[0]
+        if n == 0:
+            return xp.zeros(0, dtype=np.int64)
+        flags = xp.empty(n, dtype=np.int64)
+        self._run("coo_indexing_mask_flag", n, mask, _i64(n), flags)
+        pos = xp.cumsum(flags)
+        m = int(pos[-1])  # synchronize! (the number of kept entries sizes the output)
+        out = xp.empty(m, dtype=np.int64)
+        self._run("coo_indexing_mask_write", n, mask, pos, _i64(n), out)
+        return out
+
+    def search_ranges(self, sorted_keys, lo, hi):
+        """(start, stop) of the key ranges [lo[i], hi[i]) in sorted keys: one binary search per query. Sync-free."""
+        xp = self.xp
+        keys = self._c(sorted_keys, np.int64)
+        lo = self._c(lo, np.int64)
+        hi = self._c(hi, np.int64)
+        m = lo.shape[0]
+        start = xp.empty(m, dtype=np.int64)
+        stop = xp.empty(m, dtype=np.int64)
+        self._run("coo_indexing_search_ranges", m, keys, _i64(keys.shape[0]), lo, hi, _i64(m), start, stop)
+        return start, stop
+
+    def expand_ranges(self, start, count):
+        """(rows, owner) of the concatenated ranges start[i] .. start[i]+count[i]-1. Synchronises (output size)."""
+        xp = self.xp
+        start = self._c(start, np.int64)
+        count = self._c(count, np.int64)
+        m = start.shape[0]
+        if m == 0:
+            z = xp.zeros(0, dtype=np.int64)
+            return z, z.copy()
+        if self._validate and bool((count < 0).any()):
+            raise ValueError("expand_ranges: counts must be non-negative")
+        ends = xp.cumsum(count)
+        total = int(ends[-1])  # synchronize! (the total length sizes the output)
+        rows = xp.empty(total, dtype=np.int64)
+        owner = xp.empty(total, dtype=np.int64)
+        self._run("coo_indexing_expand", total, start, ends, _i64(m), _i64(total), rows, owner)
+        return rows, owner
+
+    def merge_runs(self, keys, offsets):
+        """Stable sort permutation of keys made of sorted runs: each key's merge rank by binary search. Sync-free.
+
+        ``offsets`` (host or device, r + 1 entries) travels as one small
+        array. Many runs (more than 16) are sorted instead (same permutation).
+        """
+        xp = self.xp
+        keys = self._c(keys, np.int64)
+        n = keys.shape[0]
+        host_offsets = np.asarray(offsets.get() if hasattr(offsets, "get") else offsets, dtype=np.int64)
+        r = host_offsets.shape[0] - 1
+        if n == 0:
+            return xp.zeros(0, dtype=np.int64)
+        if r > 16:
+            return self._c(self._argsort(keys), np.int64)
+        perm = xp.empty(n, dtype=np.int64)
+        self._run("coo_join_merge_rank", n, keys, xp.asarray(host_offsets), _i64(r), _i64(n), perm)
+        return perm

@@ -162,3 +162,63 @@ def merge_add(a_indices, b_indices, a_values, b_values, strides, negate):
 def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides):
     """Fused compact product of a sorted source and a sorted probe: (indices, values)."""
     return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks())
+
+
+# ---- shape, indexing and joining (issue 12) ----------------------------------
+from . import indexing as _idx  # noqa: E402
+from . import join as _join  # noqa: E402
+
+
+def mask_positions(mask):
+    """Ascending positions of the True entries of a 1-D bool mask."""
+    return _idx.mask_positions(np.ascontiguousarray(mask, dtype=np.bool_), _chunks())
+
+
+def search_ranges(sorted_keys, lo, hi):
+    """(start, stop): positions of the key ranges [lo[i], hi[i]) in sorted keys (galloping, in lo order)."""
+    lo = np.ascontiguousarray(lo, dtype=_i64)
+    hi = np.ascontiguousarray(hi, dtype=_i64)
+    m = lo.shape[0]
+    if m > 1 and bool((lo[1:] < lo[:-1]).any()):
+        order = np.argsort(lo, kind="stable")
+    else:
+        order = np.arange(m, dtype=_i64)
+    return _idx.search_ranges(np.ascontiguousarray(sorted_keys, dtype=_i64), lo, hi, order, _chunks(),
+                              np.empty(m, _i64), np.empty(m, _i64))
+
+
+def expand_ranges(start, count):
+    """(rows, owner): the ranges start[i] .. start[i]+count[i]-1 concatenated, and each one's i."""
+    start = np.ascontiguousarray(start, dtype=_i64)
+    ends = np.cumsum(count, dtype=_i64)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    return _idx.expand_ranges(start, ends, total, _chunks(), np.empty(total, _i64), np.empty(total, _i64))
+
+
+def merge_runs(keys, offsets):
+    """Stable sort permutation of ``keys`` made of sorted runs (run t: keys[offsets[t]:offsets[t+1]])."""
+    keys = np.ascontiguousarray(keys, dtype=_i64)
+    offsets = np.asarray(offsets, dtype=_i64)
+    n = keys.shape[0]
+    r = offsets.shape[0] - 1
+    if n == 0:
+        return np.zeros(0, _i64)
+    if r > _join.MAX_MERGE_RUNS:
+        return sort_pairs(keys, int(keys.max()) + 1)[1]
+    nparts = _chunks() if n >= 65536 else 1
+    return _join.merge_runs(keys, offsets, _merge_splitters(keys, offsets, nparts), np.empty(n, _i64))
+
+
+def _merge_splitters(keys, offsets, nparts):
+    """nparts - 1 non-decreasing splitter keys from an evenly spaced sample of every run."""
+    if nparts <= 1:
+        return np.zeros(0, _i64)
+    samples = []
+    n = keys.shape[0]
+    for t in range(offsets.shape[0] - 1):
+        lo, hi = int(offsets[t]), int(offsets[t + 1])
+        if hi > lo:  # samples in proportion to the run's length
+            num = min(hi - lo, max(1, (hi - lo) * 256 * nparts // n))
+            samples.append(keys[np.linspace(lo, hi - 1, num=num).astype(_i64)])
+    s = np.sort(np.concatenate(samples))
+    return np.ascontiguousarray(s[(np.arange(1, nparts) * s.shape[0]) // nparts])

@@ -1,0 +1,45 @@
+// Indexing kernels (a[key]): gather by mask, binary-search row ranges, range expansion.
+#include "coo_common.cuh"
+
+// One thread per entry i: flags[i] = mask[i] (0 or 1); the caller scans flags
+// (inclusive) into pos for coo_indexing_mask_write.
+extern "C" __global__ void coo_indexing_mask_flag(
+        const unsigned char* __restrict__ mask, i64 n, i64* __restrict__ flags) {
+    i64 i = coo_thread_id();
+    if (i >= n) return;
+    flags[i] = mask[i] != 0 ? 1 : 0;
+}
+
+// One thread per entry i: a kept entry writes its position to slot pos[i] - 1,
+// so out lists the kept positions in ascending order.
+extern "C" __global__ void coo_indexing_mask_write(
+        const unsigned char* __restrict__ mask, const i64* __restrict__ pos, i64 n, i64* __restrict__ out) {
+    i64 i = coo_thread_id();
+    if (i >= n) return;
+    if (mask[i] != 0) out[pos[i] - 1] = i;
+}
+
+// One thread per query range q: start[q] = lower bound of lo[q] in the sorted
+// keys, stop[q] = lower bound of hi[q] (never before start[q]).
+extern "C" __global__ void coo_indexing_search_ranges(
+        const i64* __restrict__ keys, i64 n, const i64* __restrict__ lo, const i64* __restrict__ hi,
+        i64 m, i64* __restrict__ start, i64* __restrict__ stop) {
+    i64 q = coo_thread_id();
+    if (q >= m) return;
+    i64 s = coo_lower_bound(keys, 0, n, lo[q]);
+    start[q] = s;
+    stop[q] = hi[q] > lo[q] ? coo_lower_bound(keys, s, n, hi[q]) : s;
+}
+
+// One thread per output position p: its owner i is the first range with
+// ends[i] > p (ends: inclusive scan of the counts), rows[p] = start[i] + p - (ends[i] - count[i]).
+extern "C" __global__ void coo_indexing_expand(
+        const i64* __restrict__ start, const i64* __restrict__ ends, i64 m, i64 total,
+        i64* __restrict__ rows, i64* __restrict__ owner) {
+    i64 p = coo_thread_id();
+    if (p >= total) return;
+    i64 i = coo_upper_bound(ends, 0, m, p);
+    i64 begin = i > 0 ? ends[i - 1] : 0;
+    rows[p] = start[i] + (p - begin);
+    owner[p] = i;
+}
