@@ -104,11 +104,11 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if out is not None:
         raise TypeError("concatenate: out= is not supported (COO arrays are immutable)")
     arrays = _common(arrays, "concatenate")
+    if axis is None:
+        arrays = _common([ravel(x) for x in arrays], "concatenate")
+        axis = 0
     if dtype is not None:
         arrays = [x.astype(dtype, copy=False) for x in arrays]
-    if axis is None:
-        arrays = [ravel(x) for x in arrays]
-        axis = 0
     first = arrays[0]
     ndim = first.ndim
     for i, x in enumerate(arrays):
@@ -320,6 +320,10 @@ def tile(x, /, reps):
         x = insert_axes(x, range(len(reps) - x.ndim))
     reps = (1,) * (x.ndim - len(reps)) + reps
     s = x.sparse_ndim
+    if 0 in reps:
+        shape = tuple(n * r for n, r in zip(x.shape, reps))
+        return result(x, _xp(x).zeros((s, 0), dtype=np.int64), x.values[:0].reshape((0,) + shape[s:]), shape,
+                      sorted=True, unique=True)
     dense_reps = reps[s:]
     if any(r != 1 for r in dense_reps):
         vals = _xp(x).tile(x.values, (1,) + dense_reps)
@@ -327,10 +331,6 @@ def tile(x, /, reps):
         x = result(x, x.indices, vals, shape, sorted=x.is_sorted, unique=x.is_unique)
     for ax in range(s - 1, -1, -1):
         r = reps[ax]
-        if r == 0:
-            shape = x.shape[:ax] + (0,) + x.shape[ax + 1:]
-            xp = _xp(x)
-            return result(x, xp.zeros((s, 0), dtype=np.int64), x.values[:0], shape, sorted=True, unique=True)
         if r > 1:
             x = concatenate([x] * r, axis=ax)
     return x
@@ -351,6 +351,8 @@ def repeat(x, /, repeats, *, axis=None):
     axis = normalize_axis_index(axis, x.ndim)
     n = x.shape[axis]
     rep = np.asarray(repeats.get() if hasattr(repeats, "get") else repeats)
+    if rep.size == 0 and rep.dtype.kind == "f":
+        rep = rep.astype(np.int64)  # an empty list
     if rep.dtype.kind not in "iu" or rep.ndim > 1:
         raise ValueError(f"repeat: repeats must be an integer or a 1-D integer array; got {repeats!r}")
     rep = np.broadcast_to(rep.astype(np.int64), (n,)) if rep.ndim == 0 or rep.shape[0] == 1 else rep.astype(np.int64)
@@ -414,6 +416,10 @@ def pad(x, pad_width, mode="constant", **kwargs):
     if (pw < 0).any():
         raise ValueError("pad: pad_width may not be negative")
     s = x.sparse_ndim
+    if pw[s:].any() and not x.is_unique and not _fill.is_zero(x.fill_value):
+        from ._coalesce import coalesce
+
+        x = coalesce(x)  # each duplicate's padding would add the fill once more
     xp = _xp(x)
     indices = x.indices
     if pw[:s, 0].any():

@@ -43,7 +43,7 @@ from ._backend import backend_for
 from ._coo import COO, _namespace
 from ._dispatch import implements
 from ._keys import INT64_LIMIT, joint_keys, strides_of
-from ._shape import _prod, as_words, check_coo, insert_axes, ravel, result, to_hybrid, values_2d
+from ._shape import _prod, as_words, check_coo, gather_values, insert_axes, ravel, result, to_hybrid, values_2d
 
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
@@ -164,7 +164,7 @@ def where(condition, x=None, y=None, /):
     if np.asarray(fill).dtype.kind in "fc" and bool(np.isnan(fill)):
         differs = ~xp.isnan(out)
     keep = be.mask_positions(differs.any(axis=1))  # synchronize! (output size)
-    values = be.gather_rows(xp.ascontiguousarray(out), keep).reshape((keep.shape[0],) + coos[0].dense_shape)
+    values = gather_values(be, out.reshape((m,) + coos[0].dense_shape), keep)
     return COO._trusted(be.gather_columns(uidx, keep), values, shape, True, True, fill)
 
 
@@ -464,7 +464,7 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     s = x.sparse_ndim
     xp = _namespace(x.values)
     if axis >= s:
-        c = x if x.is_unique else _coalesced(x)
+        c = _coalesced(x)
         vals = xp.sort(c.values, axis=axis - s + 1)
         if descending:
             vals = xp.flip(vals, axis=axis - s + 1)

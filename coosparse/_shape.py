@@ -15,8 +15,9 @@ operation                   result flags
 ``flatten``
 ``expand_dims``,            both kept (a new sparse axis is a row of zeros)
 ``squeeze``
-``to_hybrid`` (fewer        both kept: each entry's block becomes entries in
-dense dims)                 C order, explicit zeros included
+``to_hybrid`` (fewer        ``is_unique`` kept; ``is_sorted`` kept when the
+dense dims)                 input is also unique (each entry's block becomes
+                            entries in C order, explicit zeros included)
 ``to_hybrid`` (more dense   both True: duplicates are summed first
 dims)
 ==========================  ==================================================
@@ -434,7 +435,8 @@ def to_hybrid(a, dense_ndim):
 
     Fewer dense dimensions than ``a`` has: every element of each entry's
     block that moves becomes an entry of its own (explicit zeros included,
-    nnz times the block size), in C order; flags kept. More: the trailing
+    nnz times the block size), in C order; ``is_unique`` kept, ``is_sorted``
+    kept for unique inputs. More: the trailing
     sparse dimensions move into the blocks; duplicates are summed first and
     block elements that no entry stores hold the fill value; both flags True
     (synchronises on a GPU: the number of blocks). ``to_hybrid(0)`` is the
@@ -475,7 +477,9 @@ def _dense_to_sparse(a, m):
         grid = np.indices(moved, dtype=np.int64).reshape(m, block)
         indices[s:] = xp.tile(xp.asarray(grid), (1, nnz))
     values = a.values.reshape((n,) + rest)
-    return result(a, indices, values, a.shape, sorted=a.is_sorted, unique=a.is_unique)
+    # a repeated index would interleave its blocks' elements: sorted only without repeats
+    return result(a, indices, values, a.shape, sorted=a.is_sorted and (a.is_unique or block <= 1),
+                  unique=a.is_unique)
 
 
 def _sparse_to_dense(a, m):

@@ -71,7 +71,7 @@ def from_dense_fill(x, fill=0, sparse_ndim=None):
     """COO of the elements of ``x`` that differ from ``fill`` (pydata's ``COO.from_numpy(x, fill)``)."""
     x = np.asarray(x)
     sparse_ndim = x.ndim if sparse_ndim is None else sparse_ndim
-    blocks = x.reshape(x.shape[:sparse_ndim] + (-1,))
+    blocks = x.reshape(x.shape[:sparse_ndim] + (int(np.prod(x.shape[sparse_ndim:])),))
     if np.asarray(fill).dtype.kind in "fc" and np.isnan(fill):
         differs = ~np.isnan(blocks)
     else:
