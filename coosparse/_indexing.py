@@ -84,39 +84,69 @@ def _searchsorted(row, v, side):
 
 def _fast_leading(a, key):
     """``a[i]`` or ``a[i:j]`` (step 1) of a sorted array: binary search on the leading row."""
-    n = a.shape[0]
-    row0 = a.indices[0]
+    n = a._shape[0]
+    ind = a._indices
+    row0 = ind[0]
+    xp = np if isinstance(row0, np.ndarray) else backend_for(row0).xp
     if type(key) is int:
         i = key + n if key < 0 else key
         if not 0 <= i < n:
             raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
-        lo = _searchsorted(row0, i, "left")
-        hi = _searchsorted(row0, i + 1, "left")
-        if a.ndim == 1:
-            return _scalar_of(a.values[lo:hi], a.dtype, a.fill_value)
-        xp = backend_for(row0).xp
-        indices = xp.ascontiguousarray(a.indices[1:, lo:hi])
-        return result(a, indices, a.values[lo:hi], a.shape[1:], sorted=True, unique=a.is_unique)
-    start, stop, step = key.indices(n)
-    if step != 1:
-        return None
-    stop = max(stop, start)
-    lo = _searchsorted(row0, start, "left")
-    hi = _searchsorted(row0, stop, "left")
-    xp = backend_for(row0).xp
-    indices = xp.empty((a.sparse_ndim, hi - lo), dtype=np.int64)
+        start, stop = i, i + 1
+    else:
+        start, stop, step = key.indices(n)
+        if step != 1:
+            return None
+        stop = max(stop, start)
+    if xp is np:
+        lo = int(row0.searchsorted(start))
+        hi = int(row0.searchsorted(stop))
+    else:
+        lo, hi = _searchsorted(row0, start, "left"), _searchsorted(row0, stop, "left")
+    vals = a._values[lo:hi]
+    if type(key) is int:
+        if len(a._shape) == 1:
+            return _scalar_of(vals, a.dtype, a.fill_value)
+        return result(a, xp.ascontiguousarray(ind[1:, lo:hi]), vals, a._shape[1:], sorted=True,
+                      unique=a._unique)
+    indices = xp.empty((ind.shape[0], hi - lo), dtype=np.int64)
     if start:
         xp.subtract(row0[lo:hi], start, out=indices[0])
     else:
         indices[0] = row0[lo:hi]
-    indices[1:] = a.indices[1:, lo:hi]
-    return result(a, indices, a.values[lo:hi], (stop - start,) + a.shape[1:], sorted=True, unique=a.is_unique)
+    indices[1:] = ind[1:, lo:hi]
+    return result(a, indices, vals, (stop - start,) + a._shape[1:], sorted=True, unique=a._unique)
+
+
+ROW_POINTER_MIN_QUERIES = 64
+"""Row gathers of at least this many rows build (once) and use a sorted array's row pointer."""
+
+
+def row_pointer(a, be, nqueries=None):
+    """The cached row pointer of sorted ``a`` (``a.shape[0] + 1`` int64: where each leading index
+    starts), built by one near-sequential search pass when a gather of ``nqueries`` rows asks first.
+
+    Only for arrays whose leading dimension is not much longer than nnz (the
+    pointer stays small). COO is immutable, so the pointer stays valid; it is
+    an attribute of the instance (copies do not carry it).
+    """
+    rp = a.__dict__.get("_row_pointer")
+    if rp is not None or nqueries is None:
+        return rp
+    n0 = a.shape[0]
+    if nqueries < ROW_POINTER_MIN_QUERIES or n0 > 2 * a.nnz + 1024:
+        return None
+    xp = be.xp
+    rows = xp.arange(n0 + 1, dtype=np.int64)
+    rp, _ = be.search_ranges(a.indices[0], rows, rows)
+    a.__dict__["_row_pointer"] = rp
+    return rp
 
 
 def getitem(a, key):
     """``a[key]``: a COO, or a NumPy scalar for an all-integer key (see the module docstring)."""
     t = type(key)
-    if (t is int or t is slice) and a.is_sorted and a.sparse_ndim:
+    if (t is int or t is slice) and a._sorted and a._indices.shape[0]:
         out = _fast_leading(a, key)
         if out is not None:
             return out
@@ -362,8 +392,14 @@ def _index(a, items, scalar_ok):
           and npoints):
         # 2a. one array on the leading axis of a sorted array: look the rows up
         p0 = xp.ascontiguousarray(xp.broadcast_to(ax_arrays[0].value, bshape).reshape(-1))
-        start, stop = be.search_ranges(indices[0], p0, p0 + 1)
-        sel, pt = be.expand_ranges(start, stop - start)  # synchronize! (output size)
+        rp = row_pointer(a, be, p0.shape[0])
+        if rp is not None:
+            start = rp[p0]
+            count = rp[p0 + 1] - start
+        else:
+            start, stop = be.search_ranges(indices[0], p0, p0 + 1)
+            count = stop - start
+        sel, pt = be.expand_ranges(start, count)  # synchronize! (output size)
         if conds:
             keep = be.mask_positions(_conditions(conds, lambda ax: indices[ax][sel], xp))
             sel, pt = sel[keep], pt[keep]
@@ -391,6 +427,10 @@ def _index(a, items, scalar_ok):
 
     def put_points():
         if not bshape:
+            return
+        if len(bshape) == 1:
+            rows.append(pt)
+            shape.append(bshape[0])
             return
         p = pt
         out = []

@@ -36,6 +36,8 @@ def segment_sum(values, perm, starts):
 
 
 def gather_rows(values, rows):
+    if rows.shape[0] * values.shape[1] < _SERIAL_BELOW:  # waking threads costs more (issue 12)
+        return _idx.take_rows(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
     return _seg.gather_rows(values, rows)
 
 
@@ -119,6 +121,8 @@ def multiply_matched(src_values, rows, probe_values, perm, first, count):
 
 def gather_columns(indices, rows):
     """indices[:, rows], C-contiguous."""
+    if rows.shape[0] * indices.shape[0] < _SERIAL_BELOW:  # waking threads costs more (issue 12)
+        return _idx.take_columns(indices, rows, np.empty((indices.shape[0], rows.shape[0]), _i64))
     return _ix.gather_columns(indices, rows, np.empty((indices.shape[0], rows.shape[0]), _i64))
 
 
@@ -165,13 +169,34 @@ def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides
 
 
 # ---- shape, indexing and joining (issue 12) ----------------------------------
+# The kernels are plain nogil functions of one part, run by threads.run_parts;
+# below these sizes they run as one part on the calling thread (no wake-up).
 from . import indexing as _idx  # noqa: E402
 from . import join as _join  # noqa: E402
+from .threads import run_parts as _run_parts  # noqa: E402
+
+_SERIAL_BELOW = 1 << 20  # elements
+_SERIAL_QUERIES = 1 << 14  # binary searches
+
+
+def _parts(n, serial_below=_SERIAL_BELOW):
+    """(nparts, nthreads) for a pass over n elements."""
+    if n < serial_below:
+        return 1, 1
+    nthreads = numba.get_num_threads()
+    return 4 * nthreads, nthreads
 
 
 def mask_positions(mask):
     """Ascending positions of the True entries of a 1-D bool mask."""
-    return _idx.mask_positions(np.ascontiguousarray(mask, dtype=np.bool_), _chunks())
+    mask = np.ascontiguousarray(mask, dtype=np.bool_)
+    nparts, nthreads = _parts(mask.shape[0])
+    counts = np.zeros(nparts + 1, _i64)
+    _run_parts(_idx.mask_count, nparts, nthreads, mask, counts)
+    offsets = np.cumsum(counts)
+    out = np.empty(int(offsets[-1]), _i64)
+    _run_parts(_idx.mask_write, nparts, nthreads, mask, offsets, out)
+    return out
 
 
 def search_ranges(sorted_keys, lo, hi):
@@ -183,8 +208,11 @@ def search_ranges(sorted_keys, lo, hi):
         order = np.argsort(lo, kind="stable")
     else:
         order = np.arange(m, dtype=_i64)
-    return _idx.search_ranges(np.ascontiguousarray(sorted_keys, dtype=_i64), lo, hi, order, _chunks(),
-                              np.empty(m, _i64), np.empty(m, _i64))
+    start, stop = np.empty(m, _i64), np.empty(m, _i64)
+    nparts, nthreads = _parts(m, _SERIAL_QUERIES)
+    _run_parts(_idx.search_part, nparts, nthreads, np.ascontiguousarray(sorted_keys, dtype=_i64), lo, hi,
+               order, start, stop)
+    return start, stop
 
 
 def expand_ranges(start, count):
@@ -192,7 +220,10 @@ def expand_ranges(start, count):
     start = np.ascontiguousarray(start, dtype=_i64)
     ends = np.cumsum(count, dtype=_i64)
     total = int(ends[-1]) if ends.shape[0] else 0
-    return _idx.expand_ranges(start, ends, total, _chunks(), np.empty(total, _i64), np.empty(total, _i64))
+    rows, owner = np.empty(total, _i64), np.empty(total, _i64)
+    nparts, nthreads = _parts(total)
+    _run_parts(_idx.expand_part, nparts, nthreads, start, ends, total, rows, owner)
+    return rows, owner
 
 
 def merge_runs(keys, offsets):
@@ -205,19 +236,22 @@ def merge_runs(keys, offsets):
         return np.zeros(0, _i64)
     if r > _join.MAX_MERGE_RUNS:
         return sort_pairs(keys, int(keys.max()) + 1)[1]
-    nparts = _chunks() if n >= 65536 else 1
-    return _join.merge_runs(keys, offsets, _merge_splitters(keys, offsets, nparts), np.empty(n, _i64))
+    nparts, nthreads = _parts(n)
+    cut, out0 = _join.merge_cuts(keys, offsets, _merge_splitters(keys, offsets, nparts))
+    perm = np.empty(n, _i64)
+    _run_parts(_join.merge_part, nparts, nthreads, keys, cut, out0, perm)
+    return perm
 
 
 def _merge_splitters(keys, offsets, nparts):
-    """nparts - 1 non-decreasing splitter keys from an evenly spaced sample of every run."""
+    """nparts - 1 non-decreasing splitter keys from a sample of every run (in proportion to its length)."""
     if nparts <= 1:
         return np.zeros(0, _i64)
     samples = []
     n = keys.shape[0]
     for t in range(offsets.shape[0] - 1):
         lo, hi = int(offsets[t]), int(offsets[t + 1])
-        if hi > lo:  # samples in proportion to the run's length
+        if hi > lo:
             num = min(hi - lo, max(1, (hi - lo) * 256 * nparts // n))
             samples.append(keys[np.linspace(lo, hi - 1, num=num).astype(_i64)])
     s = np.sort(np.concatenate(samples))

@@ -1,64 +1,67 @@
-"""Indexing kernels: gather by mask, binary-search row ranges, expansion of ranges.
+"""Indexing kernels: gather by mask, binary-search row ranges, expansion of ranges, small gathers.
 
 The passes of ``a[key]`` (``coosparse/_indexing.py``) that are not plain
 array arithmetic:
 
 - ``mask_positions``: the ascending positions of the True entries of a mask
-  (which stored entries a basic key keeps). Fixed chunks: a count pass, an
-  exclusive scan of the per-chunk counts, a write pass.
+  (which stored entries a basic key keeps): per part a count, an exclusive
+  scan of the counts, per part a branch-free write.
 - ``search_ranges``: for query ranges ``[lo, hi)`` of key values, the range of
   positions they occupy in a sorted key array (a sorted array's rows, for
   ``a[rows]``). Random binary searches into megabytes of keys miss the cache
-  on most steps (10k queries into 2M keys: ~10 ms), so the queries are
-  visited in sorted order and each search gallops from where the previous one
-  ended: the keys are then read almost sequentially (measured ~0.3 ms).
+  on most steps, so the queries are visited in sorted order and each search
+  starts at a guess (the previous answer plus the key distance times the
+  keys' average density) and gallops from there: a few cache lines per query.
 - ``expand_ranges``: ``(start, count)`` pairs to the concatenated positions
-  ``start[i] .. start[i] + count[i] - 1`` and their owner ``i``. The output is
+  ``start[i] .. start[i] + count[i] - 1`` and their owner ``i``; the output is
   split in equal parts, each finding its first owner by binary search in the
   offsets, so one huge range does not serialise the work.
+- ``take_rows`` / ``take_columns``: serial gathers, which the backend uses
+  below a size where waking threads costs more than the copy.
 
-Every output element is written by one thread; no result depends on the
-schedule.
+Every kernel is a plain ``nogil`` function of one fixed part ``t`` of
+``nparts`` (run by ``threads.run_parts``; inputs below a few hundred
+thousand elements run as one part on the calling thread). Indexing answers
+are often small: a ``parallel=True`` region costs a thread wake-up per call,
+which on a loaded machine was measured at 20-30 ms (a scheduler time slice)
+against microseconds of work. Each output element is written by one part;
+no result depends on the schedule.
 """
 import numba as nb
 import numpy as np
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def mask_positions(mask, nchunks):
-    """Ascending positions i with mask[i] True: int64[m].
-
-    Branch-free loops (a random mask defeats branch prediction: 4x slower).
-    """
+@nb.njit(cache=True, nogil=True)
+def mask_count(t, nparts, mask, counts):
+    """counts[t + 1] = number of True entries in part t."""
     n = mask.shape[0]
-    chunk = (n + nchunks - 1) // nchunks if n else 1
-    counts = np.zeros(nchunks + 1, dtype=np.int64)
-    for t in nb.prange(nchunks):
-        c = 0
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            c += np.int64(mask[i])
-        counts[t + 1] = c
-    for t in range(nchunks):
-        counts[t + 1] += counts[t]
-    out = np.empty(counts[nchunks], dtype=np.int64)
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        last = min(n, lo + chunk) - 1
-        while last >= lo and not mask[last]:  # stop at the chunk's last True: the writes
-            last -= 1                         # below never reach the next chunk's slots
-        j = counts[t]
-        for i in range(lo, last + 1):
-            out[j] = i
-            j += np.int64(mask[i])
-    return out
+    chunk = (n + nparts - 1) // nparts
+    c = 0
+    for i in range(t * chunk, min(n, (t + 1) * chunk)):
+        c += np.int64(mask[i])
+    counts[t + 1] = c
+
+
+@nb.njit(cache=True, nogil=True)
+def mask_write(t, nparts, mask, offsets, out):
+    """Write part t's True positions from offsets[t] on (branch-free up to the part's last True)."""
+    n = mask.shape[0]
+    chunk = (n + nparts - 1) // nparts
+    lo = t * chunk
+    last = min(n, lo + chunk) - 1
+    while last >= lo and not mask[last]:  # stop at the last True: the writes never reach
+        last -= 1                         # the next part's slots
+    j = offsets[t]
+    for i in range(lo, last + 1):
+        out[j] = i
+        j += np.int64(mask[i])
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
 def _gallop_lower_bound(keys, pos, n, k):
-    """First position p >= pos with keys[p] >= k (keys sorted), searching outward from pos."""
+    """First position p with keys[p] >= k (keys sorted), searching outward from pos."""
     if pos >= n or keys[pos] >= k:
-        # the answer lies at or before pos: gallop backwards
-        hi = pos
+        hi = pos  # the answer lies at or before pos: gallop backwards
         step = 1
         lo = pos - step
         while lo > 0 and keys[lo] >= k:
@@ -86,82 +89,92 @@ def _gallop_lower_bound(keys, pos, n, k):
     return lo
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def search_ranges(sorted_keys, lo, hi, order, nchunks, start, stop):
-    """start[i] = lower_bound(lo[i]), stop[i] = max(start[i], lower_bound(hi[i])).
-
-    ``order`` visits the queries by increasing ``lo``. Each search starts at
-    a guess (the previous answer plus the key distance times the average
-    density of the keys) and gallops from there, so it touches a few cache
-    lines near the answer; ``stop`` is found by a short linear scan first
-    (ranges are usually rows of a few entries).
-    """
+@nb.njit(cache=True, nogil=True)
+def search_part(t, nparts, sorted_keys, lo, hi, order, start, stop):
+    """start[q] = lower_bound(lo[q]), stop[q] = lower_bound(hi[q]) (>= start[q]) for part t of ``order``."""
     n = sorted_keys.shape[0]
     m = lo.shape[0]
-    chunk = (m + nchunks - 1) // nchunks if m else 1
+    chunk = (m + nparts - 1) // nparts
     if n == 0:
-        for q in range(m):
-            start[q] = 0
-            stop[q] = 0
-        return start, stop
+        for j in range(t * chunk, min(m, (t + 1) * chunk)):
+            start[order[j]] = 0
+            stop[order[j]] = 0
+        return
     k0 = sorted_keys[0]
     density = n / (float(sorted_keys[n - 1] - k0) + 1.0)
-    for t in nb.prange(nchunks):
-        pos = 0
-        prev = k0
-        for j in range(t * chunk, min(m, (t + 1) * chunk)):
-            q = order[j]
-            k = lo[q]
-            step = (float(k) - float(prev)) * density
-            if step < 0.0:
-                step = 0.0
-            if step > n:
-                step = float(n)
-            guess = min(pos + np.int64(step), n - 1)
-            pos = _gallop_lower_bound(sorted_keys, guess, n, k)
-            prev = k
-            e = pos
-            kk = hi[q]
-            if kk > k:
-                c = 0
-                while e < n and c < 16 and sorted_keys[e] < kk:
-                    e += 1
-                    c += 1
-                if c == 16:
-                    e = _gallop_lower_bound(sorted_keys, e, n, kk)
-            start[q] = pos
-            stop[q] = e
-    return start, stop
+    pos = 0
+    prev = k0
+    for j in range(t * chunk, min(m, (t + 1) * chunk)):
+        q = order[j]
+        k = lo[q]
+        step = (float(k) - float(prev)) * density
+        if step < 0.0:
+            step = 0.0
+        if step > n:
+            step = float(n)
+        guess = min(pos + np.int64(step), n - 1)
+        pos = _gallop_lower_bound(sorted_keys, guess, n, k)
+        prev = k
+        e = pos
+        kk = hi[q]
+        if kk > k:
+            c = 0
+            while e < n and c < 16 and sorted_keys[e] < kk:  # rows are short: scan first
+                e += 1
+                c += 1
+            if c == 16:
+                e = _gallop_lower_bound(sorted_keys, e, n, kk)
+        start[q] = pos
+        stop[q] = e
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def expand_ranges(start, ends, total, nchunks, rows, owner):
-    """rows/owner of the concatenated ranges; ``ends`` is the inclusive scan of the counts."""
+@nb.njit(cache=True, nogil=True)
+def expand_part(t, nparts, start, ends, total, rows, owner):
+    """Output positions of part t: rows/owner of the concatenated ranges (``ends``: inclusive scan)."""
     m = start.shape[0]
-    chunk = (total + nchunks - 1) // nchunks if total else 1
-    for t in nb.prange(nchunks):
-        p0 = t * chunk
-        p1 = min(total, p0 + chunk)
-        if p0 >= p1:
-            continue
-        # owner of p0: first i with ends[i] > p0
-        a = 0
-        b = m
-        while a < b:
-            mid = (a + b) >> 1
-            if ends[mid] <= p0:
-                a = mid + 1
-            else:
-                b = mid
-        i = a
-        p = p0
-        while p < p1:
-            begin = ends[i - 1] if i > 0 else 0
-            stop = min(ends[i], p1)
-            base = start[i] - begin
-            for q in range(p, stop):
-                rows[q] = base + q
-                owner[q] = i
-            p = stop
-            i += 1
-    return rows, owner
+    chunk = (total + nparts - 1) // nparts
+    p0 = t * chunk
+    p1 = min(total, p0 + chunk)
+    if p0 >= p1:
+        return
+    a = 0
+    b = m
+    while a < b:  # owner of p0: first i with ends[i] > p0
+        mid = (a + b) >> 1
+        if ends[mid] <= p0:
+            a = mid + 1
+        else:
+            b = mid
+    i = a
+    p = p0
+    while p < p1:
+        begin = ends[i - 1] if i > 0 else 0
+        stop = min(ends[i], p1)
+        base = start[i] - begin
+        for q in range(p, stop):
+            rows[q] = base + q
+            owner[q] = i
+        p = stop
+        i += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def take_rows(values, rows, out):
+    """out[i, :] = values[rows[i], :] (serial)."""
+    k = values.shape[1]
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for c in range(k):
+            out[i, c] = values[r, c]
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def take_columns(indices, rows, out):
+    """out[:, i] = indices[:, rows[i]] (serial)."""
+    for d in range(indices.shape[0]):
+        src = indices[d]
+        dst = out[d]
+        for i in range(rows.shape[0]):
+            dst[i] = src[rows[i]]
+    return out
