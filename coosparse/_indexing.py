@@ -146,6 +146,8 @@ def row_pointer(a, be, nqueries=None):
 def getitem(a, key):
     """``a[key]``: a COO, or a NumPy scalar for an all-integer key (see the module docstring)."""
     t = type(key)
+    if t is tuple and not key:
+        return a  # the Array API's a[()] (NumPy would give a 0-d array's scalar)
     if (t is int or t is slice) and a._sorted and a._indices.shape[0]:
         out = _fast_leading(a, key)
         if out is not None:
@@ -193,7 +195,9 @@ def _normalize(a, key):
             raw.append(("int", int(k)))
             consumed += 1
         elif isinstance(k, COO):
-            if k.dtype == np.bool_:
+            if k.dtype == np.bool_ and k.ndim == 0:
+                raw.append(("bool0", bool(k.to_dense()[()])))
+            elif k.dtype == np.bool_:
                 from ._search import nonzero
 
                 raw.append(("boolarr", (nonzero(k), k.shape)))
@@ -272,7 +276,7 @@ def _normalize(a, key):
             arrays = True
             coords, bshape = v
             for j, m in enumerate(bshape):
-                if ax + j >= a.ndim or a.shape[ax + j] != m:
+                if ax + j >= a.ndim or a.shape[ax + j] != m and m != 0:  # NumPy lets a length-0 axis pass
                     size = a.shape[ax + j] if ax + j < a.ndim else 0
                     raise IndexError(
                         f"boolean index did not match indexed array along axis {ax + j}; size of axis "
@@ -299,7 +303,7 @@ def _normalize(a, key):
             for it in items:
                 if it.kind == "array":
                     it.value = _check_bounds(it.value, a.shape[it.axis], it.axis, xp)
-    return items, not ellipses and not arrays
+    return items, not ellipses and not arrays and any(kind == "int" for kind, _ in raw)
 
 
 def _check_bounds(arr, n, axis, xp):
@@ -489,7 +493,8 @@ def _index(a, items, scalar_ok):
 
 
 def _is_full(it, shape):
-    return it.kind == "slice" and it.step == 1 and it.start == 0 and it.stop >= shape[it.axis]
+    """A slice that keeps every index of its axis (forwards or backwards): no entry is dropped."""
+    return it.kind == "slice" and abs(it.step) == 1 and it.length == shape[it.axis]
 
 
 def _conditions(conds, row_of, xp):

@@ -350,6 +350,8 @@ def repeat(x, /, repeats, *, axis=None):
         axis = 0
     axis = normalize_axis_index(axis, x.ndim)
     n = x.shape[axis]
+    if isinstance(repeats, COO):
+        repeats = repeats.to_dense()
     rep = np.asarray(repeats.get() if hasattr(repeats, "get") else repeats)
     if rep.size == 0 and rep.dtype.kind == "f":
         rep = rep.astype(np.int64)  # an empty list

@@ -201,9 +201,7 @@ def argwhere(x):
     check_coo(x, "argwhere")
     xp = _namespace(x.values)
     if x.ndim == 0:
-        from ._indexing import getitem
-
-        return xp.zeros((int(bool(getitem(x, ()) != 0)), 0), dtype=np.int64)
+        return xp.zeros((int(bool(x.to_dense() != 0)), 0), dtype=np.int64)
     return xp.stack(nonzero(x), axis=-1)
 
 

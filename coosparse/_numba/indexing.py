@@ -30,6 +30,8 @@ no result depends on the schedule.
 import numba as nb
 import numpy as np
 
+from .intersect import _lower_bound
+
 
 @nb.njit(cache=True, nogil=True)
 def mask_count(t, nparts, mask, counts):
@@ -80,13 +82,7 @@ def _gallop_lower_bound(keys, pos, n, k):
             hi = pos + step
         if hi > n:
             hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < k:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return _lower_bound(keys, lo, hi, k)
 
 
 @nb.njit(cache=True, nogil=True)

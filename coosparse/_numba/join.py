@@ -17,18 +17,9 @@ the permutation is the same.
 import numba as nb
 import numpy as np
 
+from .intersect import _lower_bound
+
 MAX_MERGE_RUNS = 16
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _lower_bound(a, lo, hi, k):
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < k:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 @nb.njit(cache=True, nogil=True)
