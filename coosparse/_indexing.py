@@ -44,7 +44,7 @@ import numpy as np
 from . import _dtypes
 from ._backend import backend_for
 from ._coo import COO
-from ._shape import _prod, gather_values, result, to_hybrid
+from ._shape import _prod, as_words, gather_values, result, to_hybrid, values_2d
 
 _VALID = (
     "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
@@ -403,6 +403,14 @@ def _index(a, items, scalar_ok):
         else:
             start, stop = be.search_ranges(indices[0], p0, p0 + 1)
             count = stop - start
+        rest = [it for it in sp_items if it is not ax_arrays[0] and it.kind != "ellipsis"]
+        if not conds and len(bshape) == 1 and all(it.kind == "slice" and it.step == 1 for it in rest):
+            # rows whole, in order: one fused pass writes the point ids, the other index rows
+            # and the values (no row list, no separate gathers)
+            v2 = values_2d(a.values)
+            out_idx, words = be.take_ranges(indices[1:], as_words(v2), start, count)  # synchronize!
+            vals = words.view(v2.dtype).reshape((out_idx.shape[1],) + a.dense_shape)
+            return _finish(a, out_idx, vals, bshape + a.sparse_shape[1:], dn_items, scalar_ok, a.is_sorted)
         sel, pt = be.expand_ranges(start, count)  # synchronize! (output size)
         if conds:
             keep = be.mask_positions(_conditions(conds, lambda ax: indices[ax][sel], xp))
@@ -468,7 +476,12 @@ def _index(a, items, scalar_ok):
         else:
             out_idx[j] = r
 
-    # 4. keys on dense dimensions index the values
+    sorted_ = a.is_sorted and not reversed_axis and (not sp_arrays or point_major)
+    return _finish(a, out_idx, vals, tuple(shape), dn_items, scalar_ok, sorted_)
+
+
+def _finish(a, out_idx, vals, sparse_shape, dn_items, scalar_ok, sorted_):
+    """Apply the keys on dense dimensions to the values; the result (or its scalar)."""
     if dn_items:
         dkey = [slice(None)]
         for it in dn_items:
@@ -485,10 +498,9 @@ def _index(a, items, scalar_ok):
             else:
                 dkey.append(it.value)
         vals = vals[tuple(dkey)]
-    shape = tuple(shape) + tuple(vals.shape[1:])
+    shape = tuple(sparse_shape) + tuple(vals.shape[1:])
     if not shape and scalar_ok:
         return _scalar_of(vals, a.dtype, a.fill_value)
-    sorted_ = a.is_sorted and not reversed_axis and (not sp_arrays or point_major)
     return result(a, out_idx, vals, shape, sorted=sorted_, unique=a.is_unique)
 
 

@@ -102,6 +102,11 @@ expand_ranges      (start int64[m], count int64[m] >= 0) -> (rows, owner)
                    int64[sum(count)]: for i in order, rows start[i] ..
                    start[i]+count[i]-1, each with owner i (synchronises on a
                    GPU: output size)
+take_ranges        (indices int64[d, n], values[n, k], start int64[m], count
+                   int64[m]) -> (out int64[d+1, t], vals[t, k]): with rows =
+                   expand_ranges(start, count): out[0] = owner, out[1:] =
+                   indices[:, rows], vals = values[rows] (fused; values are
+                   copied as bits; synchronises on a GPU: output size)
 merge_runs         (keys int64[n], offsets int64[r+1]) -> perm int64[n]: keys
                    made of r sorted runs keys[offsets[t]:offsets[t+1]]; perm is
                    the stable sort permutation (ties: earlier run, then earlier
@@ -138,5 +143,6 @@ KERNEL_API = (
     "mask_positions",
     "search_ranges",
     "expand_ranges",
+    "take_ranges",
     "merge_runs",
 )

@@ -43,3 +43,21 @@ extern "C" __global__ void coo_indexing_expand(
     rows[p] = start[i] + (p - begin);
     owner[p] = i;
 }
+
+// One thread per output position p (owner i by binary search in ends, as in
+// coo_indexing_expand): out[0, p] = i, out[1 + r, p] = indices[r, src], and
+// the k value words of row src, src = start[i] + p - (ends[i] - count[i]).
+template <typename T>
+__global__ void coo_indexing_take_ranges(
+        const i64* __restrict__ indices, i64 d, i64 n, const T* __restrict__ values, i64 k,
+        const i64* __restrict__ start, const i64* __restrict__ ends, i64 m, i64 total,
+        i64* __restrict__ out, T* __restrict__ vals) {
+    i64 p = coo_thread_id();
+    if (p >= total) return;
+    i64 i = coo_upper_bound(ends, 0, m, p);
+    i64 begin = i > 0 ? ends[i - 1] : 0;
+    i64 src = start[i] + (p - begin);
+    out[p] = i;
+    for (i64 r = 0; r < d; ++r) out[(r + 1) * total + p] = indices[r * n + src];
+    for (i64 c = 0; c < k; ++c) vals[p * k + c] = values[src * k + c];
+}

@@ -64,3 +64,21 @@ def test_merge_runs_large_parallel_split(runs, backend):
     be = _be(backend, keys)
     np.testing.assert_array_equal(backend.get(be.merge_runs(backend.put(keys), offsets)),
                                   np.argsort(keys, kind="stable"))
+
+
+@given(m=st.integers(0, 100), d=st.integers(0, 3), k=st.integers(0, 3), seed=st.integers(0, 2**31),
+       dtype=st.sampled_from([np.int8, np.float16, np.float64, np.complex128]))
+def test_take_ranges(m, d, k, seed, dtype, backend):
+    rng = np.random.default_rng(seed)
+    n = 500
+    indices = rng.integers(0, 99, (d, n))
+    values = (rng.standard_normal((n, k)) * 10).astype(dtype)
+    start = rng.integers(0, n - 10, m)
+    count = rng.integers(0, 10, m)
+    words = values.view({1: np.uint8, 2: np.uint16, 8: np.uint64, 16: np.uint64}[values.dtype.itemsize])
+    be = _be(backend, indices)
+    out, vals = be.take_ranges(backend.put(indices), backend.put(words), backend.put(start), backend.put(count))
+    rows = np.concatenate([np.arange(s, s + c) for s, c in zip(start, count)] + [np.zeros(0, np.int64)])
+    expected = np.concatenate([np.repeat(np.arange(m), count)[None], indices[:, rows]])
+    np.testing.assert_array_equal(backend.get(out), expected)
+    np.testing.assert_array_equal(backend.get(vals).view(dtype), values[rows])

@@ -726,6 +726,30 @@ class CudaLayer:
         self._run("coo_indexing_expand", total, start, ends, _i64(m), _i64(total), rows, owner)
         return rows, owner
 
+    def take_ranges(self, indices, values, start, count):
+        """Fused range gather: (out[d + 1, t] with out[0] the owner, values[rows]). Synchronises (output size)."""
+        xp = self.xp
+        indices = self._c(indices, np.int64)
+        values = self._c(values)
+        start = self._c(start, np.int64)
+        count = self._c(count, np.int64)
+        d, n = indices.shape
+        m = start.shape[0]
+        ends = xp.cumsum(count) if m else xp.zeros(0, dtype=np.int64)
+        total = int(ends[-1]) if m else 0  # synchronize! (the total length sizes the output)
+        out = xp.empty((d + 1, total), dtype=np.int64)
+        vals = xp.empty((total,) + values.shape[1:], dtype=values.dtype)
+        if total == 0:
+            return out, vals
+        if self._validate:
+            self._check_range(xp.concatenate([start, start + count - 1])[xp.concatenate([count, count]) > 0],
+                              0, n, "take_ranges rows")
+        view, ctype = self._words(values)
+        vview, _ = self._words(vals)
+        self._run(f"coo_indexing_take_ranges<{ctype}>", total, indices, _i64(d), _i64(n), view,
+                  _i64(view.shape[1]), start, ends, _i64(m), _i64(total), out, vview)
+        return out, vals
+
     def merge_runs(self, keys, offsets):
         """Stable sort permutation of keys made of sorted runs: each key's merge rank by binary search. Sync-free.
 

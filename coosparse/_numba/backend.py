@@ -226,6 +226,20 @@ def expand_ranges(start, count):
     return rows, owner
 
 
+def take_ranges(indices, values, start, count):
+    """Fused expand_ranges + gathers: (int64[d + 1, t] with row 0 the owner and rows 1.. the
+    gathered index columns, values[rows])."""
+    indices = np.ascontiguousarray(indices, dtype=_i64)
+    start = np.ascontiguousarray(start, dtype=_i64)
+    ends = np.cumsum(count, dtype=_i64)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    out_idx = np.empty((indices.shape[0] + 1, total), _i64)
+    out_val = np.empty((total, values.shape[1]), values.dtype)
+    nparts, nthreads = _parts(total * (indices.shape[0] + 1 + values.shape[1]))
+    _run_parts(_idx.take_ranges_part, nparts, nthreads, indices, values, start, ends, total, out_idx, out_val)
+    return out_idx, out_val
+
+
 def merge_runs(keys, offsets):
     """Stable sort permutation of ``keys`` made of sorted runs (run t: keys[offsets[t]:offsets[t+1]])."""
     keys = np.ascontiguousarray(keys, dtype=_i64)

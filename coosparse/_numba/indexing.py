@@ -174,3 +174,44 @@ def take_columns(indices, rows, out):
         for i in range(rows.shape[0]):
             dst[i] = src[rows[i]]
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def take_ranges_part(t, nparts, indices, values, start, ends, total, out_idx, out_val):
+    """Part t of the fused range gather: out_idx[0] = owner, out_idx[1:] = indices[:, rows],
+    out_val = values[rows], rows the concatenated ranges (``ends``: inclusive scan of the counts)."""
+    m = start.shape[0]
+    d = indices.shape[0]
+    k = values.shape[1]
+    chunk = (total + nparts - 1) // nparts
+    p0 = t * chunk
+    p1 = min(total, p0 + chunk)
+    if p0 >= p1:
+        return
+    a = 0
+    b = m
+    while a < b:  # owner of p0: first i with ends[i] > p0
+        mid = (a + b) >> 1
+        if ends[mid] <= p0:
+            a = mid + 1
+        else:
+            b = mid
+    i = a
+    p = p0
+    while p < p1:
+        begin = ends[i - 1] if i > 0 else 0
+        stop = min(ends[i], p1)
+        src = start[i] + (p - begin)
+        n = stop - p
+        for q in range(n):
+            out_idx[0, p + q] = i
+        for r in range(d):
+            row = indices[r]
+            dst = out_idx[r + 1]
+            for q in range(n):
+                dst[p + q] = row[src + q]
+        for q in range(n):
+            for c in range(k):
+                out_val[p + q, c] = values[src + q, c]
+        p = stop
+        i += 1
