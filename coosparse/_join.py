@@ -9,14 +9,14 @@ operation           ``is_sorted`` of the result
 ``concatenate``     axis 0: True when every input is sorted (pieces follow each
                     other). Another sparse axis: True when every input is
                     sorted: the pieces are merged by the key of the axes before
-                    ``axis`` (``merge_runs``: one sequential pass, no sort);
+                    ``axis`` (``merge_take``: one sequential pass, no sort);
                     else False. A dense axis: the pieces' blocks are joined per
                     index (both flags True)
 ``stack``           as ``concatenate`` along the new axis
 ``unstack``         each piece keeps the source's flags
 ``flip``            True only when no flipped sparse axis has length > 1
 ``roll``            kept: the entries that wrap around and those that do not
-                    are two sorted runs, merged (``merge_runs``)
+                    are two sorted runs, merged (``merge_take``)
 ``tile``            kept (repeated ``concatenate``)
 ``repeat``          kept (sorted inputs are re-sorted by a stable key sort
                     when ``axis`` is not the last sparse axis)
@@ -45,7 +45,7 @@ from ._backend import backend_for
 from ._coo import COO
 from ._dispatch import implements
 from ._keys import joint_keys
-from ._shape import check_coo, expand_dims, gather_values, insert_axes, ravel, reshape, result, to_hybrid
+from ._shape import as_words, check_coo, expand_dims, gather_values, values_2d, insert_axes, ravel, reshape, result, to_hybrid
 
 
 def _xp(a):
@@ -145,9 +145,9 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     indices = xp.empty((s, total), dtype=np.int64)
     o = off = 0
     for x, n, size in zip(arrays, counts, sizes):
-        indices[:, o:o + n] = x.indices
-        if off:
-            indices[axis, o:o + n] += off
+        indices[:axis, o:o + n] = x.indices[:axis]
+        xp.add(x.indices[axis], off, out=indices[axis, o:o + n])
+        indices[axis + 1:, o:o + n] = x.indices[axis + 1:]
         o += n
         off += size
     values = xp.concatenate([x.values for x in arrays], axis=0)
@@ -157,10 +157,15 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
         return result(first, indices, values, shape, sorted=all_sorted and axis == 0, unique=unique)
     # sorted pieces along a later axis: merge them by the key of the axes before ``axis``
     keys = _piece_keys(be, indices, first.shape[:axis])
-    perm = be.merge_runs(keys, np.cumsum([0] + counts))
-    indices = be.gather_columns(indices, perm)
-    values = gather_values(be, values, perm)
+    indices, values = merge_values(be, keys, np.cumsum([0] + counts), indices, values)
     return result(first, indices, values, shape, sorted=True, unique=unique)
+
+
+def merge_values(be, keys, offsets, indices, values):
+    """``merge_take`` for values of any dense shape and dtype (moved as words)."""
+    v2 = values_2d(values)
+    out_idx, words = be.merge_take(keys, offsets, indices, as_words(v2))
+    return out_idx, words.view(v2.dtype).reshape(values.shape)
 
 
 @implements(np.concatenate)
@@ -299,10 +304,9 @@ def _roll_axis(x, sh, axis):
     order = xp.concatenate([stay, moved])
     indices = be.gather_columns(indices, order)
     keys = _piece_keys(be, indices, x.shape[:axis + 1])
-    perm = be.merge_runs(keys, np.array([0, stay.shape[0], x.nnz]))
-    rows = order[perm]
-    return result(x, be.gather_columns(indices, perm), gather_values(be, x.values, rows), x.shape,
-                  sorted=True, unique=x.is_unique)
+    indices, values = merge_values(be, keys, np.array([0, stay.shape[0], x.nnz]), indices,
+                                   gather_values(be, x.values, order))
+    return result(x, indices, values, x.shape, sorted=True, unique=x.is_unique)
 
 
 # ---------------------------------------------------------------------- tile / repeat / pad

@@ -107,10 +107,11 @@ take_ranges        (indices int64[d, n], values[n, k], start int64[m], count
                    expand_ranges(start, count): out[0] = owner, out[1:] =
                    indices[:, rows], vals = values[rows] (fused; values are
                    copied as bits; synchronises on a GPU: output size)
-merge_runs         (keys int64[n], offsets int64[r+1]) -> perm int64[n]: keys
-                   made of r sorted runs keys[offsets[t]:offsets[t+1]]; perm is
-                   the stable sort permutation (ties: earlier run, then earlier
-                   position), i.e. the r-way merge
+merge_take         (keys int64[n], offsets int64[r+1], indices int64[d, n],
+                   values[n, k]) -> (indices[:, perm], values[perm]): keys
+                   made of r sorted runs keys[offsets[t]:offsets[t+1]]; perm
+                   is their stable sort order (ties: earlier run, then earlier
+                   position), i.e. the r-way merge; values are copied as bits
 =================  ==========================================================
 """
 
@@ -144,5 +145,5 @@ KERNEL_API = (
     "search_ranges",
     "expand_ranges",
     "take_ranges",
-    "merge_runs",
+    "merge_take",
 )

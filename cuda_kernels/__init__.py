@@ -69,9 +69,7 @@ KERNELS = {
         "coo_indexing_search_ranges",
         "coo_indexing_expand",
     ) + _inst("coo_indexing_take_ranges", WORD_TYPES),
-    "join.cu": (
-        "coo_join_merge_rank",
-    ),
+    "join.cu": _inst("coo_join_merge_take", WORD_TYPES),
 }
 
 

@@ -14,7 +14,7 @@ from reference import dense_reference
 def reference(a):
     """Dense meaning of COO ``a`` (fill included), from its parts only."""
     a = a.to("cpu")
-    out = dense_reference(a.indices, a.values, a.shape)
+    out = np.array(dense_reference(a.indices, a.values, a.shape))  # a 0-d bool result is a scalar
     fill = a.fill_value
     nan = np.asarray(fill).dtype.kind in "fc" and bool(np.isnan(fill))
     if nan or fill != 0:

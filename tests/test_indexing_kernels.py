@@ -1,5 +1,5 @@
-"""The kernel rows of issue 12 (mask_positions, search_ranges, expand_ranges, merge_runs) on every
-layer, against NumPy."""
+"""The kernel rows of issue 12 (mask_positions, search_ranges, expand_ranges, take_ranges,
+merge_take) on every layer, against NumPy."""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -45,25 +45,31 @@ def test_expand_ranges(m, seed, big, backend):
     np.testing.assert_array_equal(backend.get(owner), np.repeat(np.arange(m), count))
 
 
+def _merge_check(be, backend, keys, offsets, seed):
+    rng = np.random.default_rng(seed)
+    n = keys.shape[0]
+    indices = rng.integers(0, 99, (2, n))
+    values = rng.standard_normal((n, 2))
+    out, vals = be.merge_take(backend.put(keys), offsets, backend.put(indices), backend.put(values.view(np.uint64)))
+    perm = np.argsort(keys, kind="stable")
+    np.testing.assert_array_equal(backend.get(out), indices[:, perm])
+    np.testing.assert_array_equal(backend.get(vals).view(np.float64), values[perm])
+
+
 @given(sizes=st.lists(st.integers(0, 3000), min_size=1, max_size=20), span=st.integers(1, 10**6),
        seed=st.integers(0, 2**31))
-def test_merge_runs(sizes, span, seed, backend):
+def test_merge_take(sizes, span, seed, backend):
     rng = np.random.default_rng(seed)
     keys = np.concatenate([np.sort(rng.integers(0, span, k)) for k in sizes])
-    offsets = np.cumsum([0] + sizes)
-    be = _be(backend, keys)
-    perm = backend.get(be.merge_runs(backend.put(keys), offsets))
-    np.testing.assert_array_equal(perm, np.argsort(keys, kind="stable"))
+    _merge_check(_be(backend, keys), backend, keys, np.cumsum([0] + sizes), seed)
 
 
 @pytest.mark.parametrize("runs", [1, 2, 4])
-def test_merge_runs_large_parallel_split(runs, backend):
+def test_merge_take_large_parallel_split(runs, backend):
     rng = np.random.default_rng(runs)
-    keys = np.concatenate([np.sort(rng.integers(0, 1 << 20, 70000 + 13 * t)) for t in range(runs)])
-    offsets = np.cumsum([0] + [70000 + 13 * t for t in range(runs)])
-    be = _be(backend, keys)
-    np.testing.assert_array_equal(backend.get(be.merge_runs(backend.put(keys), offsets)),
-                                  np.argsort(keys, kind="stable"))
+    sizes = [300000 + 13 * t for t in range(runs)]
+    keys = np.concatenate([np.sort(rng.integers(0, 1 << 17, k)) for k in sizes])
+    _merge_check(_be(backend, keys), backend, keys, np.cumsum([0] + sizes), runs)
 
 
 @given(m=st.integers(0, 100), d=st.integers(0, 3), k=st.integers(0, 3), seed=st.integers(0, 2**31),

@@ -750,21 +750,28 @@ class CudaLayer:
                   _i64(view.shape[1]), start, ends, _i64(m), _i64(total), out, vview)
         return out, vals
 
-    def merge_runs(self, keys, offsets):
-        """Stable sort permutation of keys made of sorted runs: each key's merge rank by binary search. Sync-free.
-
-        ``offsets`` (host or device, r + 1 entries) travels as one small
-        array. Many runs (more than 16) are sorted instead (same permutation).
-        """
+    def merge_take(self, keys, offsets, indices, values):
+        """(indices[:, perm], values[perm]) for the stable merge order of sorted runs of keys:
+        each entry's merge rank by binary search in the other runs, then its column and row copied
+        there. Sync-free (``offsets``, r + 1 host integers, travels as one small array). More than
+        16 runs are sorted instead (same order)."""
         xp = self.xp
         keys = self._c(keys, np.int64)
+        indices = self._c(indices, np.int64)
+        values = self._c(values)
         n = keys.shape[0]
         host_offsets = np.asarray(offsets.get() if hasattr(offsets, "get") else offsets, dtype=np.int64)
         r = host_offsets.shape[0] - 1
-        if n == 0:
-            return xp.zeros(0, dtype=np.int64)
         if r > 16:
-            return self._c(self._argsort(keys), np.int64)
-        perm = xp.empty(n, dtype=np.int64)
-        self._run("coo_join_merge_rank", n, keys, xp.asarray(host_offsets), _i64(r), _i64(n), perm)
-        return perm
+            perm = self._c(self._argsort(keys), np.int64) if n else xp.zeros(0, dtype=np.int64)
+            return self.gather_columns(indices, perm), self.gather_rows(values, perm)
+        d = indices.shape[0]
+        out_idx = xp.empty((d, n), dtype=np.int64)
+        out_val = xp.empty(values.shape, dtype=values.dtype)
+        if n == 0:
+            return out_idx, out_val
+        view, ctype = self._words(values)
+        oview, _ = self._words(out_val)
+        self._run(f"coo_join_merge_take<{ctype}>", n, keys, xp.asarray(host_offsets), _i64(r), _i64(n),
+                  indices, _i64(d), view, _i64(view.shape[1]), out_idx, oview)
+        return out_idx, out_val

@@ -240,21 +240,22 @@ def take_ranges(indices, values, start, count):
     return out_idx, out_val
 
 
-def merge_runs(keys, offsets):
-    """Stable sort permutation of ``keys`` made of sorted runs (run t: keys[offsets[t]:offsets[t+1]])."""
+def merge_take(keys, offsets, indices, values):
+    """(indices[:, perm], values[perm]) for the stable merge order perm of sorted runs of keys."""
     keys = np.ascontiguousarray(keys, dtype=_i64)
+    indices = np.ascontiguousarray(indices, dtype=_i64)
     offsets = np.asarray(offsets, dtype=_i64)
     n = keys.shape[0]
     r = offsets.shape[0] - 1
-    if n == 0:
-        return np.zeros(0, _i64)
     if r > _join.MAX_MERGE_RUNS:
-        return sort_pairs(keys, int(keys.max()) + 1)[1]
-    nparts, nthreads = _parts(n)
+        perm = sort_pairs(keys, int(keys.max()) + 1)[1] if n else np.zeros(0, _i64)
+        return gather_columns(indices, perm), gather_rows(values, perm)
+    nparts, nthreads = _parts(n * (indices.shape[0] + values.shape[1]))
     cut, out0 = _join.merge_cuts(keys, offsets, _merge_splitters(keys, offsets, nparts))
-    perm = np.empty(n, _i64)
-    _run_parts(_join.merge_part, nparts, nthreads, keys, cut, out0, perm)
-    return perm
+    out_idx = np.empty((indices.shape[0], n), _i64)
+    out_val = np.empty((n, values.shape[1]), values.dtype)
+    _run_parts(_join.merge_take_part, nparts, nthreads, keys, cut, out0, indices, values, out_idx, out_val)
+    return out_idx, out_val
 
 
 def _merge_splitters(keys, offsets, nparts):

@@ -1,14 +1,16 @@
-"""Merging sorted runs: the order of a concatenation whose pieces are each sorted.
+"""Merging sorted runs: a concatenation whose pieces are each sorted, put in order.
 
-``merge_runs(keys, offsets)`` is the stable sort permutation of keys made of
-``r`` consecutive sorted runs (ties go to the earlier run, then the earlier
-position). Concatenating sorted arrays along a non-leading axis and ``roll``
-produce such keys; a merge reads them sequentially instead of sorting.
+``merge_take(keys, offsets, indices, values)`` moves the entries of ``r``
+consecutive sorted runs of keys into the stable sort order (ties go to the
+earlier run, then the earlier position), copying their index columns and
+value rows as it goes. Concatenating sorted arrays along a non-leading axis
+and ``roll`` produce such runs; a merge reads them sequentially instead of
+sorting and gathering.
 
 Parallel split: ``nparts - 1`` splitter keys are taken from a sample of every
 run; part ``p`` takes, from each run, the keys in ``[split[p-1], split[p])``
 (``lower_bound`` on both sides, so equal keys never straddle parts) and
-merges them with an ``r``-way selection (ties: lowest run). A part's output
+merges them one distinct key at a time (ties: lowest run). A part's output
 offset is the number of keys below its lower splitter in all runs. Parts run
 through ``threads.run_parts`` (see ``indexing.py`` for why not ``prange``).
 More than ``MAX_MERGE_RUNS`` runs are sorted instead (the wrapper decides);
@@ -45,19 +47,38 @@ def merge_cuts(keys, offsets, splitters):
 
 
 @nb.njit(cache=True, nogil=True)
-def merge_part(p, nparts, keys, cut, out0, perm):
-    """r-way merge of part p (ties: lowest run) into perm[out0[p]:out0[p + 1]]."""
+def merge_take_part(p, nparts, keys, cut, out0, indices, values, out_idx, out_val):
+    """Part p of the merge into out[:, out0[p]:out0[p + 1]]: one distinct key at a time (the
+    smallest head key k, then every run's block of keys equal to k, in run order), copying
+    each entry's index column and value row as it is taken.
+
+    Concatenations repeat keys (the key is a prefix of the index: a row has
+    entries in every piece), so whole blocks move per selection; every run is
+    read sequentially and the output written sequentially."""
     r = cut.shape[1]
+    d = indices.shape[0]
+    k = values.shape[1]
     head = cut[p].copy()
     end = cut[p + 1]
-    for o in range(out0[p], out0[p + 1]):
+    o = out0[p]
+    stop = out0[p + 1]
+    while o < stop:
         best = -1
         bk = 0
         for t in range(r):
             if head[t] < end[t]:
-                k = keys[head[t]]
-                if best < 0 or k < bk:
+                key = keys[head[t]]
+                if best < 0 or key < bk:
                     best = t
-                    bk = k
-        perm[o] = head[best]
-        head[best] += 1
+                    bk = key
+        for t in range(best, r):
+            h = head[t]
+            e = end[t]
+            while h < e and keys[h] == bk:
+                for j in range(d):
+                    out_idx[j, o] = indices[j, h]
+                for c in range(k):
+                    out_val[o, c] = values[h, c]
+                o += 1
+                h += 1
+            head[t] = h
