@@ -23,20 +23,6 @@ def from_scipy(m, *, check=True):
     return _from_scipy(m, check=check)
 
 
-# ---- shape, indexing, joining, searching (issue 12) ----------------------------
-from ._join import (  # noqa: E402
-    concat, concatenate, diagonal, flip, kron, pad, repeat, roll, stack, tile, tril, triu, unstack,
-)
-from ._search import (  # noqa: E402
-    argsort, argwhere, isin, nonzero, searchsorted, sort, take, take_along_axis, unique_all,
-    unique_counts, unique_inverse, unique_values, where,
-)
-from ._shape import (  # noqa: E402
-    expand_dims, flatten, matrix_transpose, moveaxis, permute_dims, ravel, reshape, squeeze, swapaxes,
-    to_hybrid, transpose,
-)
-from . import _indexing  # noqa: E402,F401  (a[key])
-
 __all__ = [
     "COO",
     "SUPPORTED_DTYPES",
@@ -52,7 +38,24 @@ __all__ = [
     "sparse_mask",
     "subtract",
     "to_dense",
-    # ---- shape, indexing, joining, searching (issue 12)
+]
+
+
+# ---- shape, indexing, joining, searching (issue 12) ----------------------------
+from ._join import (  # noqa: E402
+    concat, concatenate, diagonal, flip, kron, pad, repeat, roll, stack, tile, tril, triu, unstack,
+)
+from ._search import (  # noqa: E402
+    argsort, argwhere, isin, nonzero, searchsorted, sort, take, take_along_axis, unique_all,
+    unique_counts, unique_inverse, unique_values, where,
+)
+from ._shape import (  # noqa: E402
+    expand_dims, flatten, matrix_transpose, moveaxis, permute_dims, ravel, reshape, squeeze, swapaxes,
+    to_hybrid, transpose,
+)
+from . import _indexing  # noqa: E402,F401  (a[key])
+
+__all__ += [
     "argsort", "argwhere", "concat", "concatenate", "diagonal", "expand_dims", "flatten", "flip",
     "isin", "kron", "matrix_transpose", "moveaxis", "nonzero", "pad", "permute_dims", "ravel",
     "repeat", "reshape", "roll", "searchsorted", "sort", "squeeze", "stack", "swapaxes", "take",

@@ -406,6 +406,37 @@ def test_strided_views_out_of_bounds_raise():
     assert not out.any()
 
 
+# ---- shape, indexing and joining (issue 12) ---------------------------------------
+@pytest.mark.parametrize("n", [0, 1, 300, 5000])
+def test_mask_search_expand_match_numba(launched, n):
+    rng = np.random.default_rng(n)
+    mask = rng.random(n) < 0.4
+    np.testing.assert_array_equal(emulated.mask_positions(mask), nb.mask_positions(mask))
+    keys = np.sort(rng.integers(0, 100, n))
+    lo = rng.integers(-3, 103, 50)
+    hi = lo + rng.integers(-2, 10, 50)
+    for a, b in zip(emulated.search_ranges(keys, lo, hi), nb.search_ranges(keys, lo, hi)):
+        np.testing.assert_array_equal(a, b)
+    start, count = rng.integers(0, 1000, 40), rng.integers(0, 6, 40)
+    for a, b in zip(emulated.expand_ranges(start, count), nb.expand_ranges(start, count)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+def test_take_ranges_and_merge_take_match_numba(launched, dtype):
+    rng = np.random.default_rng(7)
+    n = 600
+    indices = rng.integers(0, 50, (2, n))
+    values = full_range_values(rng, (n, 3), dtype)
+    start, count = rng.integers(0, n - 8, 30), rng.integers(0, 8, 30)
+    for a, b in zip(emulated.take_ranges(indices, values, start, count), nb.take_ranges(indices, values, start, count)):
+        np.testing.assert_array_equal(a, b)
+    keys = np.concatenate([np.sort(rng.integers(0, 40, k)) for k in (200, 0, 250, 150)])
+    offsets = np.array([0, 200, 200, 450, 600])
+    for a, b in zip(emulated.merge_take(keys, offsets, indices, values), nb.merge_take(keys, offsets, indices, values)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_every_kernel_is_launched(launched):
     # runs after the parity tests of this module (pytest keeps file order)
     if len(launched) < 3:
