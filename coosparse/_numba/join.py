@@ -73,12 +73,19 @@ def merge_take_part(p, nparts, keys, cut, out0, indices, values, out_idx, out_va
                     bk = key
         for t in range(best, r):
             h = head[t]
-            e = end[t]
-            while h < e and keys[h] == bk:
-                for j in range(d):
-                    out_idx[j, o] = indices[j, h]
-                for c in range(k):
-                    out_val[o, c] = values[h, c]
-                o += 1
-                h += 1
-            head[t] = h
+            e = h
+            stop_t = end[t]
+            while e < stop_t and keys[e] == bk:
+                e += 1
+            n = e - h
+            if n:
+                for j in range(d):  # block copies: row by row, then the value rows
+                    src = indices[j]
+                    dst = out_idx[j]
+                    for q in range(n):
+                        dst[o + q] = src[h + q]
+                for q in range(n):
+                    for c in range(k):
+                        out_val[o + q, c] = values[h + q, c]
+                o += n
+            head[t] = e
