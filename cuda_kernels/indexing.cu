@@ -33,14 +33,20 @@ extern "C" __global__ void coo_indexing_search_ranges(
 
 // One thread per output position p: its owner i is the first range with
 // ends[i] > p (ends: inclusive scan of the counts), rows[p] = start[i] + p - (ends[i] - count[i]).
+// Range i holding output position p, and p's source row start[i] + p - (ends[i] - count[i]).
+__device__ __forceinline__ i64 coo_indexing_source(const i64* start, const i64* ends, i64 m, i64 p, i64* owner) {
+    i64 i = coo_upper_bound(ends, 0, m, p);
+    *owner = i;
+    return start[i] + (p - (i > 0 ? ends[i - 1] : 0));
+}
+
 extern "C" __global__ void coo_indexing_expand(
         const i64* __restrict__ start, const i64* __restrict__ ends, i64 m, i64 total,
         i64* __restrict__ rows, i64* __restrict__ owner) {
     i64 p = coo_thread_id();
     if (p >= total) return;
-    i64 i = coo_upper_bound(ends, 0, m, p);
-    i64 begin = i > 0 ? ends[i - 1] : 0;
-    rows[p] = start[i] + (p - begin);
+    i64 i;
+    rows[p] = coo_indexing_source(start, ends, m, p, &i);
     owner[p] = i;
 }
 
@@ -54,9 +60,8 @@ __global__ void coo_indexing_take_ranges(
         i64* __restrict__ out, T* __restrict__ vals) {
     i64 p = coo_thread_id();
     if (p >= total) return;
-    i64 i = coo_upper_bound(ends, 0, m, p);
-    i64 begin = i > 0 ? ends[i - 1] : 0;
-    i64 src = start[i] + (p - begin);
+    i64 i;
+    i64 src = coo_indexing_source(start, ends, m, p, &i);
     out[p] = i;
     for (i64 r = 0; r < d; ++r) out[(r + 1) * total + p] = indices[r * n + src];
     for (i64 c = 0; c < k; ++c) vals[p * k + c] = values[src * k + c];

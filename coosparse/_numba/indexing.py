@@ -124,24 +124,28 @@ def search_part(t, nparts, sorted_keys, lo, hi, order, start, stop):
         stop[q] = e
 
 
-@nb.njit(cache=True, nogil=True)
-def expand_part(t, nparts, start, ends, total, rows, owner):
-    """Output positions of part t: rows/owner of the concatenated ranges (``ends``: inclusive scan)."""
-    m = start.shape[0]
+@nb.njit(cache=True, nogil=True, inline="always")
+def _range_part(t, nparts, ends, total):
+    """(p0, p1, i): part t's output positions [p0, p1) and the range i holding p0 (first i with
+    ends[i] > p0; ``ends`` is the inclusive scan of the range lengths)."""
     chunk = (total + nparts - 1) // nparts
     p0 = t * chunk
     p1 = min(total, p0 + chunk)
-    if p0 >= p1:
-        return
     a = 0
-    b = m
-    while a < b:  # owner of p0: first i with ends[i] > p0
+    b = ends.shape[0]
+    while a < b:
         mid = (a + b) >> 1
         if ends[mid] <= p0:
             a = mid + 1
         else:
             b = mid
-    i = a
+    return p0, p1, a
+
+
+@nb.njit(cache=True, nogil=True)
+def expand_part(t, nparts, start, ends, total, rows, owner):
+    """Output positions of part t: rows/owner of the concatenated ranges (``ends``: inclusive scan)."""
+    p0, p1, i = _range_part(t, nparts, ends, total)
     p = p0
     while p < p1:
         begin = ends[i - 1] if i > 0 else 0
@@ -180,23 +184,9 @@ def take_columns(indices, rows, out):
 def take_ranges_part(t, nparts, indices, values, start, ends, total, out_idx, out_val):
     """Part t of the fused range gather: out_idx[0] = owner, out_idx[1:] = indices[:, rows],
     out_val = values[rows], rows the concatenated ranges (``ends``: inclusive scan of the counts)."""
-    m = start.shape[0]
     d = indices.shape[0]
     k = values.shape[1]
-    chunk = (total + nparts - 1) // nparts
-    p0 = t * chunk
-    p1 = min(total, p0 + chunk)
-    if p0 >= p1:
-        return
-    a = 0
-    b = m
-    while a < b:  # owner of p0: first i with ends[i] > p0
-        mid = (a + b) >> 1
-        if ends[mid] <= p0:
-            a = mid + 1
-        else:
-            b = mid
-    i = a
+    p0, p1, i = _range_part(t, nparts, ends, total)
     p = p0
     while p < p1:
         begin = ends[i - 1] if i > 0 else 0
