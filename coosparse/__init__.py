@@ -62,3 +62,8 @@ __all__ += [
     "take_along_axis", "tile", "to_hybrid", "transpose", "tril", "triu", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "unstack", "where",
 ]
+
+# ---- GPU readiness (issue 14): what the CUDA kernels report about invalid input
+from ._cuda.errors import check_device_errors  # noqa: E402
+
+__all__ += ["check_device_errors"]

@@ -5,6 +5,7 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import backend_for
+from ._bounds import raise_out_of_bounds
 from ._coo import COO
 from ._keys import is_wide, joint_keys, key_bound, strides_of, unravel_keys
 
@@ -34,16 +35,19 @@ def coalesce(a, prune=False):
     be = backend_for(a.indices)
     xp = be.xp
     sparse_shape = a.sparse_shape
-    values2d = xp.ascontiguousarray(_dtypes.to_accumulation(a.values.reshape(a.nnz, -1)))
+    block = int(np.prod(a.dense_shape, dtype=np.int64))
+    values2d = xp.ascontiguousarray(_dtypes.to_accumulation(a.values.reshape(a.nnz, block)))
     complex_dtype = values2d.dtype if values2d.dtype.kind == "c" else None
     if complex_dtype is not None:
         # complex sums are the sums of the real and imaginary parts, operation for
         # operation: summing float columns is bit-identical and saves kernel builds
         values2d = values2d.view(np.float32 if complex_dtype == np.complex64 else np.float64)
     if not a.is_sorted and not is_wide(sparse_shape):
+        if a.nnz and 0 in sparse_shape:  # nothing fits a shape of size 0 (check=False input)
+            raise_out_of_bounds(a.indices, sparse_shape, "coalesce")
         strides, _ = strides_of(sparse_shape)
         out_indices, sums = be.coalesce_linear(
-            a.indices, xp.asarray(np.array(strides, dtype=np.int64)), key_bound(sparse_shape), values2d
+            a.indices, np.array(strides, dtype=np.int64), key_bound(sparse_shape), values2d
         )
     else:
         out_indices, sums = _coalesce_general(be, a, values2d)
@@ -92,7 +96,9 @@ def _coalesce_general(be, a, values2d):
 def _prune(a):
     """Drop entries whose values are all zero; keeps flags (a subsequence)."""
     xp = backend_for(a.values).xp
-    keep = a.values.reshape(a.nnz, -1).any(axis=1) if a.dense_ndim else a.values != 0
+    # an explicit block size: reshape cannot infer -1 when nnz or a dense dimension is 0
+    block = int(np.prod(a.dense_shape, dtype=np.int64))
+    keep = a.values.reshape(a.nnz, block).any(axis=1) if a.dense_ndim else a.values != 0
     if bool(keep.all()):  # synchronize!
         return a
     return a._with(xp.ascontiguousarray(a.indices[:, keep]), a.values[keep])

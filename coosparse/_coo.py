@@ -7,15 +7,11 @@ import operator
 import numpy as np
 
 from . import _dtypes, _fill
-from ._backend import device_of
+from ._backend import array_namespace, device_of, is_device_array
 
 
 def _namespace(a):
-    if type(a).__module__.startswith("cupy"):
-        import cupy
-
-        return cupy
-    return np
+    return array_namespace(a)
 
 
 def _as_shape(shape):
@@ -69,16 +65,19 @@ class COO:
                  fill_value=None):
         # A device array decides the namespace; list-like parts follow it. Two
         # arrays on different devices are an error, never a silent copy.
-        if isinstance(indices, np.ndarray) and type(values).__module__.startswith("cupy") or (
-            isinstance(values, np.ndarray) and type(indices).__module__.startswith("cupy")
+        if isinstance(indices, np.ndarray) and is_device_array(values) or (
+            isinstance(values, np.ndarray) and is_device_array(indices)
         ):
             raise ValueError(
                 f"indices live on {device_of(indices)} but values on {device_of(values)}; "
                 "move one with cupy.asarray or .get()"
             )
-        xp = _namespace(values) if type(values).__module__.startswith("cupy") else _namespace(indices)
+        xp = _namespace(values) if is_device_array(values) else _namespace(indices)
+        listed = not hasattr(indices, "dtype")
         indices = xp.asarray(indices)
-        values = xp.asarray(values)
+        if listed and indices.size == 0 and indices.dtype.kind == "f":
+            indices = indices.astype(np.int64)  # empty lists are float64 to NumPy; no index is given
+        values = _dtypes.native(xp.asarray(values))
         shape = _as_shape(shape)
         if device_of(indices) != device_of(values):
             raise ValueError(
@@ -87,6 +86,13 @@ class COO:
         if check:
             self._validate_layout(indices, values, shape)
         if indices.dtype != np.int64 or not indices.flags.c_contiguous:
+            if indices.dtype == np.uint64 and indices.size and int(indices.max()) >= 2**63:  # synchronize!
+                # int64 storage would wrap them to negative indices: refuse, even with check=False
+                d, pos = (int(v) for v in np.unravel_index(int(indices.argmax()), indices.shape))
+                raise IndexError(
+                    f"index {int(indices[d, pos])} at position {pos} of dimension {d} is 2**63 or more; "
+                    "coosparse stores indices as int64, so no index can reach 2**63"
+                )
             indices = xp.ascontiguousarray(indices, dtype=np.int64)
         self._indices = indices
         self._values = values

@@ -127,9 +127,11 @@ def _union_sparse(a, b, negate, coalesce, op):
                 and a.dense_shape == dense_shape and b.dense_shape == dense_shape
                 and not is_wide(a.sparse_shape)):
             # one fused kernel over the index columns: merge, columns and values
-            strides = xp.asarray(np.array(strides_of(a.sparse_shape)[0], dtype=np.int64))
+            # strides and sizes are host values (passed by value); the merge checks every index
+            # against the sizes and the order the flags promise, in the pass it makes anyway
+            strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)
             indices, va = be.merge_add(a.indices, b.indices, rows2d(a.values), rows2d(b.values),
-                                       strides, negate)  # synchronize! (output size)
+                                       strides, negate, sizes=a.sparse_shape)  # synchronize! (output size)
             m = indices.shape[1]
         else:
             (ka, kb), _ = joint_keys([a.indices, b.indices], a.sparse_shape)
@@ -144,6 +146,7 @@ def _union_sparse(a, b, negate, coalesce, op):
                 xp.add(va, vb, out=va)
         return COO(indices, va.reshape((m,) + dense_shape), shape, sorted=True, unique=True,
                    check=False)
+    a, b = _own_sums(a, dtype), _own_sums(b, dtype)
     va = values_as(a.values, a.nnz, dense_shape, dtype)
     vb = values_as(b.values, b.nnz, dense_shape, dtype)
     out = COO(
@@ -153,6 +156,19 @@ def _union_sparse(a, b, negate, coalesce, op):
         check=False,
     )
     return _coalesce(out) if coalesce else out
+
+
+def _own_sums(a, dtype):
+    """``a`` with its duplicates summed in its own dtype when promotion to ``dtype`` changes it.
+
+    Duplicates mean their sum in the array's dtype (SPEC 1): bool ``[True, True]``
+    is True, uint8 ``200 + 100`` is 44. Promoting each entry first would sum them
+    in the wider dtype (2, 300), so the answer would depend on whether the operand
+    was coalesced. Unique arrays and arrays whose dtype is kept pass unchanged.
+    """
+    if a.is_unique or a.dtype == dtype:
+        return a
+    return _coalesce(a)
 
 
 def _union_dense(a, x, negate, coo_first, op):
@@ -166,6 +182,7 @@ def _union_dense(a, x, negate, coo_first, op):
     dtype = _dtypes.result_type(a.dtype, x.dtype)
     _check_subtract(dtype, negate)
     xp = backend_for(a.values, x).xp
+    a = _own_sums(a, dtype)
     out = xp.empty(shape, dtype=dtype)
     if negate and coo_first:
         out[...] = -x.astype(dtype, copy=False)

@@ -37,9 +37,11 @@ def test_uncoalesced_hybrid_equals_add_at(backend, dtype, order):
     rng = np.random.default_rng(7)
     for shape, sparse_ndim, nnz in [((6, 5, 3), 2, 60), ((7,), 1, 30), ((4, 3, 2, 2), 1, 25), ((5, 4), 2, 0)]:
         a = random_coo(rng, shape, sparse_ndim, nnz, dtype)
-        got = backend.get(backend.put(a).to_dense(order=order))
+        dev = backend.put(a).to_dense(order=order)
+        # the layout is checked on the device: CuPy's .get() returns C order by default
+        assert dev.flags.c_contiguous if order == "C" else dev.flags.f_contiguous
+        got = backend.get(dev)
         assert got.dtype == a.dtype and got.shape == a.shape
-        assert got.flags.c_contiguous if order == "C" else got.flags.f_contiguous
         want = dense_of(a)
         if dtype.kind in "fc":
             np.testing.assert_allclose(got, want, rtol=1e-3 if dtype == np.float16 else 1e-6)
@@ -137,11 +139,13 @@ def test_scatter_into_errors():
 
 
 def test_contract_breaking_entries_never_leave_the_buffer():
-    # check=False trusts the caller; an out-of-range entry must still not corrupt memory
+    # check=False trusts the caller; an out-of-range entry must still not corrupt memory, and
+    # is refused (IndexError, issue 10) before anything is written rather than silently dropped
     a = coosparse.COO(np.array([[0, 5, -7, 2]]), np.array([1.0, 2.0, 3.0, 4.0]), (3,), check=False)
     out = np.zeros(3)
-    scatter_into(out, a)
-    np.testing.assert_array_equal(out, [1.0, 0.0, 4.0])
+    with pytest.raises(IndexError, match="index 5 at position 1 .* dimension 0 with size 3"):
+        scatter_into(out, a)
+    np.testing.assert_array_equal(out, [0.0, 0.0, 0.0])
 
 
 def test_zero_size(backend):
