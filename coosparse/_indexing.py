@@ -42,9 +42,9 @@ import numbers
 import numpy as np
 
 from . import _dtypes
-from ._backend import backend_for
+from ._backend import backend_for, is_device_array
 from ._coo import COO
-from ._shape import _prod, as_words, gather_values, result, to_hybrid, values_2d
+from ._shape import _prod, as_words, gather_values, index_rows, result, to_hybrid, values_2d
 
 _VALID = (
     "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
@@ -70,16 +70,25 @@ def _scalar_of(vals, dtype, fill):
         return fill
     s = _dtypes.to_accumulation(vals).sum(axis=0)
     out = _dtypes.from_accumulation(s.reshape(1), dtype)[0]
-    if hasattr(out, "get"):
+    if is_device_array(out):
         out = out.get()  # synchronize! (a scalar result lives on the host)
     return np.asarray(out, dtype=dtype)[()]
 
 
-def _searchsorted(row, v, side):
+def _search_pair(row, v, w):
+    """(lower bound of v, lower bound of w) in the sorted index row ``row`` (host ints).
+
+    On a device: both searches in one call, their positions read back in one
+    copy (the keys are made on the device: nothing is uploaded).
+    """
     if isinstance(row, np.ndarray):
-        return int(row.searchsorted(v, side))
-    xp = backend_for(row).xp
-    return int(xp.searchsorted(row, xp.asarray(np.array([v], dtype=np.int64)), side=side)[0])  # synchronize!
+        lo, hi = row.searchsorted(np.array([v, w], dtype=np.int64))
+    else:
+        xp = backend_for(row).xp
+        keys = xp.full(2, v, dtype=np.int64)
+        keys[1] = w
+        lo, hi = xp.searchsorted(row, keys).get()  # synchronize! (the range sizes the output)
+    return int(lo), max(int(lo), int(hi))  # (a row whose sorted flag lies: never a negative range)
 
 
 def _fast_leading(a, key):
@@ -98,11 +107,7 @@ def _fast_leading(a, key):
         if step != 1:
             return None
         stop = max(stop, start)
-    if xp is np:
-        lo = int(row0.searchsorted(start))
-        hi = int(row0.searchsorted(stop))
-    else:
-        lo, hi = _searchsorted(row0, start, "left"), _searchsorted(row0, stop, "left")
+    lo, hi = _search_pair(row0, start, stop)
     vals = a._values[lo:hi]
     if type(key) is int:
         if len(a._shape) == 1:
@@ -158,7 +163,7 @@ def getitem(a, key):
 
 # ---------------------------------------------------------------------- key normalisation
 def _as_index_array(k, xp):
-    if type(k).__module__.startswith("cupy"):
+    if is_device_array(k):
         arr = k if xp is not np else k.get()  # synchronize! (a device key for a host array)
     else:
         arr = np.asarray(k)  # a ragged list raises ValueError, as in NumPy
@@ -309,7 +314,10 @@ def _normalize(a, key):
 def _check_bounds(arr, n, axis, xp):
     arr = arr.astype(np.int64, copy=False)
     if arr.size:
-        lo, hi = int(arr.min()), int(arr.max())  # synchronize! (bounds of a device key)
+        if isinstance(arr, np.ndarray):
+            lo, hi = int(arr.min()), int(arr.max())
+        else:
+            lo, hi = (int(v) for v in xp.stack([arr.min(), arr.max()]).get())  # synchronize! (key bounds)
         if lo < -n or hi >= n:
             bad = lo if lo < -n else hi
             raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
@@ -361,8 +369,8 @@ def _index(a, items, scalar_ok):
                 continue
             row = indices[it.axis]
             if it.kind == "int":
-                lo, hi = lo + _searchsorted(row[lo:hi], it.value, "left"), lo + _searchsorted(
-                    row[lo:hi], it.value + 1, "left")
+                b0, b1 = _search_pair(row[lo:hi], it.value, it.value + 1)
+                lo, hi = lo + b0, lo + b1
                 done.add(id(it))
                 continue
             if it.kind == "slice" and not _is_full(it, a.shape):
@@ -370,7 +378,8 @@ def _index(a, items, scalar_ok):
                     kmin, kmax = it.start, max(it.stop, it.start)
                 else:
                     kmin, kmax = it.stop + 1, max(it.start + 1, it.stop + 1)
-                lo, hi = lo + _searchsorted(row[lo:hi], kmin, "left"), lo + _searchsorted(row[lo:hi], kmax, "left")
+                b0, b1 = _search_pair(row[lo:hi], kmin, kmax)
+                lo, hi = lo + b0, lo + b1
                 if abs(it.step) == 1:
                     done.add(id(it))
             break
@@ -540,7 +549,7 @@ def _match_points(a, be, sel, lo, hi, sp_arrays, ax_arrays, bshape, point_major)
     axes = [it.axis for it in ax_arrays]
     points = xp.stack([xp.broadcast_to(it.value, bshape).reshape(-1) for it in ax_arrays])
     points = xp.ascontiguousarray(points.astype(np.int64, copy=False))
-    entries = be.gather_columns(xp.ascontiguousarray(a.indices[axes]), cand)
+    entries = be.gather_columns(index_rows(a.indices, axes), cand)
     (ek, pk), bound = joint_keys([entries, points], tuple(a.shape[ax] for ax in axes))
     spk, sperm = be.sort_pairs(pk, bound)
     first, count = be.match_search(ek, spk)

@@ -41,11 +41,14 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import _fill
-from ._backend import backend_for
+from ._backend import backend_for, is_device_array
 from ._coo import COO
 from ._dispatch import implements
 from ._keys import joint_keys
-from ._shape import as_words, check_coo, expand_dims, gather_values, values_2d, insert_axes, ravel, reshape, result, to_hybrid
+from ._shape import (
+    as_words, check_coo, expand_dims, gather_values, index_rows, insert_axes, ravel, reshape, result, to_hybrid,
+    values_2d,
+)
 
 
 def _xp(a):
@@ -219,17 +222,17 @@ def unstack(x, /, *, axis=0):
     else:
         srow, perm = be.sort_pairs(row, max(n, 1))
     bounds = xp.searchsorted(srow, xp.arange(n + 1, dtype=np.int64))
-    bounds = bounds.get() if hasattr(bounds, "get") else bounds  # synchronize! (piece sizes)
-    keep = [r for r in range(s) if r != axis]
+    bounds = bounds.get() if is_device_array(bounds) else bounds  # synchronize! (piece sizes)
+    rest = index_rows(x.indices, [r for r in range(s) if r != axis])
     out = []
     for i in range(n):
         lo, hi = int(bounds[i]), int(bounds[i + 1])
         if perm is None:
-            idx = xp.ascontiguousarray(x.indices[keep, lo:hi])
+            idx = xp.ascontiguousarray(rest[:, lo:hi])
             vals = x.values[lo:hi]
         else:
             rows = perm[lo:hi]
-            idx = be.gather_columns(xp.ascontiguousarray(x.indices[keep]), rows)
+            idx = be.gather_columns(rest, rows)
             vals = gather_values(be, x.values, rows)
         out.append(result(x, idx, vals, shape, sorted=x.is_sorted, unique=x.is_unique))
     return tuple(out)
@@ -356,7 +359,7 @@ def repeat(x, /, repeats, *, axis=None):
     n = x.shape[axis]
     if isinstance(repeats, COO):
         repeats = repeats.to_dense()
-    rep = np.asarray(repeats.get() if hasattr(repeats, "get") else repeats)
+    rep = np.asarray(repeats.get() if is_device_array(repeats) else repeats)  # (host metadata: read back)
     if rep.size == 0 and rep.dtype.kind == "f":
         rep = rep.astype(np.int64)  # an empty list
     if rep.dtype.kind not in "iu" or rep.ndim > 1:
@@ -372,7 +375,7 @@ def repeat(x, /, repeats, *, axis=None):
     be = backend_for(x.indices)
     xp = be.xp
     if axis >= s:
-        vals = xp.repeat(x.values, xp.asarray(rep), axis=axis - s + 1)
+        vals = xp.repeat(x.values, rep.tolist(), axis=axis - s + 1)  # (CuPy takes repeats as host ints)
         return result(x, x.indices, vals, shape, sorted=x.is_sorted, unique=x.is_unique)
     cum = xp.asarray(np.concatenate([[0], np.cumsum(rep)[:-1]]).astype(np.int64))
     rep_d = xp.asarray(rep)
@@ -428,8 +431,10 @@ def pad(x, pad_width, mode="constant", **kwargs):
         x = coalesce(x)  # each duplicate's padding would add the fill once more
     xp = _xp(x)
     indices = x.indices
-    if pw[:s, 0].any():
-        indices = indices + xp.asarray(pw[:s, 0]).reshape(s, 1)
+    if pw[:s, 0].any():  # shift row by row: the offsets stay host scalars (no upload)
+        indices = xp.empty_like(x.indices)
+        for d in range(s):
+            xp.add(x.indices[d], int(pw[d, 0]), out=indices[d])
     vals = x.values
     if pw[s:].any():
         vals = xp.pad(vals, [(0, 0)] + [tuple(int(v) for v in p) for p in pw[s:]],
@@ -542,8 +547,9 @@ def kron(a, b):
     be = backend_for(a.indices, b.indices)
     xp = be.xp
     na, nb = a.nnz, b.nnz
-    indices = (a.indices[:, :, None] * xp.asarray(np.array(b.shape, dtype=np.int64)).reshape(nd, 1, 1)
-               + b.indices[:, None, :]).reshape(nd, na * nb)
+    indices = xp.empty((nd, na * nb), dtype=np.int64)
+    for d in range(nd):  # (b's sizes stay host scalars: no upload)
+        indices[d] = (a.indices[d][:, None] * b.shape[d] + b.indices[d][None, :]).reshape(na * nb)
     dtype = np.result_type(a.dtype, b.dtype)
     vals = (a.values.astype(dtype)[:, None] * b.values.astype(dtype)[None, :]).reshape(na * nb)
     shape = tuple(p * q for p, q in zip(a.shape, b.shape))

@@ -39,11 +39,13 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from . import _fill
-from ._backend import backend_for
+from ._backend import backend_for, is_device_array
 from ._coo import COO, _namespace
 from ._dispatch import implements
 from ._keys import INT64_LIMIT, joint_keys, strides_of
-from ._shape import _prod, as_words, check_coo, gather_values, insert_axes, ravel, result, to_hybrid, values_2d
+from ._shape import (
+    _prod, as_words, check_coo, gather_values, index_rows, insert_axes, ravel, result, to_hybrid, values_2d,
+)
 
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
@@ -54,12 +56,11 @@ MAX_FILL_NANS = 1 << 24
 
 
 def _is_dense(x):
-    return not isinstance(x, COO) and (isinstance(x, np.ndarray) or type(x).__module__.startswith("cupy")) \
-        and x.ndim > 0
+    return not isinstance(x, COO) and (isinstance(x, np.ndarray) or is_device_array(x)) and x.ndim > 0
 
 
 def _host(x):
-    return x.get() if hasattr(x, "get") else x  # synchronize! (callers document it)
+    return x.get() if is_device_array(x) else x  # synchronize! (callers document it)
 
 
 def _coalesced(x):
@@ -221,7 +222,7 @@ def take(x, indices, /, *, axis=None, mode="raise"):
     axis = normalize_axis_index(axis, x.ndim)
     xp = backend_for(x.indices).xp
     idx = indices.to_dense() if isinstance(indices, COO) else indices
-    idx = idx if type(idx).__module__.startswith("cupy") else np.asarray(idx)
+    idx = idx if is_device_array(idx) else np.asarray(idx)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"take: indices must be integers; got dtype {idx.dtype}")
     n = x.shape[axis]
@@ -297,7 +298,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         xp = _namespace(c.values)
         vals = xp.sort(c.values)
         nfill = x1.size - c.nnz
-        fillarr = xp.asarray(np.array([x1.fill_value]))
+        fillarr = xp.full(1, x1.fill_value, dtype=c.dtype)
 
         def count(v):
             out = xp.searchsorted(vals, v, side=side).astype(np.int64)
@@ -314,7 +315,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
             return xp.searchsorted(x1, v, side=side, sorter=sorter).astype(np.int64)
     if isinstance(x2, COO):
         c2 = x2 if x2.is_unique else _coalesced(x2)
-        fill = count(xp.asarray(np.array([x2.fill_value])))
+        fill = count(xp.full(1, x2.fill_value, dtype=x2.dtype))
         return COO._trusted(c2.indices, count(c2.values), x2.shape, c2.is_sorted, c2.is_unique,
                             np.int64(int(_host(fill)[0])))
     out = count(xp.asarray(x2))
@@ -472,7 +473,7 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     c = _coalesced(x)
     be = backend_for(c.indices)
     vals = c.values
-    fillarr = xp.asarray(np.array([c.fill_value]))
+    fillarr = xp.full(1, c.fill_value, dtype=c.dtype)
     less = xp.searchsorted(fillarr, vals, side="right") == 0
     greater = xp.searchsorted(fillarr, vals, side="left") == 1
     keep = be.mask_positions(less | greater)  # synchronize! (output size)
@@ -480,8 +481,11 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     vals, less = vals[keep], less[keep]
     other = [d for d in range(c.ndim) if d != axis]
     lane_shape = tuple(c.shape[d] for d in other)
-    (lane,), _ = joint_keys([xp.ascontiguousarray(idx[other])], lane_shape)
-    order = xp.lexsort((vals, lane))
+    (lane,), _ = joint_keys([index_rows(idx, other)], lane_shape)
+    # lane-major, then value order (NaN last): two stable sorts (CuPy's lexsort takes one 2-D array
+    # of a single dtype, which would not hold int64 lanes and float values exactly)
+    o = xp.argsort(vals, kind="stable")
+    order = o[xp.argsort(lane[o], kind="stable")]
     lane, vals, less, idx = lane[order], vals[order], less[order], idx[:, order]
     m = lane.shape[0]
     new = xp.ones(m, dtype=bool)
@@ -490,7 +494,7 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     heads = xp.flatnonzero(new)
     lane_id = xp.cumsum(new) - 1
     rank = xp.arange(m, dtype=np.int64) - heads[lane_id]
-    lane_len = xp.diff(xp.concatenate([heads, xp.asarray(np.array([m]))]))[lane_id]
+    lane_len = xp.diff(xp.concatenate([heads, xp.full(1, m, dtype=heads.dtype)]))[lane_id]
     n = c.shape[axis]
     # within a lane the values before the fill come first (ranks 0..), the rest end the lane
     pos = xp.where(less, rank, n - (lane_len - rank))

@@ -35,10 +35,10 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ._backend import backend_for
+from ._backend import backend_for, is_device_array
 from ._coo import COO, _namespace
 from ._dispatch import implements
-from ._keys import INT64_LIMIT, joint_keys, linear_keys, strides_of, unravel_keys
+from ._keys import INT64_LIMIT, joint_keys, linear_keys, unravel_keys
 
 MAX_DIM = 2**63
 """Largest size of one dimension: its indices must fit int64."""
@@ -81,6 +81,22 @@ def gather_values(be, values, rows):
     return out.reshape((rows.shape[0],) + values.shape[1:])
 
 
+def index_rows(indices, rows):
+    """``indices[rows]`` (C-contiguous) for host row numbers ``rows``.
+
+    A list index would be uploaded to the device (a host-to-device copy in an
+    operation that is otherwise sync-free); the rows are copied one by one
+    instead, or as one slice when they are consecutive.
+    """
+    rows = [int(r) for r in rows]
+    xp = _namespace(indices)
+    if not rows:
+        return xp.empty((0, indices.shape[1]), dtype=indices.dtype)
+    if rows == list(range(rows[0], rows[0] + len(rows))):
+        return xp.ascontiguousarray(indices[rows[0]:rows[0] + len(rows)])
+    return xp.stack([indices[r] for r in rows])
+
+
 def _prod(dims):
     p = 1
     for n in dims:
@@ -117,11 +133,10 @@ def _permute(a, perm):
         a = to_hybrid(a, d)
         s = a.sparse_ndim
     sp, dp = perm[:s], perm[s:]
-    xp = _xp(a)
     if sp == tuple(range(s)):
         indices = a.indices
     else:
-        indices = xp.ascontiguousarray(a.indices[list(sp)])
+        indices = index_rows(a.indices, sp)
     values = a.values
     if dp != tuple(range(s, a.ndim)):
         values = values.transpose((0,) + tuple(1 + p - s for p in dp))
@@ -274,7 +289,7 @@ def reshape_indices(indices, old, new):
 
 
 def _object_reshape(rows, old, new):
-    rows = rows.get() if hasattr(rows, "get") else rows  # synchronize! (exact Python-integer path)
+    rows = rows.get() if is_device_array(rows) else rows  # synchronize! (exact Python-integer path)
     keys = np.zeros(rows.shape[1], dtype=object)
     for r, d in zip(rows, old):
         keys = keys * int(d) + r.astype(object)
@@ -421,8 +436,7 @@ def squeeze(a, axis=None):
         return a
     s = a.sparse_ndim
     keep_rows = [k for k in range(s) if k not in axes]
-    xp = _xp(a)
-    indices = a.indices if len(keep_rows) == s else xp.ascontiguousarray(a.indices[keep_rows])
+    indices = a.indices if len(keep_rows) == s else index_rows(a.indices, keep_rows)
     dense = tuple(a.shape[k] for k in range(s, a.ndim) if k not in axes)
     values = a.values.reshape((a.nnz,) + dense)
     shape = tuple(n for k, n in enumerate(a.shape) if k not in axes)
@@ -474,8 +488,8 @@ def _dense_to_sparse(a, m):
     indices = xp.empty((s + m, n), dtype=np.int64)
     if n:
         indices[:s] = xp.repeat(a.indices, block, axis=1)
-        grid = np.indices(moved, dtype=np.int64).reshape(m, block)
-        indices[s:] = xp.tile(xp.asarray(grid), (1, nnz))
+        grid = xp.indices(moved, dtype=np.int64).reshape(m, block)  # made on the device: no upload
+        indices[s:] = xp.tile(grid, (1, nnz))
     values = a.values.reshape((n,) + rest)
     # a repeated index would interleave its blocks' elements: sorted only without repeats
     return result(a, indices, values, a.shape, sorted=a.is_sorted and (a.is_unique or block <= 1),

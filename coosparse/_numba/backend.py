@@ -206,6 +206,8 @@ def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides
 # The kernels are plain nogil functions of one part, run by threads.run_parts;
 # below these sizes they run as one part on the calling thread (no wake-up).
 from . import indexing as _idx  # noqa: E402
+from .._bounds import run_offsets  # noqa: E402
+from .._flags import lying_flag_error  # noqa: E402
 from . import join as _join  # noqa: E402
 from .threads import run_parts as _run_parts  # noqa: E402
 
@@ -278,9 +280,12 @@ def merge_take(keys, offsets, indices, values):
     """(indices[:, perm], values[perm]) for the stable merge order perm of sorted runs of keys."""
     keys = np.ascontiguousarray(keys, dtype=_i64)
     indices = np.ascontiguousarray(indices, dtype=_i64)
-    offsets = np.asarray(offsets, dtype=_i64)
     n = keys.shape[0]
+    offsets = run_offsets(offsets, n, "merge_take")
     r = offsets.shape[0] - 1
+    if indices.shape[1] != n or values.shape[0] != n:
+        raise ValueError(f"merge_take: indices {indices.shape} and values {values.shape} must hold the "
+                         f"{n} entries of the keys")
     if r > _join.MAX_MERGE_RUNS:
         perm = sort_pairs(keys, int(keys.max()) + 1)[1] if n else np.zeros(0, _i64)
         return gather_columns(indices, perm), gather_rows(values, perm)
@@ -288,7 +293,10 @@ def merge_take(keys, offsets, indices, values):
     cut, out0 = _join.merge_cuts(keys, offsets, _merge_splitters(keys, offsets, nparts))
     out_idx = np.empty((indices.shape[0], n), _i64)
     out_val = np.empty((n, values.shape[1]), values.dtype)
-    _run_parts(_join.merge_take_part, nparts, nthreads, keys, cut, out0, indices, values, out_idx, out_val)
+    bad = np.zeros(nparts, np.uint8)
+    _run_parts(_join.merge_take_part, nparts, nthreads, keys, cut, out0, indices, values, out_idx, out_val, bad)
+    if bad.any() or (nparts > 1 and bool((np.diff(cut, axis=0) < 0).any())):
+        raise lying_flag_error()  # keys not sorted within their runs: a sorted flag lies
     return out_idx, out_val
 
 

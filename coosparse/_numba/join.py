@@ -47,14 +47,18 @@ def merge_cuts(keys, offsets, splitters):
 
 
 @nb.njit(cache=True, nogil=True)
-def merge_take_part(p, nparts, keys, cut, out0, indices, values, out_idx, out_val):
+def merge_take_part(p, nparts, keys, cut, out0, indices, values, out_idx, out_val, bad):
     """Part p of the merge into out[:, out0[p]:out0[p + 1]]: one distinct key at a time (the
     smallest head key k, then every run's block of keys equal to k, in run order), copying
     each entry's index column and value row as it is taken.
 
     Concatenations repeat keys (the key is a prefix of the index: a row has
     entries in every piece), so whole blocks move per selection; every run is
-    read sequentially and the output written sequentially."""
+    read sequentially and the output written sequentially.
+
+    Keys not sorted within a run (a ``sorted`` flag that lies): a block is
+    followed by a smaller key, which sets ``bad[p]``; writes stay inside the
+    part's slice whatever the keys hold (the caller raises)."""
     r = cut.shape[1]
     d = indices.shape[0]
     k = values.shape[1]
@@ -71,13 +75,18 @@ def merge_take_part(p, nparts, keys, cut, out0, indices, values, out_idx, out_va
                 if best < 0 or key < bk:
                     best = t
                     bk = key
+        if best < 0:  # runs exhausted before the slice is full: cuts of unsorted keys
+            bad[p] = 1
+            break
         for t in range(best, r):
             h = head[t]
             e = h
             stop_t = end[t]
             while e < stop_t and keys[e] == bk:
                 e += 1
-            n = e - h
+            if e < stop_t and keys[e] < bk:
+                bad[p] = 1
+            n = min(e - h, stop - o)
             if n:
                 for j in range(d):  # block copies: row by row, then the value rows
                     src = indices[j]
