@@ -107,7 +107,10 @@ def _fast_leading(a, key):
         if step != 1:
             return None
         stop = max(stop, start)
-    lo, hi = _search_pair(row0, start, stop)
+    if start == 0 and stop == n:
+        lo, hi = 0, ind.shape[1]  # the whole axis: nothing to search (no read-back on a GPU)
+    else:
+        lo, hi = _search_pair(row0, start, stop)
     vals = a._values[lo:hi]
     if type(key) is int:
         if len(a._shape) == 1:

@@ -11,13 +11,16 @@ data in their own format, built once outside the timing: scipy a CSR array
 - ``row gather``: ``a[idx]`` with 10,000 random rows (repeats allowed; the
   result is coalesced, rows in ``idx`` order); torch's equivalent is
   ``index_select(0, idx)``.
+
+On a GPU (``device='cuda'``) the array and the row list live on the device
+and the peer is torch CUDA; the emulated device runs coosparse alone.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import workloads
-from .harness import Case, Impl, torch_coo
+from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 OPS = ["row slice", "row gather"]
 ROW = 65536
@@ -31,11 +34,14 @@ def _pydata(a):
     return sparse.COO(a.indices, a.values, shape=a.shape, has_duplicates=False, sorted=True)
 
 
-def cases(size="medium", libraries=None):
-    want = (lambda lib: libraries is None or lib in libraries)
-    a = workloads.uniform(size, coalesced=True)
+def cases(size="medium", libraries=None, device="cpu"):
+    """The cases on ``device``: on a GPU the array and the row list move there; the peer is torch CUDA."""
+    want = (lambda lib: (libraries is None or lib in libraries)
+            and (device == "cpu" or lib in gpu_peers(device)))
+    a = on_device(workloads.uniform(size, coalesced=True), device)
     wl = f"coalesced {a.nnz:,} in 131072^2"
-    idx = np.random.default_rng(1).integers(0, a.shape[0], NGATHER)
+    idx_host = np.random.default_rng(1).integers(0, a.shape[0], NGATHER)
+    idx = on_device(idx_host, device)
     m = p = t = None
     if want("scipy"):
         try:
@@ -68,7 +74,7 @@ def cases(size="medium", libraries=None):
     if t is not None:
         import torch
 
-        tidx = torch.from_numpy(idx)
+        tidx = torch.from_numpy(idx_host).to(t.device)
         impls.append(Impl("torch", lambda: t.index_select(0, tidx), note="index_select"))
     out.append(Case("row gather", f"{NGATHER:,} random rows of {wl}", impls,
                     input_bytes=a.indices.nbytes + a.values.nbytes))

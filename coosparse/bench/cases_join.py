@@ -11,6 +11,9 @@
   concatenates (its result is not coalesced).
 - ``concatenate axis=0``: four (32768, 131072) pieces along the first axis;
   sorted order survives (coosparse and pydata concatenate and offset).
+
+On a GPU (``device='cuda'``) the arrays live on the device and the peer is
+torch CUDA; the emulated device runs coosparse alone.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import numpy as np
 import coosparse
 
 from . import workloads
-from .harness import Case, Impl, torch_coo
+from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 OPS = ["transpose+coalesce", "concatenate"]
 PIECE_NNZ = {"small": 50_000, "medium": 500_000, "large": 5_000_000}
@@ -37,16 +40,18 @@ def pieces(size, shape, seed=2):
     return [workloads._uniform_in(rng, shape, PIECE_NNZ[size], True, True, np.float64) for _ in range(4)]
 
 
-def cases(size="medium", libraries=None):
-    want = (lambda lib: libraries is None or lib in libraries)
+def cases(size="medium", libraries=None, device="cpu"):
+    """The cases on ``device``: on a GPU the arrays move there and the peer is torch CUDA."""
+    want = (lambda lib: (libraries is None or lib in libraries)
+            and (device == "cpu" or lib in gpu_peers(device)))
     try:
-        import sparse  # noqa: F401
+        import sparse
         use_pydata = want("pydata")
     except ImportError:
         use_pydata = False
     out = []
 
-    a = workloads.uniform(size, coalesced=True)
+    a = on_device(workloads.uniform(size, coalesced=True), device)
     impls = [Impl("coosparse", lambda: a.T.coalesce())]
     t = torch_coo(a) if want("torch") else None
     if t is not None:
@@ -58,7 +63,7 @@ def cases(size="medium", libraries=None):
                     input_bytes=a.indices.nbytes + a.values.nbytes))
 
     for axis, shape in ((-1, (131072, 32768)), (0, (32768, 131072))):
-        ps = pieces(size, shape)
+        ps = [on_device(p, device) for p in pieces(size, shape)]
         nbytes = sum(p.indices.nbytes + p.values.nbytes for p in ps)
         impls = [Impl("coosparse", lambda ps=ps, axis=axis: coosparse.concatenate(ps, axis=axis))]
         if want("torch") and torch_coo(ps[0]) is not None:
@@ -68,8 +73,6 @@ def cases(size="medium", libraries=None):
             impls.append(Impl("torch", lambda tps=tps, axis=axis: torch.cat(tps, dim=axis % 2),
                               note="result not coalesced"))
         if use_pydata:
-            import sparse
-
             pps = [_pydata(p) for p in ps]
             impls.append(Impl("pydata", lambda pps=pps, axis=axis: sparse.concatenate(pps, axis=axis)))
         out.append(Case(f"concatenate axis={axis}", f"4 x {ps[0].nnz:,} coalesced, {shape}", impls,
