@@ -97,12 +97,17 @@ def raise_out_of_bounds(indices, sizes, op=None):
 
 
 # ---- shape, indexing and joining (issue 12)
-def run_offsets(offsets, n, op):
-    """``offsets`` of sorted runs as host int64 (0 .. n, non-decreasing), else ValueError/TypeError.
+def run_offsets(offsets, keys, indices, values, op):
+    """``offsets`` of sorted runs of ``keys`` as host int64 (0 .. n, non-decreasing), else
+    ValueError/TypeError; ``indices`` (d, n) and ``values`` (n, k) must hold the same n entries.
 
     Run boundaries are host metadata (the CUDA layer passes them by value); a
     device array is refused, as for every small kernel parameter.
     """
+    n = keys.shape[0]
+    if indices.shape[1] != n or values.shape[0] != n:
+        raise ValueError(f"{op}: indices {tuple(indices.shape)} and values {tuple(values.shape)} must hold "
+                         f"the {n} entries of the keys")
     from ._backend import is_device_array
 
     if is_device_array(offsets):

@@ -993,11 +993,8 @@ class CudaLayer:
         values = self._c(values)
         n = keys.shape[0]
         d = indices.shape[0]
-        offsets = run_offsets(offsets, n, "merge_take")
+        offsets = run_offsets(offsets, keys, indices, values, "merge_take")
         r = offsets.shape[0] - 1
-        if indices.shape[1] != n or values.shape[0] != n:
-            raise ValueError(f"merge_take: indices {tuple(indices.shape)} and values {tuple(values.shape)} "
-                             f"must hold the {n} entries of the keys")
         if r > self.MERGE_MAX_RUNS:
             perm = self._c(self._argsort(keys), np.int64) if n else xp.zeros(0, dtype=np.int64)
             return self.gather_columns(indices, perm), self.gather_rows(values, perm)

@@ -281,11 +281,8 @@ def merge_take(keys, offsets, indices, values):
     keys = np.ascontiguousarray(keys, dtype=_i64)
     indices = np.ascontiguousarray(indices, dtype=_i64)
     n = keys.shape[0]
-    offsets = run_offsets(offsets, n, "merge_take")
+    offsets = run_offsets(offsets, keys, indices, values, "merge_take")
     r = offsets.shape[0] - 1
-    if indices.shape[1] != n or values.shape[0] != n:
-        raise ValueError(f"merge_take: indices {indices.shape} and values {values.shape} must hold the "
-                         f"{n} entries of the keys")
     if r > _join.MAX_MERGE_RUNS:
         perm = sort_pairs(keys, int(keys.max()) + 1)[1] if n else np.zeros(0, _i64)
         return gather_columns(indices, perm), gather_rows(values, perm)
