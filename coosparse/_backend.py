@@ -38,6 +38,11 @@ def is_device_array(a):
     return type(a).__module__.startswith("cupy") or _is_emulated(a)
 
 
+def is_device_array_type(t):
+    """:func:`is_device_array` for a type (NumPy's protocols hand over the operands' types)."""
+    return t.__module__.startswith("cupy") or t.__module__ == "coosparse._cuda.strict"
+
+
 def array_namespace(a):
     """The array module of ``a``: numpy, cupy, or the emulated device's stand-in for cupy."""
     if type(a).__module__.startswith("cupy"):

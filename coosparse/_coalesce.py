@@ -16,8 +16,10 @@ def coalesce(a, prune=False):
     Duplicates are summed in their original order (deterministic and
     bit-identical between the CPU and the GPU); float16 sums in float32. The
     result keeps ``a``'s dtype. An already-coalesced array is returned as is
-    (unless ``prune``). ``prune=True`` also drops explicit zeros (hybrid: entries
-    whose dense block is all zero). Synchronises on a GPU (the number of unique
+    (unless ``prune``). ``prune=True`` also drops the entries whose (summed)
+    value equals the fill (explicit zeros for the default fill 0; NaN counts as
+    equal to a NaN fill; hybrid: entries whose dense block is all fill), so the
+    dense meaning is unchanged. Synchronises on a GPU (the number of unique
     indices decides the output size).
 
     Examples
@@ -94,11 +96,15 @@ def _coalesce_general(be, a, values2d):
 
 
 def _prune(a):
-    """Drop entries whose values are all zero; keeps flags (a subsequence)."""
+    """Drop entries whose values all equal the fill (NaN equals NaN); keeps flags (a subsequence)."""
     xp = backend_for(a.values).xp
+    fill = a.fill_value
+    differs = a.values != fill
+    if a.dtype.kind in "fc" and bool(np.isnan(fill)):
+        differs = ~xp.isnan(a.values)
     # an explicit block size: reshape cannot infer -1 when nnz or a dense dimension is 0
     block = int(np.prod(a.dense_shape, dtype=np.int64))
-    keep = a.values.reshape(a.nnz, block).any(axis=1) if a.dense_ndim else a.values != 0
+    keep = differs.reshape(a.nnz, block).any(axis=1) if a.dense_ndim else differs
     if bool(keep.all()):  # synchronize!
         return a
     return a._with(xp.ascontiguousarray(a.indices[:, keep]), a.values[keep])

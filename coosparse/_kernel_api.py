@@ -103,6 +103,15 @@ merge_add          (a_idx int64[d, na], b_idx int64[d, nb], a_values[na, k],
                    union, values (a or 0) + (b or 0), or minus with negate;
                    one arithmetic dtype (synchronises on a GPU: output size);
                    ``sizes=`` and false flags as in merge_multiply
+merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
+                   b_words[nb, kb], strides int64[d], a_fill[ka],
+                   b_fill[kb]) -> (idx[d, m], a_out[m, ka], b_out[m, kb]):
+                   both coalesced by the row-major key (computed on the
+                   fly); the sorted union; a_out[u] = a's row where a has
+                   the key, else a_fill (b likewise). Words: unsigned
+                   integers of one size, a bit copy; strides and the fill
+                   rows are host metadata (synchronises on a GPU: output
+                   size); ``sizes=`` as in merge_multiply. The elementwise engine's union
 ---- shape, indexing and joining (issue 12) ------------------------------------
 mask_positions     (mask bool[n]) -> int64[m]: the ascending positions of the
                    True entries (synchronises on a GPU: output size)
@@ -152,6 +161,8 @@ KERNEL_API = (
     "union_columns",
     "gather_or_zero",
     "merge_add",
+    # ---- elementwise engine (issue 11)
+    "merge_gather",
     # ---- shape, indexing and joining (issue 12)
     "mask_positions",
     "search_ranges",

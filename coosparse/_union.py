@@ -14,17 +14,15 @@ import numpy as np
 from . import _dtypes
 from ._backend import backend_for
 from ._coalesce import coalesce as _coalesce
-from ._coo import COO, is_scalar
+from ._coo import COO
 from ._dense import scatter_into
 from ._elementwise import (
-    as_dense_operand,
     copy_kernel,
     rows2d,
     sparse_dense_shape,
     sparse_pair_shape,
     values_as,
 )
-from ._fill import require_zero_fill
 from ._keys import is_wide, joint_keys, strides_of
 
 
@@ -33,22 +31,24 @@ def add(a, b, *, coalesce=False):
 
     Parameters
     ----------
-    a, b : COO or dense array
-        Sparse + sparse: sparse shapes must be equal; dense (hybrid)
-        dimensions broadcast. Sparse + dense: the dense operand may broadcast
-        in the COO's dense dimensions only. Scalars are refused (the result
-        would be dense everywhere: use ``a.to_dense() + s``).
+    a, b : COO, dense array or scalar
+        Operands broadcast like NumPy arrays (sparse and dense dimensions
+        alike; see :func:`coosparse.broadcast_to`).
     coalesce : bool
-        Sparse + sparse: return a coalesced result even when an operand is not
-        coalesced (costs a sort).
+        Return a coalesced result even when an operand is not coalesced
+        (costs a sort).
 
     Returns
     -------
     COO or dense array
-        Sparse + sparse: both coalesced -> merged, coalesced (a key present on
-        both sides gives one entry, ``a``'s value + ``b``'s); otherwise ``a``'s
-        entries followed by ``b``'s, flags False (unless ``coalesce``).
-        Sparse + dense: a new dense array. dtype: NumPy promotion.
+        Sparse + sparse with fills 0: both coalesced -> merged, coalesced (a
+        key present on both sides gives one entry, ``a``'s value + ``b``'s);
+        otherwise ``a``'s entries followed by ``b``'s, flags False (unless
+        ``coalesce``). With other fills: the coalesced union, fill
+        ``a.fill_value + b.fill_value``. Sparse + scalar: a COO with the
+        COO's coalesced pattern and fill ``fill + s`` (SPEC 8). Sparse +
+        dense: a new dense array. dtype: NumPy promotion (NEP 50 for Python
+        scalars).
 
     Synchronisation: the merge synchronises once on a GPU (output size); the
     concatenation and the dense result never do.
@@ -63,6 +63,8 @@ def add(a, b, *, coalesce=False):
     (array([[0, 2, 3]]), array([ 1., 12., 20.]), True)
     >>> a + np.ones(4)
     array([2., 1., 3., 1.])
+    >>> (a + 1).fill_value, (a + 1).to_dense()
+    (np.float64(1.0), array([2., 1., 3., 1.]))
     """
     return _union(a, b, False, coalesce, "add")
 
@@ -88,24 +90,12 @@ def subtract(a, b, *, coalesce=False):
 def _union(a, b, negate, coalesce, op):
     if not isinstance(coalesce, bool):
         raise TypeError(f"{op}: coalesce must be a bool; got {coalesce!r}")
-    a_coo, b_coo = isinstance(a, COO), isinstance(b, COO)
-    if not (a_coo or b_coo):
-        raise TypeError(
-            f"{op}: at least one operand must be a COO array; got {type(a).__name__} and "
-            f"{type(b).__name__}"
-        )
-    require_zero_fill(op, *(x for x in (a, b) if isinstance(x, COO)))
-    for x in (a, b):
-        if not isinstance(x, COO) and is_scalar(x):
-            raise TypeError(
-                f"{op}: a COO array and a scalar would give a dense result; "
-                "convert with .to_dense() first"
-            )
-    if a_coo and b_coo:
-        return _union_sparse(a, b, negate, coalesce, op)
-    if a_coo:
-        return _union_dense(a, as_dense_operand(b, op), negate, True, op)
-    return _union_dense(b, as_dense_operand(a, op), negate, False, op)
+    from ._ufunc import elementwise
+
+    out = elementwise(np.subtract if negate else np.add, (a, b), name=op)
+    if coalesce and isinstance(out, COO):
+        out = _coalesce(out)
+    return out
 
 
 def _check_subtract(dtype, negate):

@@ -245,11 +245,13 @@ def test_to_scipy_float16_is_a_value_error():
             a.to_scipy(fmt)
 
 
-def test_multiply_broadcast_message_names_the_growth():
+def test_multiply_broadcast_grows_like_numpy_and_names_incompatible_shapes():
+    # issue 10 refused a COO that would grow; with issue 11's broadcasting it grows as NumPy does
     a = coosparse.random((3,), nnz=2, seed=0)
-    with pytest.raises(ValueError, match=r"broadcast to \(2, 3\), which would make the COO grow"):
-        coosparse.multiply(a, np.ones((2, 3)))
-    with pytest.raises(ValueError, match="do not broadcast"):
+    r = coosparse.multiply(a, np.ones((2, 3)))
+    assert r.shape == (2, 3) and r.nnz == 2 * a.nnz
+    np.testing.assert_array_equal(r.to_dense(), a.to_dense() * np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"could not be broadcast together with shapes \(3,\) \(4,\)"):
         coosparse.multiply(a, np.ones(4))
     b = coosparse.random((3, 3), nnz=3, seed=0)
     assert coosparse.multiply(b, np.ones((3, 1))).shape == (3, 3)  # dense broadcast over sparse dims

@@ -202,6 +202,35 @@ def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides
     return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks(), sizes)
 
 
+# ---- elementwise engine (issue 11) -------------------------------------------------
+from . import ufunc as _uf  # noqa: E402
+
+_MERGE_SERIAL_BELOW = 32768  # entries: below this one thread merges (the pool's wake-up costs more)
+
+
+def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill, *, sizes=None):
+    """Coalesced union over index columns: (indices, a's words or a_fill, b's words or b_fill).
+
+    ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
+    """
+    limits = _ix.merge_limits(strides, sizes)
+    if a_indices.shape[1] + b_indices.shape[1] < _MERGE_SERIAL_BELOW:
+        flags = np.zeros((1, 2), _i64)
+        out = _uf.merge_gather_serial(a_indices, b_indices, strides, limits, flags, a_words, b_words,
+                                      a_fill, b_fill)
+        _ix.raise_merge_flags(flags, limits, a_indices, b_indices)
+        return out
+    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
+    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
+                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
+    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    total = int(sizes[-1])
+    out_idx = np.empty((a_indices.shape[0], total), _i64)
+    out_a = np.empty((total, a_words.shape[1]), a_words.dtype)
+    out_b = np.empty((total, b_words.shape[1]), b_words.dtype)
+    _uf.merge_gather_write(a_indices, b_indices, strides, sizes, blo, chunk, a_words, b_words,
+                           a_fill, b_fill, out_idx, out_a, out_b)
+    return out_idx, out_a, out_b
 # ---- shape, indexing and joining (issue 12) ----------------------------------
 # The kernels are plain nogil functions of one part, run by threads.run_parts;
 # below these sizes they run as one part on the calling thread (no wake-up).
