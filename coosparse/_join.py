@@ -176,7 +176,7 @@ def _np_concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"
     return concatenate(arrays, axis=axis, out=out, dtype=dtype, casting=casting)
 
 
-@implements(np.concat)
+# np.concat is np.concatenate (NumPy 2): _np_concatenate answers both
 def concat(arrays, /, *, axis=0):
     """Array API ``concat``: :func:`concatenate` (``axis=None`` flattens)."""
     return concatenate(arrays, axis=axis)

@@ -145,7 +145,7 @@ def _permute(a, perm):
                   unique=a.is_unique)
 
 
-@implements(np.transpose)
+@implements(np.transpose, *([np.permute_dims] if hasattr(np, "permute_dims") else []))  # one object in NumPy 2
 def transpose(a, axes=None):
     """Permute the dimensions (``axes=None`` reverses them), as :func:`numpy.transpose`.
 
@@ -164,11 +164,6 @@ def transpose(a, axes=None):
     check_coo(a, "transpose")
     perm = tuple(reversed(range(a.ndim))) if axes is None else _axes_tuple(axes, a.ndim, "transpose")
     return _permute(a, perm)
-
-
-@implements(np.permute_dims)
-def _np_permute_dims(a, axes=None):
-    return transpose(a, axes)
 
 
 def permute_dims(x, /, axes):
