@@ -512,25 +512,6 @@ class COO:
 
         return clip(self, min, max)
 
-
-def _binary(f, a, b):
-    from ._ufunc import operator_call
-
-    return operator_call(f, a, b)
-
-
-def _inplace(f, a, b):
-    from ._ufunc import inplace_call
-
-    return inplace_call(f, a, b)
-
-
-def _unary(f, a):
-    from ._ufunc import elementwise
-
-    return elementwise(f, (a,))
-
-
     # ---- shape and indexing (issue 12) ------------------------------------------
     @classmethod
     def _trusted(cls, indices, values, shape, sorted, unique, fill_value):
@@ -647,6 +628,24 @@ def _unary(f, a):
             "instead: coosparse.where(mask, v, a) for a masked update, coosparse.concat / pad to "
             "extend, or convert: d = a.to_dense(); d[key] = v; coosparse.from_dense(d)"
         )
+
+
+def _binary(f, a, b):
+    from ._ufunc import operator_call
+
+    return operator_call(f, a, b)
+
+
+def _inplace(f, a, b):
+    from ._ufunc import inplace_call
+
+    return inplace_call(f, a, b)
+
+
+def _unary(f, a):
+    from ._ufunc import elementwise
+
+    return elementwise(f, (a,))
 
 
 def is_scalar(x):
