@@ -91,6 +91,18 @@ merge_add          (a_idx int64[d, na], b_idx int64[d, nb], a_values[na, k],
                    sum(idx * strides) (computed on the fly); the sorted
                    union, values (a or 0) + (b or 0), or minus with negate;
                    one arithmetic dtype (synchronises on a GPU: output size)
+segment_prod       (values[n, k], perm | None, starts) -> [nseg, k]: each
+                   segment's product taken sequentially in perm order (int64
+                   wraps; complex products as NumPy's); reductions (issue 11)
+segment_minmax     (values[n, k], perm | None, starts, is_max) -> [nseg, k]:
+                   max (min) of each segment in perm order; the first NaN met
+                   is the result (NumPy's rule); int64, float32/64
+segment_arg        (values[n, k], perm | None, starts, sub int64[n], is_max)
+                   -> (best[nseg, k], pos int64[nseg, k], gap int64[nseg]):
+                   each segment visited in perm order, where its subs are
+                   distinct, ascending and >= 0: the max (min) value, the sub
+                   of its first occurrence (the first NaN wins), and the
+                   smallest non-negative integer missing from its subs
 =================  ==========================================================
 """
 
@@ -119,4 +131,8 @@ KERNEL_API = (
     "union_columns",
     "gather_or_zero",
     "merge_add",
+    # ---- reductions (issue 11)
+    "segment_prod",
+    "segment_minmax",
+    "segment_arg",
 )

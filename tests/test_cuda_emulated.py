@@ -406,6 +406,79 @@ def test_strided_views_out_of_bounds_raise():
     assert not out.any()
 
 
+# ---- reductions (issue 11): segment products, min/max, arg-min/max, bit for bit
+def _segments(rng, n, nseg):
+    keys = np.sort(rng.integers(0, nseg, n)).astype(np.int64)
+    return nb.segment_starts(keys)
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("with_perm", [True, False])
+def test_segment_prod_bit_identical(launched, dtype, with_perm):
+    rng = np.random.default_rng(11)
+    n = 3000
+    starts = _segments(rng, n, 400)
+    vals = (rng.standard_normal((n, 2)) * 1.01).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        vals = vals + 1j * rng.standard_normal((n, 2)).astype(dtype)
+    elif np.dtype(dtype).kind == "i":
+        vals = _values(rng, (n, 2), dtype)  # full range: products wrap
+    perm = rng.permutation(n).astype(np.int64) if with_perm else None
+    a, b = nb.segment_prod(vals, perm, starts), emulated.segment_prod(vals, perm, starts)
+    assert a.dtype == b.dtype == vals.dtype
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64])
+@pytest.mark.parametrize("is_max", [True, False])
+@pytest.mark.parametrize("with_perm", [True, False])
+def test_segment_minmax_and_arg_bit_identical(launched, dtype, is_max, with_perm):
+    rng = np.random.default_rng(12)
+    n = 3000
+    starts = _segments(rng, n, 400)
+    vals = _values(rng, (n, 3), dtype)
+    if np.dtype(dtype).kind == "f":
+        vals[rng.random(vals.shape) < 0.01] = np.nan
+    perm = rng.permutation(n).astype(np.int64) if with_perm else None
+    a, b = nb.segment_minmax(vals, perm, starts, is_max), emulated.segment_minmax(vals, perm, starts, is_max)
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+    # reference: NumPy's max/min (NaN propagates) per segment
+    ordered = vals if perm is None else vals[perm]
+    f = np.max if is_max else np.min
+    ref = np.stack([f(ordered[starts[s]:starts[s + 1]], axis=0) for s in range(starts.shape[0] - 1)])
+    np.testing.assert_array_equal(a, ref)
+    # arg: subs distinct and ascending within each segment, with gaps
+    sub = np.zeros(n, np.int64)
+    for s in range(starts.shape[0] - 1):
+        m = int(starts[s + 1] - starts[s])
+        sub[starts[s]:starts[s + 1]] = np.sort(rng.choice(m + 2, m, replace=False))
+    sub_in = sub if perm is None else np.empty_like(sub)
+    if perm is not None:
+        sub_in[perm] = sub
+    x = nb.segment_arg(vals, perm, starts, sub_in, is_max)
+    y = emulated.segment_arg(vals, perm, starts, sub_in, is_max)
+    for p, q in zip(x, y):
+        np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
+    best, pos, gap = x
+    np.testing.assert_array_equal(best, ref)
+    fa = np.argmax if is_max else np.argmin
+    for s in range(starts.shape[0] - 1):
+        seg, ssub = ordered[starts[s]:starts[s + 1]], sub[starts[s]:starts[s + 1]]
+        np.testing.assert_array_equal(pos[s], ssub[fa(seg, axis=0)])  # argmax: first NaN, else first max
+        expect_gap = next(g for g in range(len(ssub) + 1) if g >= len(ssub) or ssub[g] != g)
+        assert gap[s] == expect_gap
+
+
+def test_segment_reductions_refuse_bad_input():
+    starts = np.array([0, 2], np.int64)
+    with pytest.raises(TypeError):
+        emulated.segment_minmax(np.zeros((2, 1), np.complex64), None, starts, True)
+    with pytest.raises(IndexError):
+        emulated.segment_prod(np.zeros((2, 1)), np.array([0, 5]), starts)
+    with pytest.raises(ValueError):
+        emulated.segment_arg(np.zeros((2, 1)), None, starts, np.zeros(3, np.int64), True)
+
+
 def test_every_kernel_is_launched(launched):
     # runs after the parity tests of this module (pytest keeps file order)
     if len(launched) < 3:

@@ -679,3 +679,81 @@ class CudaLayer:
         namespace["xp"] = self.xp
         for n in names:
             namespace[n] = getattr(self, n)
+
+    # ---- reductions (issue 11) -----------------------------------------------------------------
+    _ORDER_C = {np.dtype(np.int64): "long long", np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+
+    def _segment_args(self, values, perm, starts, what):
+        """C-contiguous (values, starts, perm array, has_perm) of a segment kernel, bounds checked."""
+        xp = self.xp
+        values = self._c(values)
+        if values.ndim != 2:
+            raise ValueError(f"{what} expects 2-D values; got shape {values.shape}")
+        starts = self._c(starts, np.int64)
+        n = values.shape[0]
+        if self._validate:
+            self._check_range(starts, 0, n + 1, f"{what} starts")
+            if bool((starts[1:] <= starts[:-1]).any()):
+                raise ValueError(f"{what}: starts must be strictly increasing")
+        if perm is None:
+            return values, starts, xp.empty(0, dtype=np.int64), 0
+        perm = self._c(perm, np.int64)
+        self._check_range(perm, 0, n, f"{what} perm")
+        return values, starts, perm, 1
+
+    def _order_view(self, a, what):
+        ctype = self._ORDER_C.get(a.dtype)
+        if ctype is None:
+            raise TypeError(f"{what} runs on int64, float32 and float64; got {a.dtype}")
+        return ctype
+
+    def segment_prod(self, values, perm, starts):
+        """out[s] = product of values[perm[starts[s]:starts[s+1]]] in that order (perm None: identity). Sync-free.
+
+        One thread per (segment, column) multiplies sequentially, as the Numba layer.
+        """
+        values, starts, perm_arr, has_perm = self._segment_args(values, perm, starts, "segment_prod")
+        nseg, k = starts.shape[0] - 1, values.shape[1]
+        out = self.xp.empty((nseg, k), dtype=values.dtype)
+        if nseg <= 0 or k == 0:
+            return out
+        view, ctype = self._product_view(values)
+        oview, _ = self._product_view(out)
+        self._run(f"coo_reduce_segment_prod<{ctype}>", nseg * k,
+                  view, perm_arr, _i64(has_perm), starts, _i64(nseg), _i64(k), oview)
+        return out
+
+    def segment_minmax(self, values, perm, starts, is_max):
+        """out[s] = max (``is_max``) or min of segment s in perm order; the first NaN wins. Sync-free."""
+        values, starts, perm_arr, has_perm = self._segment_args(values, perm, starts, "segment_minmax")
+        ctype = self._order_view(values, "segment_minmax")
+        nseg, k = starts.shape[0] - 1, values.shape[1]
+        out = self.xp.empty((nseg, k), dtype=values.dtype)
+        if nseg <= 0 or k == 0:
+            return out
+        self._run(f"coo_reduce_segment_minmax<{ctype}>", nseg * k,
+                  values, perm_arr, _i64(has_perm), starts, _i64(nseg), _i64(k), _i64(bool(is_max)), out)
+        return out
+
+    def segment_arg(self, values, perm, starts, sub, is_max):
+        """(best, pos, gap) per segment (kernel API row ``segment_arg``). Sync-free.
+
+        One thread per (segment, column); the column-0 thread also finds the gap.
+        With no columns the gap is not needed by any caller and is returned as zeros.
+        """
+        xp = self.xp
+        values, starts, perm_arr, has_perm = self._segment_args(values, perm, starts, "segment_arg")
+        ctype = self._order_view(values, "segment_arg")
+        sub = self._c(sub, np.int64)
+        if sub.shape[0] != values.shape[0]:
+            raise ValueError(f"segment_arg: sub has {sub.shape[0]} entries for {values.shape[0]} values")
+        nseg, k = starts.shape[0] - 1, values.shape[1]
+        best = xp.empty((nseg, k), dtype=values.dtype)
+        pos = xp.empty((nseg, k), dtype=np.int64)
+        gap = xp.zeros(max(nseg, 0), dtype=np.int64)
+        if nseg <= 0 or k == 0:
+            return best, pos, gap
+        self._run(f"coo_reduce_segment_arg<{ctype}>", nseg * k,
+                  values, perm_arr, _i64(has_perm), starts, sub, _i64(nseg), _i64(k), _i64(bool(is_max)),
+                  best, pos, gap)
+        return best, pos, gap
