@@ -103,6 +103,19 @@ segment_arg        (values[n, k], perm | None, starts, sub int64[n], is_max)
                    distinct, ascending and >= 0: the max (min) value, the sub
                    of its first occurrence (the first NaN wins), and the
                    smallest non-negative integer missing from its subs
+reduce_sorted      (sorted_keys int64[n], values[n, k], op) -> (starts
+                   int64[m + 1], out[m, k]): segment_starts of the keys and
+                   each run of equal keys reduced in order, op 'sum' (int64,
+                   float32/64), 'prod' (also complex64/128), 'max' or 'min'
+                   (int64, float32/64; the first NaN wins): segment_starts +
+                   segment_sum/prod/minmax in one call (synchronises on a
+                   GPU: m)
+reduce_by_key      (keys int64[n] in [0, bound), values[n, k], bound, op) ->
+                   (counts int64[bound], out[bound, k]): the entries of each
+                   key reduced in stored order (op as reduce_sorted), counts[j]
+                   = entries with key j, out[j] = 0 where counts[j] == 0 (the
+                   stable-sort + segment reduction's result, scattered; the
+                   CUDA layer computes it so and synchronises)
 =================  ==========================================================
 """
 
@@ -135,4 +148,6 @@ KERNEL_API = (
     "segment_prod",
     "segment_minmax",
     "segment_arg",
+    "reduce_sorted",
+    "reduce_by_key",
 )

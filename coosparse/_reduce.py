@@ -182,19 +182,35 @@ def _order_scalar(fill, dtype):
     return _to_order(np.asarray(fill, dtype=dtype).reshape(1))[0]
 
 
-def _segment(be, op, values2d, perm, starts):
-    """Ordered segment reduction ``op`` of 2-D values already in a kernel dtype."""
+def _kernel(be, op, values2d, call):
+    """Run ``call(values2d)`` (a kernel on 2-D values in a kernel dtype) with complex sums split.
+
+    A complex sum is the sums of its parts: the float kernels serve it on a
+    (n, 2k) float view, and the result is viewed back. ``call`` returns the
+    reduced array, or a tuple whose last item it is.
+    """
     xp = be.xp
     values2d = xp.ascontiguousarray(values2d)
-    if op == "sum":
-        cdt = values2d.dtype if values2d.dtype.kind == "c" else None
-        if cdt is not None:  # complex sums are the sums of both parts: float kernels
-            values2d = values2d.view(np.float32 if cdt == np.complex64 else np.float64)
-        out = be.segment_sum(values2d, perm, starts)
-        return xp.ascontiguousarray(out).view(cdt) if cdt is not None else out
-    if op == "prod":
-        return be.segment_prod(values2d, perm, starts)
-    return be.segment_minmax(values2d, perm, starts, op == "max")
+    cdt = values2d.dtype if op == "sum" and values2d.dtype.kind == "c" else None
+    if cdt is not None:
+        values2d = values2d.view(np.float32 if cdt == np.complex64 else np.float64)
+    out = call(values2d)
+    if cdt is None:
+        return out
+    if isinstance(out, tuple):
+        return out[:-1] + (xp.ascontiguousarray(out[-1]).view(cdt),)
+    return xp.ascontiguousarray(out).view(cdt)
+
+
+def _segment(be, op, values2d, perm, starts):
+    """Ordered segment reduction ``op`` of 2-D values already in a kernel dtype."""
+    def call(v):
+        if op == "sum":
+            return be.segment_sum(v, perm, starts)
+        if op == "prod":
+            return be.segment_prod(v, perm, starts)
+        return be.segment_minmax(v, perm, starts, op == "max")
+    return _kernel(be, op, values2d, call)
 
 
 def _dense_reduce(xp, values, op, axes):
@@ -227,12 +243,28 @@ def _from_kernel(op, values, dtype):
 
 
 # ---------------------------------------------------------------------------------- grouping
+_BY_KEY_MIN = 1 << 16
+"""Kept key spaces up to max(nnz, this) are reduced into a dense accumulator (no sort)."""
+
+
 class _Grouping:
     """How the entries of ``a`` map onto the output indices of a reduction over ``axes``.
 
-    ``order`` (a sparse axis not in K) additionally orders each group by that
-    axis (argmin/argmax). Internal results keep the reduced dense axes as
-    size-1 axes (``keepdims``) until :meth:`assemble`.
+    Strategies for reduced sparse axes (R) with kept sparse axes K:
+
+    - ``sorted``: ``a`` is sorted and K is a leading run of its axes, so the
+      K keys are sorted already: ``reduce_sorted`` finds the runs and reduces
+      them in one call (with one kept axis the key is that index row itself);
+    - ``bykey``: the kept key space is small (at most max(nnz, 2**16) keys):
+      ``reduce_by_key`` accumulates in stored order into a dense table; the
+      keys present are the output indices;
+    - ``sort``: otherwise a stable sort of the K keys, segment heads, and the
+      ordered segment kernels. ``order`` (a sparse axis not in K) orders each
+      group by that axis too (argmin/argmax always take this route).
+
+    Every strategy reduces each output index's entries sequentially in
+    stored order, so the three give identical bits. Internal results keep
+    the reduced dense axes as size-1 axes until :meth:`assemble`.
     """
 
     def __init__(self, a, axes, order=None):
@@ -249,63 +281,113 @@ class _Grouping:
         self.xp = self.be.xp
         self.perm = None
         self.starts = None
+        self.strategy = None
+        self._known = True  # output indices known (the fused strategies learn them at their first reduction)
         if self.R:
-            self._group(order)
+            self._plan(order)
             self.sorted = self.unique = True
         else:
             self.out_indices = a.indices
-            self.nout = a.nnz
+            self._nout = a.nnz
             self.sorted, self.unique = a.is_sorted, a.is_unique
 
-    def _group(self, order):
+    def _plan(self, order):
         a, be, xp, K = self.a, self.be, self.xp, self.K
         n = a.nnz
         if not K and order is None:
             # one group holding every entry (in stored order)
+            self.strategy = "sort"
             self.starts = xp.zeros(2 if n else 1, dtype=np.int64)
             if n:
                 self.starts[1] = n
-            self.nout = 1 if n else 0
-            self.out_indices = xp.zeros((0, self.nout), dtype=np.int64)
+            self._nout = 1 if n else 0
+            self.out_indices = xp.zeros((0, self._nout), dtype=np.int64)
             return
         rows = K + ([order] if order is not None else [])
         shape = tuple(a.shape[d] for d in rows)
-        idx = a.indices[: len(rows)] if rows == list(range(len(rows))) else a.indices[rows]
-        idx = xp.ascontiguousarray(idx)
-        (okeys,), bound = joint_keys([idx], shape)
-        if a.is_sorted and rows == list(range(len(rows))):
+        prefix = rows == list(range(len(rows)))
+        if len(rows) == 1:
+            idx = a.indices[rows[0]].reshape(1, n)  # a row of a C-contiguous array: a view
+        else:
+            idx = xp.ascontiguousarray(a.indices[: len(rows)] if prefix else a.indices[rows])
+        self.kshape = tuple(a.shape[d] for d in K)
+        if order is None and len(rows) == 1:
+            okeys, bound = idx[0], shape[0]  # one kept axis: its index is the key
+        else:
+            (okeys,), bound = joint_keys([idx], shape)
+        if order is None and a.is_sorted and prefix:
+            self.strategy, self.keys, self._known = "sorted", okeys, False
+            return
+        if order is None and not is_wide(shape) and bound <= builtins.max(n, _BY_KEY_MIN):
+            self.strategy, self.keys, self.bound, self._known = "bykey", okeys, bound, False
+            return
+        self.strategy = "sort"
+        if a.is_sorted and prefix:
             skeys, perm = okeys, None  # a leading run of axes of a sorted array is sorted
         else:
             skeys, perm = be.sort_pairs(okeys, bound)
         if order is not None:
-            kshape = shape[:-1]
             if K:
                 kidx = xp.ascontiguousarray(idx[:-1])
-                (kkeys,), _ = joint_keys([kidx], kshape)
+                (kkeys,), _ = joint_keys([kidx], self.kshape)
                 skeys = kkeys if perm is None else kkeys[perm]
             else:
                 skeys = xp.zeros(n, dtype=np.int64)
             self.sub = idx[-1]
-        else:
-            kshape = shape
         starts = be.segment_starts(skeys)  # synchronize! (the number of output indices)
         firsts = starts[:-1]
         if not K:
             out_indices = xp.zeros((0, firsts.shape[0]), dtype=np.int64)
-        elif is_wide(kshape) or order is not None:
+        elif order is not None or is_wide(self.kshape):
             first_rows = firsts if perm is None else perm[firsts]
             out_indices = xp.ascontiguousarray(idx[: len(K)][:, first_rows])
-        elif len(K) == 1:
-            out_indices = skeys[firsts].reshape(1, -1)
         else:
-            out_indices = unravel_keys(skeys[firsts], kshape)
+            out_indices = self._unravel(skeys[firsts])
         self.perm, self.starts = perm, starts
         self.out_indices = out_indices
-        self.nout = firsts.shape[0]
+        self._nout = firsts.shape[0]
+
+    def _unravel(self, keys):
+        if len(self.K) == 1:
+            return self.xp.ascontiguousarray(keys.reshape(1, -1))
+        return unravel_keys(keys, self.kshape)
+
+    def _ensure(self):
+        """Output indices known (the fused strategies learn them at their first reduction)."""
+        if self._known:
+            return
+        if self.strategy == "sorted":
+            self._sorted_outputs(self.be.segment_starts(self.keys))  # synchronize!
+        else:
+            counts, _ = self.be.reduce_by_key(self.keys, self.xp.zeros((self.a.nnz, 0), np.int64), self.bound, "sum")
+            self._bykey_outputs(counts)
+
+    def _sorted_outputs(self, starts):
+        self.starts = starts
+        self._known = True
+        self._nout = starts.shape[0] - 1
+        self.out_indices = self._unravel(self.keys[starts[:-1]])
+
+    def _bykey_outputs(self, counts):
+        xp = self.xp
+        present = xp.nonzero(counts)[0]  # synchronize! (the number of output indices)
+        self.present = present
+        self._counts = counts[present]
+        self._known = True
+        self._nout = present.shape[0]
+        self.out_indices = self._unravel(present.astype(np.int64, copy=False))
+
+    @property
+    def nout(self):
+        self._ensure()
+        return self._nout
 
     # -------------------------------------------------------------- per-output quantities
     def counts(self):
-        """Stored positions per output index (int64[nout]); groups only."""
+        """Entries per output index (int64[nout]; stored positions when ``a`` is unique); groups only."""
+        self._ensure()
+        if self.strategy == "bykey":
+            return self._counts
         return self.starts[1:] - self.starts[:-1]
 
     def has_missing(self):
@@ -365,17 +447,32 @@ class _Grouping:
         kv = _dense_reduce(self.xp, kv, op, self.value_axes)
         if self.R:
             shape = kv.shape[1:]
-            k = _size(shape)
-            kv = _segment(self.be, op, kv.reshape(kv.shape[0], k), self.perm, self.starts)
-            kv = kv.reshape((self.nout,) + shape)
+            v2 = kv.reshape(kv.shape[0], _size(shape))
+            be = self.be
+            if self.strategy == "sorted" and not self._known:
+                starts, kv = _kernel(be, op, v2, lambda v: be.reduce_sorted(self.keys, v, op))
+                self._sorted_outputs(starts)
+            elif self.strategy == "bykey":
+                counts, kv = _kernel(be, op, v2, lambda v: be.reduce_by_key(self.keys, v, self.bound, op))
+                if not self._known:
+                    self._bykey_outputs(counts)
+                kv = kv[self.present]
+            else:
+                kv = _segment(be, op, v2, self.perm, self.starts)
+            kv = kv.reshape((self._nout,) + shape)
         return _from_kernel(op, kv, dt)
 
     def expand(self, per_out):
         """Per-entry copy of an output-aligned array (the output index of each entry)."""
         if not self.R:
             return per_out
+        self._ensure()
         xp = self.xp
         n = self.a.nnz
+        if self.strategy == "bykey":
+            slot = xp.zeros(self.bound, dtype=np.int64)
+            slot[self.present] = xp.arange(self._nout, dtype=np.int64)
+            return per_out[slot[self.keys]]
         heads = xp.zeros(n, dtype=np.int64)
         if self.nout > 1:
             heads[self.starts[1:-1]] = 1

@@ -469,6 +469,34 @@ def test_segment_minmax_and_arg_bit_identical(launched, dtype, is_max, with_perm
         assert gap[s] == expect_gap
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("n", [1000, 70000])  # one part, and the parallel parts of the Numba kernel
+def test_fused_reductions_bit_identical(launched, dtype, op, n):
+    if np.dtype(dtype).kind == "c" and op != "prod":
+        return
+    rng = np.random.default_rng(13)
+    bound = 500
+    keys = rng.integers(0, bound, n).astype(np.int64)
+    vals = (rng.standard_normal((n, 2)) * 1.01).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        vals[rng.random(vals.shape) < 0.001] = np.nan
+    elif np.dtype(dtype).kind == "i":
+        vals = _values(rng, (n, 2), dtype)
+    skeys = np.sort(keys)
+    a = nb.reduce_sorted(skeys, vals, op)
+    b = emulated.reduce_sorted(skeys, vals, op)
+    for p, q in zip(a, b):
+        np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
+    np.testing.assert_array_equal(a[0], nb.segment_starts(skeys))
+    c = nb.reduce_by_key(keys, vals, bound + 3, op)
+    d = emulated.reduce_by_key(keys, vals, bound + 3, op)
+    for p, q in zip(c, d):
+        np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
+    np.testing.assert_array_equal(c[0], np.bincount(keys, minlength=bound + 3))
+    assert not c[1][bound:].any()  # keys without entries hold 0
+
+
 def test_segment_reductions_refuse_bad_input():
     starts = np.array([0, 2], np.int64)
     with pytest.raises(TypeError):

@@ -757,3 +757,41 @@ class CudaLayer:
                   values, perm_arr, _i64(has_perm), starts, sub, _i64(nseg), _i64(k), _i64(bool(is_max)),
                   best, pos, gap)
         return best, pos, gap
+
+    def _segment_op(self, values, perm, starts, op):
+        if op == "sum":
+            return self.segment_sum(values, perm, starts)
+        if op == "prod":
+            return self.segment_prod(values, perm, starts)
+        if op in ("max", "min"):
+            return self.segment_minmax(values, perm, starts, op == "max")
+        raise ValueError(f"unknown reduction {op!r}; expected 'sum', 'prod', 'max' or 'min'")
+
+    def reduce_sorted(self, sorted_keys, values, op):
+        """(starts, out): run heads of sorted keys and each run reduced in order. Synchronises (m).
+
+        Composed of ``segment_starts`` and the ordered segment kernels, so the
+        results are bit-identical to the Numba layer's fused kernel.
+        """
+        starts = self.segment_starts(sorted_keys)  # synchronize! (the number of runs)
+        return starts, self._segment_op(values, None, starts, op)
+
+    def reduce_by_key(self, keys, values, bound, op):
+        """(counts[bound], out[bound, k]): each key's entries reduced in stored order. Synchronises.
+
+        No atomics: a stable sort of the keys, the ordered segment kernels, and
+        a scatter of the per-key results (zeros where a key has no entry); the
+        same sequence as the Numba layer's serial accumulator.
+        """
+        xp = self.xp
+        values = self._c(values)
+        bound = int(bound)
+        sorted_keys, perm = self.sort_pairs(keys, bound)
+        starts = self.segment_starts(sorted_keys)  # synchronize! (the number of keys present)
+        seg = self._segment_op(values, perm, starts, op)
+        heads = sorted_keys[starts[:-1]]
+        counts = xp.zeros(bound, dtype=np.int64)
+        counts[heads] = starts[1:] - starts[:-1]
+        out = xp.zeros((bound, values.shape[1]), dtype=values.dtype)
+        out[heads] = seg
+        return counts, out

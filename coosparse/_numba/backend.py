@@ -220,3 +220,13 @@ def segment_arg(values, perm, starts, sub, is_max):
     """Per segment: (extreme value, sub of its first occurrence, first sub missing) by column."""
     return _red.segment_arg(values, starts[:0] if perm is None else perm, perm is not None, starts, sub,
                             is_max, numba.get_num_threads())
+
+
+def reduce_sorted(sorted_keys, values, op):
+    """Runs of equal sorted keys and their in-order reductions: (starts, out) in one call."""
+    return _red.reduce_sorted(sorted_keys, values, op, numba.get_num_threads())
+
+
+def reduce_by_key(keys, values, bound, op):
+    """Dense accumulator by key in stored order: (counts[bound], out[bound, k])."""
+    return _red.reduce_by_key(keys, values, int(bound), op)

@@ -131,3 +131,198 @@ def segment_arg(values, perm, has_perm, starts, sub, is_max, nthreads):
         run_parts(_arg_part, _nparts(values.shape[0], nthreads), nthreads, values, perm, has_perm, starts, sub,
                   bool(is_max), best, pos, gap)
     return best, pos, gap
+
+
+# ---------------------------------------------------------------- fused: runs of sorted keys
+# reduce_sorted: part t owns the runs that START in its chunk of entries (a run
+# may extend into the next chunk, whose part skips it), so every run is reduced
+# sequentially by one thread, in stored order. Two phases: count run heads per
+# chunk, then (after a prefix sum on the host) write starts and results.
+@nb.njit(cache=True, nogil=True)
+def _chunk(t, nparts, n):
+    c = (n + nparts - 1) // nparts
+    return min(n, t * c), min(n, (t + 1) * c)
+
+
+@nb.njit(cache=True, nogil=True)
+def _heads_part(t, nparts, keys, counts):
+    lo, hi = _chunk(t, nparts, keys.shape[0])
+    c = 0
+    for i in range(lo, hi):
+        if i == 0 or keys[i] != keys[i - 1]:
+            c += 1
+    counts[t] = c
+
+
+@nb.njit(cache=True, nogil=True)
+def _first_head(keys, lo, hi):
+    i = lo
+    if i > 0:
+        while i < hi and keys[i] == keys[i - 1]:
+            i += 1
+    return i
+
+
+@nb.njit(cache=True, nogil=True)
+def _run_end(keys, s, n):
+    e = s + 1
+    while e < n and keys[e] == keys[s]:
+        e += 1
+    return e
+
+
+@nb.njit(cache=True, nogil=True)
+def _sorted_sum_part(t, nparts, keys, values, offsets, starts, out):
+    n = keys.shape[0]
+    k = values.shape[1]
+    lo, hi = _chunk(t, nparts, n)
+    j = offsets[t]
+    i = _first_head(keys, lo, hi)
+    while i < hi:
+        e = _run_end(keys, i, n)
+        starts[j] = i
+        for c in range(k):
+            acc = values[i, c]
+            for r in range(i + 1, e):
+                acc += values[r, c]
+            out[j, c] = acc
+        j += 1
+        i = e
+
+
+@nb.njit(cache=True, nogil=True)
+def _sorted_prod_part(t, nparts, keys, values, offsets, starts, out):
+    n = keys.shape[0]
+    k = values.shape[1]
+    lo, hi = _chunk(t, nparts, n)
+    j = offsets[t]
+    i = _first_head(keys, lo, hi)
+    while i < hi:
+        e = _run_end(keys, i, n)
+        starts[j] = i
+        for c in range(k):
+            acc = values[i, c]
+            for r in range(i + 1, e):
+                acc = acc * values[r, c]
+            out[j, c] = acc
+        j += 1
+        i = e
+
+
+@nb.njit(cache=True, nogil=True)
+def _sorted_minmax_part(t, nparts, keys, values, is_max, offsets, starts, out):
+    n = keys.shape[0]
+    k = values.shape[1]
+    lo, hi = _chunk(t, nparts, n)
+    j = offsets[t]
+    i = _first_head(keys, lo, hi)
+    while i < hi:
+        e = _run_end(keys, i, n)
+        starts[j] = i
+        for c in range(k):
+            acc = values[i, c]
+            if acc == acc:
+                for r in range(i + 1, e):
+                    v = values[r, c]
+                    if v != v:
+                        acc = v
+                        break
+                    if (v > acc) if is_max else (v < acc):
+                        acc = v
+            out[j, c] = acc
+        j += 1
+        i = e
+
+
+def reduce_sorted(keys, values, op, nthreads):
+    """(starts, out): the runs of equal sorted keys and each run reduced in order by ``op``."""
+    n = keys.shape[0]
+    nparts = _nparts(n, nthreads)
+    counts = np.zeros(nparts, np.int64)
+    run_parts(_heads_part, nparts, nthreads, keys, counts)
+    offsets = np.zeros(nparts + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    m = int(offsets[nparts])
+    starts = np.empty(m + 1, np.int64)
+    starts[m] = n
+    out = np.zeros((m, values.shape[1]), values.dtype)
+    if op == "sum":
+        run_parts(_sorted_sum_part, nparts, nthreads, keys, values, offsets, starts, out)
+    elif op == "prod":
+        run_parts(_sorted_prod_part, nparts, nthreads, keys, values, offsets, starts, out)
+    else:
+        run_parts(_sorted_minmax_part, nparts, nthreads, keys, values, op == "max", offsets, starts, out)
+    return starts, out
+
+
+# ---------------------------------------------------------------- fused: dense accumulator by key
+# reduce_by_key: one pass in stored order into an accumulator indexed by key
+# (serial: each key's entries are combined in stored order, exactly the
+# sequential segment reduction of a stable sort, without sorting).
+@nb.njit(cache=True, nogil=True)
+def _bykey_sum(keys, values, counts, out):
+    k = values.shape[1]
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        if counts[key] == 0:
+            for c in range(k):
+                out[key, c] = values[i, c]
+        else:
+            for c in range(k):
+                out[key, c] += values[i, c]
+        counts[key] += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _bykey_prod(keys, values, counts, out):
+    k = values.shape[1]
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        if counts[key] == 0:
+            for c in range(k):
+                out[key, c] = values[i, c]
+        else:
+            for c in range(k):
+                out[key, c] = out[key, c] * values[i, c]
+        counts[key] += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _bykey_minmax(keys, values, is_max, counts, out):
+    # ``out`` starts at the identity (-inf / +inf, or the integer extremes): the
+    # first entry of a key always replaces it or equals it bit for bit
+    k = values.shape[1]
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        counts[key] += 1
+        for c in range(k):
+            acc = out[key, c]
+            v = values[i, c]
+            if acc == acc and (v != v or ((v > acc) if is_max else (v < acc))):
+                out[key, c] = v
+
+
+@nb.njit(cache=True, nogil=True)
+def _zero_empty(counts, out):
+    for j in range(counts.shape[0]):
+        if counts[j] == 0:
+            for c in range(out.shape[1]):
+                out[j, c] = 0
+
+
+def reduce_by_key(keys, values, bound, op):
+    """(counts[bound], out[bound, k]): entries of equal key reduced in stored order; 0 where none."""
+    counts = np.zeros(bound, np.int64)
+    if op in ("sum", "prod"):
+        out = np.zeros((bound, values.shape[1]), values.dtype)
+        (_bykey_sum if op == "sum" else _bykey_prod)(keys, values, counts, out)
+        return counts, out
+    dt = values.dtype
+    if dt.kind == "f":
+        ident = -np.inf if op == "max" else np.inf
+    else:
+        ident = np.iinfo(dt).min if op == "max" else np.iinfo(dt).max
+    out = np.full((bound, values.shape[1]), ident, dt)
+    _bykey_minmax(keys, values, op == "max", counts, out)
+    _zero_empty(counts, out)
+    return counts, out
