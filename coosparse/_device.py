@@ -42,7 +42,8 @@ def asarray(x, *, device=None, dtype=None, sparse_ndim=None, copy=None):
         (no copy) unless ``device``/``dtype``/``copy`` ask for a change;
         scipy inputs go through :func:`coosparse.from_scipy`; sparse torch
         tensors through ``coosparse.interop.torch.from_torch``; dense inputs
-        through :func:`coosparse.from_dense` (non-zeros, coalesced).
+        through :func:`coosparse.from_dense` (non-zeros and negative zeros,
+        coalesced: the dense form keeps every bit).
     device : {None, 'cpu', 'cuda', 'cuda:N'}
         Where the result lives; None keeps ``x``'s device (the CPU for lists
         and scipy inputs).
@@ -106,13 +107,13 @@ def asarray(x, *, device=None, dtype=None, sparse_ndim=None, copy=None):
         if not isinstance(a, COO):
             from ._dense import from_dense
 
-            a = from_dense(a, sparse_ndim=sparse_ndim)
+            a = from_dense(a, sparse_ndim=sparse_ndim, signed_zeros=True)
     else:
         from ._dense import from_dense
 
         if not (isinstance(x, np.ndarray) or type(x).__module__.startswith("cupy")):
             x = np.asarray(x, dtype=None if dtype is None else np.dtype(dtype))
-        a = from_dense(x, sparse_ndim=sparse_ndim)
+        a = from_dense(x, sparse_ndim=sparse_ndim, signed_zeros=True)
     if dtype is not None:
         a = a.astype(dtype, copy=False)
     if device is not None:

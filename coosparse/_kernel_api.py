@@ -110,12 +110,14 @@ reduce_sorted      (sorted_keys int64[n], values[n, k], op) -> (starts
                    (int64, float32/64; the first NaN wins): segment_starts +
                    segment_sum/prod/minmax in one call (synchronises on a
                    GPU: m)
-reduce_by_key      (keys int64[n] in [0, bound), values[n, k], bound, op) ->
-                   (counts int64[bound], out[bound, k]): the entries of each
-                   key reduced in stored order (op as reduce_sorted), counts[j]
-                   = entries with key j, out[j] = 0 where counts[j] == 0 (the
-                   stable-sort + segment reduction's result, scattered; the
-                   CUDA layer computes it so and synchronises)
+reduce_by_key      (keys int64[n] in [0, bound), values[n, k], bound, op,
+                   is_sorted) -> (counts int64[bound], out[bound, k]): the
+                   entries of each key reduced in stored order (op as
+                   reduce_sorted), counts[j] = entries with key j, out[j] = 0
+                   where counts[j] == 0 (the stable-sort + segment reduction's
+                   result, scattered; the CUDA layer computes it so and
+                   synchronises). is_sorted: the caller knows the keys are
+                   sorted (lets the layer split the runs between threads)
 =================  ==========================================================
 """
 

@@ -244,7 +244,11 @@ def _from_kernel(op, values, dtype):
 
 # ---------------------------------------------------------------------------------- grouping
 _BY_KEY_MIN = 1 << 16
-"""Kept key spaces up to max(nnz, this) are reduced into a dense accumulator (no sort)."""
+
+
+def _by_key_fits(bound, n):
+    """Kept key spaces up to max(nnz, 2**16) keys are reduced into a dense table (no sort)."""
+    return bound <= builtins.max(n, _BY_KEY_MIN)
 
 
 class _Grouping:
@@ -315,15 +319,16 @@ class _Grouping:
             okeys, bound = idx[0], shape[0]  # one kept axis: its index is the key
         else:
             (okeys,), bound = joint_keys([idx], shape)
-        if order is None and a.is_sorted and prefix:
+        self.keys_sorted = a.is_sorted and prefix  # a leading run of axes of a sorted array is sorted
+        if order is None and self.keys_sorted:
             self.strategy, self.keys, self._known = "sorted", okeys, False
             return
-        if order is None and not is_wide(shape) and bound <= builtins.max(n, _BY_KEY_MIN):
+        if order is None and not is_wide(shape) and _by_key_fits(bound, n):
             self.strategy, self.keys, self.bound, self._known = "bykey", okeys, bound, False
             return
         self.strategy = "sort"
-        if a.is_sorted and prefix:
-            skeys, perm = okeys, None  # a leading run of axes of a sorted array is sorted
+        if self.keys_sorted:
+            skeys, perm = okeys, None
         else:
             skeys, perm = be.sort_pairs(okeys, bound)
         if order is not None:
@@ -359,7 +364,8 @@ class _Grouping:
         if self.strategy == "sorted":
             self._sorted_outputs(self.be.segment_starts(self.keys))  # synchronize!
         else:
-            counts, _ = self.be.reduce_by_key(self.keys, self.xp.zeros((self.a.nnz, 0), np.int64), self.bound, "sum")
+            empty = self.xp.zeros((self.a.nnz, 0), np.int64)  # no columns: the counts alone
+            counts, _ = self.be.reduce_by_key(self.keys, empty, self.bound, "sum", self.keys_sorted)
             self._bykey_outputs(counts)
 
     def _sorted_outputs(self, starts):
@@ -453,7 +459,9 @@ class _Grouping:
                 starts, kv = _kernel(be, op, v2, lambda v: be.reduce_sorted(self.keys, v, op))
                 self._sorted_outputs(starts)
             elif self.strategy == "bykey":
-                counts, kv = _kernel(be, op, v2, lambda v: be.reduce_by_key(self.keys, v, self.bound, op))
+                def call(v):
+                    return be.reduce_by_key(self.keys, v, self.bound, op, self.keys_sorted)
+                counts, kv = _kernel(be, op, v2, call)
                 if not self._known:
                     self._bykey_outputs(counts)
                 kv = kv[self.present]
@@ -561,6 +569,8 @@ def _fill_power(g, fill, dtype):
 
 def _implicit(g, vals, fill, op):
     """Combine the stored part ``vals`` with each output index's implicit elements."""
+    if (op == "sum" and _fill.is_zero(fill)) or (op == "prod" and _fill.equal(fill, 1)):
+        return vals  # the identity changes nothing
     miss = g.has_missing()
     if miss is None:
         return vals
@@ -568,12 +578,8 @@ def _implicit(g, vals, fill, op):
     mk = g.bcast(miss, vals)
     W = vals.dtype
     if op == "sum":
-        if _fill.is_zero(fill):
-            return vals
         return xp.where(mk, vals + fill * g.bcast(g.missing(W), vals), vals)
     if op == "prod":
-        if _fill.equal(fill, 1):
-            return vals
         return xp.where(mk, vals * g.bcast(_fill_power(g, fill, W), vals), vals)
     f = {"max": xp.maximum, "min": xp.minimum, "any": xp.logical_or, "all": xp.logical_and}[op]
     return xp.where(mk, f(vals, fill), vals)
@@ -882,8 +888,11 @@ def _dense_to_coo(d, sparse_ndim, fill):
     sparse_ndim = builtins.min(sparse_ndim, d.ndim)
     f = _scalar(fill, d.dtype)
     diff = d != f
-    if d.dtype.kind in "fc" and bool(np.isnan(f)):
-        diff = ~xp.isnan(d)
+    if d.dtype.kind in "fc":
+        if bool(np.isnan(f)):
+            diff = ~xp.isnan(d)
+        else:  # -0.0 and 0.0 compare equal; keep the bits
+            diff |= xp.signbit(d.real) != np.signbit(f.real)
     mask = diff.reshape(d.shape[:sparse_ndim] + (-1,)).any(axis=-1) if d.size else \
         xp.zeros(d.shape[:sparse_ndim], dtype=bool)
     if sparse_ndim == 0:

@@ -76,7 +76,9 @@ def run_suite(suite, extra):
 
     os.environ["ARRAY_API_TESTS_MODULE"] = "coosparse"
     rec = _Recorder()
+    sys.path.insert(0, str(ROOT))  # tests.array_api_conformance, as `make array-api-tests` loads it
     args = ["-c", str(suite / "pytest.ini"), f"--rootdir={suite}", "-p", "no:cacheprovider",
+            "-p", "tests.array_api_conformance",
             "--max-examples=2", "--derandomize", "--disable-deadline", "--disable-warnings", "-q",
             str(suite / "array_api_tests"), *extra]
     pytest.main(args, plugins=[rec])

@@ -489,12 +489,16 @@ def test_fused_reductions_bit_identical(launched, dtype, op, n):
     for p, q in zip(a, b):
         np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
     np.testing.assert_array_equal(a[0], nb.segment_starts(skeys))
-    c = nb.reduce_by_key(keys, vals, bound + 3, op)
-    d = emulated.reduce_by_key(keys, vals, bound + 3, op)
-    for p, q in zip(c, d):
-        np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
-    np.testing.assert_array_equal(c[0], np.bincount(keys, minlength=bound + 3))
-    assert not c[1][bound:].any()  # keys without entries hold 0
+    for ks, is_sorted in ((keys, False), (skeys, True)):
+        c = nb.reduce_by_key(ks, vals, bound + 3, op, is_sorted)
+        d = emulated.reduce_by_key(ks, vals, bound + 3, op, is_sorted)
+        for p, q in zip(c, d):
+            np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
+        np.testing.assert_array_equal(c[0], np.bincount(keys, minlength=bound + 3))
+        assert not c[1][bound:].any()  # keys without entries hold 0
+        if is_sorted:  # the runs of the sorted keys, scattered by key
+            present = np.flatnonzero(c[0])
+            np.testing.assert_array_equal(c[1][present].view(np.uint8), a[1].view(np.uint8))
 
 
 def test_segment_reductions_refuse_bad_input():

@@ -776,17 +776,21 @@ class CudaLayer:
         starts = self.segment_starts(sorted_keys)  # synchronize! (the number of runs)
         return starts, self._segment_op(values, None, starts, op)
 
-    def reduce_by_key(self, keys, values, bound, op):
+    def reduce_by_key(self, keys, values, bound, op, is_sorted):
         """(counts[bound], out[bound, k]): each key's entries reduced in stored order. Synchronises.
 
-        No atomics: a stable sort of the keys, the ordered segment kernels, and
-        a scatter of the per-key results (zeros where a key has no entry); the
-        same sequence as the Numba layer's serial accumulator.
+        No atomics: a stable sort of the keys (none when ``is_sorted``), the
+        ordered segment kernels, and a scatter of the per-key results (zeros
+        where a key has no entry); the same sequence as the Numba layer's
+        accumulator.
         """
         xp = self.xp
         values = self._c(values)
         bound = int(bound)
-        sorted_keys, perm = self.sort_pairs(keys, bound)
+        if is_sorted:
+            sorted_keys, perm = self._c(keys, np.int64), None
+        else:
+            sorted_keys, perm = self.sort_pairs(keys, bound)
         starts = self.segment_starts(sorted_keys)  # synchronize! (the number of keys present)
         seg = self._segment_op(values, perm, starts, op)
         heads = sorted_keys[starts[:-1]]

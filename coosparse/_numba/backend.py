@@ -227,6 +227,6 @@ def reduce_sorted(sorted_keys, values, op):
     return _red.reduce_sorted(sorted_keys, values, op, numba.get_num_threads())
 
 
-def reduce_by_key(keys, values, bound, op):
+def reduce_by_key(keys, values, bound, op, is_sorted):
     """Dense accumulator by key in stored order: (counts[bound], out[bound, k])."""
-    return _red.reduce_by_key(keys, values, int(bound), op)
+    return _red.reduce_by_key(keys, values, int(bound), op, bool(is_sorted), numba.get_num_threads())
