@@ -464,10 +464,22 @@ def meshgrid(*arrays, indexing="xy"):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """A COO from any DLPack producer (a dense tensor); see :func:`coosparse.asarray`."""
+    """A COO from any dense DLPack producer (NumPy, CuPy, torch...): its non-zeros.
+
+    A CUDA producer (DLPack device type 2) is read with CuPy, anything else
+    with NumPy; then as :func:`coosparse.asarray` (``copy=False`` raises: a
+    COO never shares a dense array's memory).
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> coosparse.from_dlpack(np.array([0.0, 2.0])).values
+    array([2.])
+    """
     from ._device import asarray
 
-    if type(x).__module__.startswith("cupy") or getattr(x, "__dlpack_device__", lambda: (1, 0))()[0] == 2:
+    dev = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
+    if dev == 2:
         import cupy
 
         d = cupy.from_dlpack(x)
