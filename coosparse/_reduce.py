@@ -256,12 +256,13 @@ class _Grouping:
 
     Strategies for reduced sparse axes (R) with kept sparse axes K:
 
-    - ``sorted``: ``a`` is sorted and K is a leading run of its axes, so the
-      K keys are sorted already: ``reduce_sorted`` finds the runs and reduces
-      them in one call (with one kept axis the key is that index row itself);
     - ``bykey``: the kept key space is small (at most max(nnz, 2**16) keys):
-      ``reduce_by_key`` accumulates in stored order into a dense table; the
-      keys present are the output indices;
+      ``reduce_by_key`` accumulates in stored order into a dense table (in
+      parallel runs when the keys are sorted); the keys present are the
+      output indices;
+    - ``sorted``: a larger key space, but ``a`` is sorted and K is a leading
+      run of its axes, so the K keys are sorted already: ``reduce_sorted``
+      finds the runs and reduces them in one call;
     - ``sort``: otherwise a stable sort of the K keys, segment heads, and the
       ordered segment kernels. ``order`` (a sparse axis not in K) orders each
       group by that axis too (argmin/argmax always take this route).
@@ -320,11 +321,13 @@ class _Grouping:
         else:
             (okeys,), bound = joint_keys([idx], shape)
         self.keys_sorted = a.is_sorted and prefix  # a leading run of axes of a sorted array is sorted
-        if order is None and self.keys_sorted:
-            self.strategy, self.keys, self._known = "sorted", okeys, False
-            return
+        # one pass into a table beats finding the runs first (two passes), measured on the
+        # 2M-entry benchmark arrays; sorted keys let the table be filled in parallel
         if order is None and not is_wide(shape) and _by_key_fits(bound, n):
             self.strategy, self.keys, self.bound, self._known = "bykey", okeys, bound, False
+            return
+        if order is None and self.keys_sorted:
+            self.strategy, self.keys, self._known = "sorted", okeys, False
             return
         self.strategy = "sort"
         if self.keys_sorted:

@@ -147,6 +147,11 @@ def test_reduction_matches_numpy(backend, strategy, op, data):
     r, exp = res
     if op in ("mean", "nanmean") and a.dtype == np.float16:
         exp = np.asarray(exp).astype(np.float16)  # NumPy: float16 mean in float16
+    if op in ("prod", "nanprod") and a.dtype.kind == "c" and not np.isfinite(exp).all():
+        # complex products that overflow: NaN or inf parts depend on the order of the products
+        got = backend.get(r).to_dense()
+        assert (np.isfinite(got) == np.isfinite(exp)).all()
+        exp = np.where(np.isfinite(exp), exp, got)
     assert_matches(backend.get(r), exp, d)
 
 

@@ -168,11 +168,46 @@ def _first_head(keys, lo, hi):
 
 
 @nb.njit(cache=True, nogil=True)
+def _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out):
+    # one column: a single loop over the entries, the run's key compared and its
+    # value accumulated in the same iteration (the fastest form measured)
+    n = keys.shape[0]
+    i = _first_head(keys, lo, hi)
+    if i >= hi:
+        return
+    key = keys[i]
+    acc = values[i, 0]
+    s = i
+    i += 1
+    while i < n:
+        kk = keys[i]
+        if kk == key:
+            acc = acc * values[i, 0] if is_prod else acc + values[i, 0]
+        else:
+            row = key if by_key else j
+            dest[row] = i - s if by_key else s
+            out[row, 0] = acc
+            j += 1
+            if i >= hi:  # the next run starts in the next part's chunk
+                return
+            key = kk
+            acc = values[i, 0]
+            s = i
+        i += 1
+    row = key if by_key else j
+    dest[row] = i - s if by_key else s
+    out[row, 0] = acc
+
+
+@nb.njit(cache=True, nogil=True)
 def _sorted_arith_part(t, nparts, keys, values, is_prod, by_key, offsets, dest, out):
     n = keys.shape[0]
     k = values.shape[1]
     lo, hi = _chunk(t, nparts, n)
     j = offsets[t]
+    if k == 1:
+        _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out)
+        return
     acc = np.empty(k, values.dtype)
     i = _first_head(keys, lo, hi)
     while i < hi:
@@ -181,17 +216,10 @@ def _sorted_arith_part(t, nparts, keys, values, is_prod, by_key, offsets, dest, 
         for c in range(k):
             acc[c] = values[i, c]
         i += 1
-        if k == 1:
-            a0 = acc[0]
-            while i < n and keys[i] == key:
-                a0 = a0 * values[i, 0] if is_prod else a0 + values[i, 0]
-                i += 1
-            acc[0] = a0
-        else:
-            while i < n and keys[i] == key:
-                for c in range(k):
-                    acc[c] = acc[c] * values[i, c] if is_prod else acc[c] + values[i, c]
-                i += 1
+        while i < n and keys[i] == key:
+            for c in range(k):
+                acc[c] = acc[c] * values[i, c] if is_prod else acc[c] + values[i, c]
+            i += 1
         row = key if by_key else j
         dest[row] = i - s if by_key else s
         for c in range(k):
