@@ -444,8 +444,8 @@ class COO:
             raise TypeError(f"only size-1 arrays can be converted to Python scalars ({what}); "
                             f"this array has shape {self._shape}")
         d = self.to_dense()
-        if type(d).__module__.startswith("cupy"):
-            d = d.get()  # synchronize!
+        if not isinstance(d, np.ndarray):
+            d = d.get()  # synchronize! (a device array)
         return d.reshape(())[()]
 
     def __bool__(self):

@@ -417,8 +417,8 @@ class _Grouping:
             return m.astype(dt)
         if dt.kind in "fc":
             return (float(self.n) - c.astype(np.float64) * float(self.n_dense)).astype(dt)
-        m = np.uint64(self.n % 2**64) - c.astype(np.uint64) * np.uint64(self.n_dense % 2**64)
-        return xp.asarray(m).astype(dt)
+        m = xp.subtract(np.uint64(self.n % 2**64), c.astype(np.uint64) * np.uint64(self.n_dense % 2**64))
+        return m.astype(dt)
 
     def bcast(self, per_out, like):
         """``per_out`` (nout,) shaped to broadcast against ``like`` (nout, ...)."""
@@ -581,7 +581,7 @@ def _implicit(g, vals, fill, op):
     mk = g.bcast(miss, vals)
     W = vals.dtype
     if op == "sum":
-        return xp.where(mk, vals + fill * g.bcast(g.missing(W), vals), vals)
+        return xp.where(mk, vals + g.bcast(g.missing(W), vals) * fill, vals)
     if op == "prod":
         return xp.where(mk, vals * g.bcast(_fill_power(g, fill, W), vals), vals)
     f = {"max": xp.maximum, "min": xp.minimum, "any": xp.logical_or, "all": xp.logical_and}[op]
@@ -753,7 +753,7 @@ def _var(x, axis, keepdims, dtype, correction, nan=False, name="var"):
         d = g.reduce(sq, "sum")
         miss = g.has_missing() if m.fill_ok else None
         if miss is not None:
-            fd = _abs2(m.fill - mean).astype(real, copy=False)
+            fd = _abs2(mean - m.fill).astype(real, copy=False)
             d = xp.where(g.bcast(miss, d), d + fd * g.bcast(g.missing(real), d), d)
         if isinstance(m.cnt, int):
             var = d / real.type(builtins.max(m.cnt - correction, 0))
@@ -818,9 +818,10 @@ def _arg(x, axis, keepdims, is_max, nan=False):
     if isinstance(f, np.floating) and np.isnan(f):
         wins = ~xp.isnan(best) | (gapc < pos)
     else:
-        beats = (f > best) if is_max else (f < best)
-        wins = (beats | ((f == best) & (gapc < pos))) & ~xp.isnan(best) if kv.dtype.kind == "f" else \
-            beats | ((f == best) & (gapc < pos))
+        beats = (best < f) if is_max else (best > f)
+        wins = beats | ((best == f) & (gapc < pos))
+        if kv.dtype.kind == "f":
+            wins &= ~xp.isnan(best)
     res = xp.where(miss & wins, gapc, pos).reshape((g.nout,) + a.dense_shape)
     return g.assemble(res, np.int64(0), keepdims)
 
@@ -873,7 +874,8 @@ def _pick(vals, pos, is_max):
 
 
 def _host(x):
-    return x.get() if type(x).__module__.startswith("cupy") else np.asarray(x)
+    """A device array's values on the host (NumPy arrays as they are)."""
+    return np.asarray(x) if isinstance(x, np.ndarray) else x.get()  # synchronize!
 
 
 def _nan_check_all(a, axis, name):
