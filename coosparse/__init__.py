@@ -41,6 +41,12 @@ __all__ = [
 ]
 
 
+# ---- GPU readiness (issue 14): what the CUDA kernels report about invalid input
+from ._cuda.errors import check_device_errors  # noqa: E402
+
+__all__ += ["check_device_errors"]
+
+
 # ---- reductions and the Array API namespace (issue 11, reductions half) --------------------
 # Names that shadow builtins (bool, sum, min, max, any, all) are bound last; nothing above uses them.
 from ._array_api import (  # noqa: E402
