@@ -480,7 +480,7 @@ def test_segment_prod_bit_identical(launched, dtype, with_perm):
     elif np.dtype(dtype).kind == "i":
         vals = _values(rng, (n, 2), dtype)  # full range: products wrap
     perm = rng.permutation(n).astype(np.int64) if with_perm else None
-    a, b = nb.segment_prod(vals, perm, starts), emulated.segment_prod(vals, perm, starts)
+    a, b = nb.segment_prod(vals, perm, starts), H.segment_prod(vals, perm, starts)
     assert a.dtype == b.dtype == vals.dtype
     np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
@@ -496,7 +496,7 @@ def test_segment_minmax_and_arg_bit_identical(launched, dtype, is_max, with_perm
     if np.dtype(dtype).kind == "f":
         vals[rng.random(vals.shape) < 0.01] = np.nan
     perm = rng.permutation(n).astype(np.int64) if with_perm else None
-    a, b = nb.segment_minmax(vals, perm, starts, is_max), emulated.segment_minmax(vals, perm, starts, is_max)
+    a, b = nb.segment_minmax(vals, perm, starts, is_max), H.segment_minmax(vals, perm, starts, is_max)
     np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
     # reference: NumPy's max/min (NaN propagates) per segment
     ordered = vals if perm is None else vals[perm]
@@ -512,7 +512,7 @@ def test_segment_minmax_and_arg_bit_identical(launched, dtype, is_max, with_perm
     if perm is not None:
         sub_in[perm] = sub
     x = nb.segment_arg(vals, perm, starts, sub_in, is_max)
-    y = emulated.segment_arg(vals, perm, starts, sub_in, is_max)
+    y = H.segment_arg(vals, perm, starts, sub_in, is_max)
     for p, q in zip(x, y):
         np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
     best, pos, gap = x
@@ -541,13 +541,13 @@ def test_fused_reductions_bit_identical(launched, dtype, op, n):
         vals = _values(rng, (n, 2), dtype)
     skeys = np.sort(keys)
     a = nb.reduce_sorted(skeys, vals, op)
-    b = emulated.reduce_sorted(skeys, vals, op)
+    b = H.reduce_sorted(skeys, vals, op)
     for p, q in zip(a, b):
         np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
     np.testing.assert_array_equal(a[0], nb.segment_starts(skeys))
     for ks, is_sorted in ((keys, False), (skeys, True)):
         c = nb.reduce_by_key(ks, vals, bound + 3, op, is_sorted)
-        d = emulated.reduce_by_key(ks, vals, bound + 3, op, is_sorted)
+        d = H.reduce_by_key(ks, vals, bound + 3, op, is_sorted)
         for p, q in zip(c, d):
             np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
         np.testing.assert_array_equal(c[0], np.bincount(keys, minlength=bound + 3))
@@ -560,11 +560,50 @@ def test_fused_reductions_bit_identical(launched, dtype, op, n):
 def test_segment_reductions_refuse_bad_input():
     starts = np.array([0, 2], np.int64)
     with pytest.raises(TypeError):
-        emulated.segment_minmax(np.zeros((2, 1), np.complex64), None, starts, True)
-    with pytest.raises(IndexError):
-        emulated.segment_prod(np.zeros((2, 1)), np.array([0, 5]), starts)
+        H.segment_minmax(np.zeros((2, 1), np.complex64), None, starts, True)
     with pytest.raises(ValueError):
-        emulated.segment_arg(np.zeros((2, 1)), None, starts, np.zeros(3, np.int64), True)
+        H.segment_arg(np.zeros((2, 1)), None, starts, np.zeros(3, np.int64), True)
+    with pytest.raises(ValueError, match="unknown reduction"):
+        H.reduce_sorted(np.zeros(2, np.int64), np.zeros((2, 1)), "mean")
+
+
+def test_segment_reductions_bad_perm_raises_when_validating(validating):
+    starts = np.array([0, 2], np.int64)
+    with pytest.raises(IndexError):
+        H.segment_prod(np.zeros((2, 1)), np.array([0, 5]), starts)
+    with pytest.raises(IndexError):
+        H.segment_minmax(np.zeros((2, 1)), None, np.array([0, 3], np.int64), True)
+
+
+@pytest.mark.parametrize("row", ["segment_prod", "segment_minmax", "segment_arg"])
+def test_segment_reductions_bad_perm_and_starts_are_reported(row):
+    # without validation (the GPU's way) the kernels stay in bounds and report
+    vals = np.array([[2.0], [3.0]])
+    extra = {"segment_prod": (), "segment_minmax": (True,), "segment_arg": (np.array([0, 1], np.int64), True)}[row]
+    got = getattr(H, row)(vals, np.array([0, 5], np.int64), np.array([0, 2], np.int64), *extra)
+    got = got[0] if row == "segment_arg" else got
+    assert got[0, 0] == 2.0  # the valid row is reduced, the bad one skipped
+    with pytest.raises(IndexError, match="gather read outside"):
+        check_device_errors()
+    got = getattr(H, row)(vals, None, np.array([0, 3], np.int64), *extra)
+    got = got[0] if row == "segment_arg" else got
+    assert got[0, 0] == 0.0  # a segment beyond the values: zero
+    with pytest.raises(ValueError, match="not sorted or not unique"):
+        check_device_errors()
+
+
+def test_reduce_by_key_reports_keys_outside_the_bound_and_lying_order():
+    vals = np.arange(1.0, 5.0)[:, None]
+    counts, out = H.reduce_by_key(np.array([0, 1, 1, 7], np.int64), vals, 4, "sum", True)
+    np.testing.assert_array_equal(counts, [1, 2, 0, 0])
+    np.testing.assert_array_equal(out[:, 0], [1.0, 5.0, 0.0, 0.0])  # key 7 skipped
+    with pytest.raises(IndexError, match="scatter outside"):
+        check_device_errors()
+    with pytest.raises(IndexError, match="outside the shape"):  # the sort clamps; raised at the size read
+        H.reduce_by_key(np.array([0, 7, 1, 2], np.int64), vals, 4, "sum", False)
+    with pytest.raises(ValueError, match="not sorted"):  # raised at the size read (synchronising row)
+        H.reduce_by_key(np.array([2, 1, 1, 0], np.int64), vals, 4, "max", True)
+    check_device_errors()
 
 
 def test_every_kernel_is_launched(launched):
