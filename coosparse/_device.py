@@ -109,9 +109,10 @@ def asarray(x, *, device=None, dtype=None, sparse_ndim=None, copy=None):
 
             a = from_dense(a, sparse_ndim=sparse_ndim, signed_zeros=True)
     else:
+        from ._backend import is_device_array
         from ._dense import from_dense
 
-        if not (isinstance(x, np.ndarray) or type(x).__module__.startswith("cupy")):
+        if not (isinstance(x, np.ndarray) or is_device_array(x)):
             x = np.asarray(x, dtype=None if dtype is None else np.dtype(dtype))
         a = from_dense(x, sparse_ndim=sparse_ndim, signed_zeros=True)
     if dtype is not None:

@@ -56,8 +56,14 @@ dense form (the fill makes most of such a result dense anyway): memory of the
 dense array, result a COO storing the entries that differ from its fill.
 
 Synchronisation on a GPU: grouping over sparse axes sizes its output, so it
-synchronises once (``segment_starts``); a non-zero fill's implicit entries add
-no synchronisation; ``argmin``/``argmax`` over every axis compare on the host.
+synchronises once (``segment_starts``; the dense table by key, which would
+read the device twice, is not used for device arrays); a coalesce first adds
+one for uncoalesced input; a non-zero fill's implicit entries add no
+synchronisation; ``argmin``/``argmax`` over every axis compare on the host.
+Reductions over dense axes only, and over every axis (but ``argmin``/
+``argmax``, and the ``nan*`` forms' all-NaN check for NumPy's warning), are
+sync-free: sums of any array, the others of a coalesced one
+(``coosparse/_cuda/sync_free.py`` lists the cases the tests check).
 """
 from __future__ import annotations
 
@@ -68,7 +74,7 @@ import warnings
 import numpy as np
 
 from . import _dtypes, _fill
-from ._backend import backend_for
+from ._backend import backend_for, is_device_array
 from ._coo import COO
 from ._dispatch import implements
 from ._keys import INT64_LIMIT, is_wide, joint_keys, unravel_keys
@@ -256,10 +262,10 @@ class _Grouping:
 
     Strategies for reduced sparse axes (R) with kept sparse axes K:
 
-    - ``bykey``: the kept key space is small (at most max(nnz, 2**16) keys):
-      ``reduce_by_key`` accumulates in stored order into a dense table (in
-      parallel runs when the keys are sorted); the keys present are the
-      output indices;
+    - ``bykey``: the kept key space is small (at most max(nnz, 2**16) keys)
+      and the array is on the CPU: ``reduce_by_key`` accumulates in stored
+      order into a dense table (in parallel runs when the keys are sorted);
+      the keys present are the output indices;
     - ``sorted``: a larger key space, but ``a`` is sorted and K is a leading
       run of its axes, so the K keys are sorted already: ``reduce_sorted``
       finds the runs and reduces them in one call;
@@ -322,8 +328,10 @@ class _Grouping:
             (okeys,), bound = joint_keys([idx], shape)
         self.keys_sorted = a.is_sorted and prefix  # a leading run of axes of a sorted array is sorted
         # one pass into a table beats finding the runs first (two passes), measured on the
-        # 2M-entry benchmark arrays; sorted keys let the table be filled in parallel
-        if order is None and not is_wide(shape) and _by_key_fits(bound, n):
+        # 2M-entry benchmark arrays; sorted keys let the table be filled in parallel. On a GPU
+        # the table is itself a sort and a segment reduction (no atomics) and finding its keys
+        # would read the device a second time: the sort strategies synchronise once.
+        if order is None and not is_wide(shape) and _by_key_fits(bound, n) and not is_device_array(okeys):
             self.strategy, self.keys, self.bound, self._known = "bykey", okeys, bound, False
             return
         if order is None and self.keys_sorted:
@@ -557,8 +565,9 @@ def _fill_power(g, fill, dtype):
     xp = g.xp
     dt = np.dtype(dtype)
     with np.errstate(all="ignore"):
+        # the fill goes in as a scalar operand (passed by value): no host-to-device copy
         if dt.kind not in "iu":
-            return xp.power(xp.asarray(fill, dtype=dt), g.missing(dt))
+            return xp.power(_scalar(fill, dt), g.missing(dt))
         c = g.counts()
         if g.n < INT64_LIMIT:
             e = (g.n_sparse - c) * g.n_dense
@@ -567,7 +576,7 @@ def _fill_power(g, fill, dtype):
         else:  # odd bases have multiplicative orders dividing 2**62 modulo 2**64
             mod = 2**62
             e = (((g.n_sparse % mod) - c) * (g.n_dense % mod)) & (mod - 1)
-        return xp.power(xp.asarray(fill, dtype=np.int64), e).astype(dt)
+        return xp.power(_scalar(fill, np.int64), e).astype(dt)
 
 
 def _implicit(g, vals, fill, op):

@@ -53,7 +53,7 @@ def cases(put, n=400, seed=3):
     r = n // 50
     src1, src2, src3, src4 = (put(src), put(src[: 50 * r].reshape(r, 50)), put(src[:20]),
                               put(src[: 30 * r].reshape(r, 30)))
-    return {
+    ops = {
         "multiply(u, c, compact=False)": lambda: coosparse.multiply(u, c, compact=False),
         "multiply(u, u, compact=False)": lambda: coosparse.multiply(u, u, compact=False),
         "multiply(u, u32, compact=False)": lambda: coosparse.multiply(u, u32, compact=False),
@@ -79,3 +79,22 @@ def cases(put, n=400, seed=3):
         "as_strided_scatter (overlapping)": lambda: coosparse.as_strided_scatter(inp, src4, (r, 30), (10, 1), 5),
         "COO(check=False)": lambda: coosparse.COO(u.indices, u.values, shape, check=False),
     }
+    # ---- reductions (issue 11): over dense axes only (sums of any array; the others of a
+    # coalesced one, since they coalesce first), and over every axis (one output entry)
+    hc = put(random_coo(rng, (rows, 10, 3, 2), n // 4, sparse_ndim=2, sorted=True, unique=True))
+    hf = put(random_coo(rng, (rows, 10, 3, 2), n // 4, sparse_ndim=2)._with(fill_value=1.5))
+    ops.update({
+        "sum(hybrid, dense axis)": lambda: coosparse.sum(h, axis=3),
+        "sum(hybrid with a fill, dense axes)": lambda: coosparse.sum(hf, axis=(2, 3)),
+        "mean(hybrid, dense axis)": lambda: coosparse.mean(h, axis=-1),
+        "max(coalesced hybrid, dense axes)": lambda: coosparse.max(hc, axis=(2, 3)),
+        "prod(coalesced hybrid, dense axis)": lambda: coosparse.prod(hc, axis=2),
+        "var(coalesced hybrid, dense axis)": lambda: coosparse.var(hc, axis=3),
+        "argmax(coalesced hybrid, dense axis)": lambda: coosparse.argmax(hc, axis=3),
+        "any(coalesced hybrid, dense axis)": lambda: coosparse.any(hc, axis=3),
+        "cumulative_sum(coalesced hybrid, dense axis)": lambda: coosparse.cumulative_sum(hc, axis=3),
+        "sum over every axis": lambda: coosparse.sum(u),
+        "max over every axis (coalesced)": lambda: coosparse.max(c),
+        "prod over every axis (coalesced)": lambda: coosparse.prod(c),
+    })
+    return ops
