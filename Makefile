@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test array-api-tests bench docs clean
+.PHONY: test array-api-tests fuzz bench docs clean
 
 $(VENV)/.test-stamp: pyproject.toml requirements/test.txt requirements/docs.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ array-api-tests: $(VENV)/.test-stamp
 	  echo "array-api-tests: $(ARRAY_API_TESTS) not found: the Array API conformance suite is SKIPPED" \
 	       "(clone the repository next to shared/, or set ARRAY_API_TESTS=path/to/array-api-tests)"; \
 	fi
+
+# the long fuzz mode (docs/reliability.md): 2000 examples per row and kind, fresh seeds
+fuzz: $(VENV)/.test-stamp
+	COOSPARSE_FUZZ_EXAMPLES=$${COOSPARSE_FUZZ_EXAMPLES:-2000} $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz.py --hypothesis-show-statistics
 
 bench: $(VENV)/.bench-stamp
 	$(PY) -m coosparse.bench $(BENCH_ARGS)
