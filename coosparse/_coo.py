@@ -473,15 +473,6 @@ class COO:
     def __invert__(self):
         return _unary(np.invert, self)
 
-    def __bool__(self):
-        """Truth of a one-element array (as NumPy; ValueError otherwise). Synchronises on a GPU."""
-        if self.size != 1:
-            raise ValueError(
-                f"the truth value of a COO array with {self.size} elements is ambiguous; "
-                "use (a != 0).nnz, or reduce with a.any() / a.all()"
-            )
-        return bool(self.to_dense().reshape(()))  # synchronize!
-
     @property
     def real(self):
         """Real part (a COO; the array itself for real dtypes)."""
@@ -512,6 +503,135 @@ class COO:
 
         return clip(self, min, max)
 
+    # ---- reductions and the Array API namespace (issue 11, reductions half) -----------------
+    # Methods with NumPy's signatures; each delegates to coosparse/_reduce.py or
+    # coosparse/_array_api.py (see those modules for the algorithms and the result's fill).
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Sum over ``axis`` (see :func:`coosparse.sum`); NumPy's keywords."""
+        from ._reduce import np_sum
+
+        return np_sum(self, axis, dtype, out, keepdims, initial, where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Product over ``axis`` (see :func:`coosparse.prod`)."""
+        from ._reduce import np_prod
+
+        return np_prod(self, axis, dtype, out, keepdims, initial, where)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Maximum over ``axis`` (see :func:`coosparse.max`)."""
+        from ._reduce import np_max
+
+        return np_max(self, axis, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Minimum over ``axis`` (see :func:`coosparse.min`)."""
+        from ._reduce import np_min
+
+        return np_min(self, axis, out, keepdims, initial, where)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        """Mean over ``axis`` (see :func:`coosparse.mean`)."""
+        from ._reduce import np_mean
+
+        return np_mean(self, axis, dtype, out, keepdims, where=where)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=np._NoValue, correction=np._NoValue):
+        """Variance over ``axis`` (see :func:`coosparse.var`; ``ddof`` is the correction)."""
+        from ._reduce import np_var
+
+        return np_var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=np._NoValue, correction=np._NoValue):
+        """Standard deviation over ``axis`` (see :func:`coosparse.std`)."""
+        from ._reduce import np_std
+
+        return np_std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Whether any element over ``axis`` is non-zero (see :func:`coosparse.any`)."""
+        from ._reduce import np_any
+
+        return np_any(self, axis, out, keepdims, where=where)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Whether every element over ``axis`` is non-zero (see :func:`coosparse.all`)."""
+        from ._reduce import np_all
+
+        return np_all(self, axis, out, keepdims, where=where)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        """Index of the first maximum (see :func:`coosparse.argmax`)."""
+        from ._reduce import np_argmax
+
+        return np_argmax(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        """Index of the first minimum (see :func:`coosparse.argmin`)."""
+        from ._reduce import np_argmin
+
+        return np_argmin(self, axis, out, keepdims=keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """Cumulative sum (``numpy.cumsum``: axis None flattens); see :func:`coosparse.cumulative_sum`."""
+        from ._reduce import np_cumsum
+
+        return np_cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        """Cumulative product (``numpy.cumprod``); see :func:`coosparse.cumulative_prod`."""
+        from ._reduce import np_cumprod
+
+        return np_cumprod(self, axis, dtype, out)
+
+    def __array_namespace__(self, /, *, api_version=None):
+        """The Array API namespace of COO arrays: the ``coosparse`` module itself."""
+        import sys
+
+        from ._array_api import check_api_version
+
+        check_api_version(api_version)
+        return sys.modules[__name__.rsplit(".", 1)[0]]
+
+    def to_device(self, device, /, *, stream=None):
+        """Array API spelling of :meth:`to` (``stream`` must be None)."""
+        if stream is not None:
+            raise ValueError("to_device: streams are not supported; pass stream=None")
+        return self.to(device)
+
+    def _scalar(self, what):
+        """The single element of a size-1 array as a NumPy scalar (synchronises on a GPU)."""
+        if self.size != 1:
+            raise TypeError(f"only size-1 arrays can be converted to Python scalars ({what}); "
+                            f"this array has shape {self._shape}")
+        d = self.to_dense()
+        if not isinstance(d, np.ndarray):
+            d = d.get()  # synchronize! (a device array)
+        return d.reshape(())[()]
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a COO array with {self.size} elements is ambiguous; "
+                "use (a != 0).nnz, or reduce with a.any() / a.all()"
+            )
+        return bool(self._scalar("bool"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __complex__(self):
+        return complex(self._scalar("complex"))
+
+    def __index__(self):
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index; this array has dtype {self.dtype}")
+        return int(self._scalar("index"))
     # ---- shape and indexing (issue 12) ------------------------------------------
     @classmethod
     def _trusted(cls, indices, values, shape, sorted, unique, fill_value):

@@ -1,4 +1,6 @@
 """The Numba kernel layer: the CPU implementation of ``coosparse/_kernel_api.py``."""
+import contextlib
+
 import numba
 import numpy as np
 
@@ -18,6 +20,39 @@ xp = np
 unravel_index = _li.unravel_index
 segment_starts = _seg.segment_starts
 
+_SERIAL_BELOW = 1 << 15
+"""Inputs with fewer entries run the ``parallel=True`` kernels on the calling thread only.
+
+Waking the Numba thread pool costs more than such a kernel's work, and on a
+loaded machine a parallel region waits for every worker to be scheduled:
+sorting 6000 keys took 20-110 ms with two threads and 2-4 ms with one under
+load 9 on two cores. Results never depend on the thread count."""
+
+
+@contextlib.contextmanager
+def _threads_for(n):
+    if n >= _SERIAL_BELOW:
+        yield
+        return
+    old = numba.get_num_threads()
+    numba.set_num_threads(1)  # thread-local: other threads' kernels keep their setting
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+def linear_index(indices, strides):
+    """keys[i] = sum_d indices[d, i] * strides[d]."""
+    with _threads_for(indices.shape[1]):
+        return _li.linear_index(indices, strides)
+
+
+def unravel_index(keys, strides):
+    """Inverse of :func:`linear_index`: int64[d, n]."""
+    with _threads_for(keys.shape[0]):
+        return _li.unravel_index(keys, strides)
+
 
 def linear_index(indices, strides, sizes=None):
     """Row-major keys/addresses; with ``sizes`` every index is bounds-checked in the same pass."""
@@ -31,7 +66,8 @@ def linear_index(indices, strides, sizes=None):
 
 def sort_pairs(keys, bound):
     """Stable sort of int64 keys in [0, bound): (sorted_keys, perm)."""
-    return _sort.sort_pairs(keys, int(bound), numba.get_num_threads())
+    with _threads_for(keys.shape[0]):
+        return _sort.sort_pairs(keys, int(bound), numba.get_num_threads())
 
 
 def coalesce_linear(indices, strides, bound, values):
@@ -41,15 +77,17 @@ def coalesce_linear(indices, strides, bound, values):
 
 def segment_sum(values, perm, starts):
     """Ordered per-segment sums of 2-D ``values`` (perm None: already in order)."""
-    if perm is None:
-        return _seg.segment_sum(values, starts[:0], starts, False)
-    return _seg.segment_sum(values, perm, starts, True)
+    with _threads_for(values.shape[0]):
+        if perm is None:
+            return _seg.segment_sum(values, starts[:0], starts, False)
+        return _seg.segment_sum(values, perm, starts, True)
 
 
 def gather_rows(values, rows):
     if rows.shape[0] * values.shape[1] < _SERIAL_BELOW:  # waking threads costs more (issue 12)
         return _idx.take_rows(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
-    return _seg.gather_rows(values, rows)
+    with _threads_for(rows.shape[0]):
+        return _seg.gather_rows(values, rows)
 
 
 def scatter_add(target, addresses, values, inner, *, hint=None):
@@ -231,6 +269,38 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
     _uf.merge_gather_write(a_indices, b_indices, strides, sizes, blo, chunk, a_words, b_words,
                            a_fill, b_fill, out_idx, out_a, out_b)
     return out_idx, out_a, out_b
+
+
+# ---- reductions (issue 11) ---------------------------------------------------------------------
+from . import reduce as _red  # noqa: E402
+
+
+def segment_prod(values, perm, starts):
+    """Ordered per-segment products of 2-D ``values`` (perm None: already in order)."""
+    return _red.segment_prod(values, starts[:0] if perm is None else perm, perm is not None, starts,
+                             numba.get_num_threads())
+
+
+def segment_minmax(values, perm, starts, is_max):
+    """Per-segment max (``is_max``) or min of 2-D ``values``; the first NaN wins."""
+    return _red.segment_minmax(values, starts[:0] if perm is None else perm, perm is not None, starts,
+                               is_max, numba.get_num_threads())
+
+
+def segment_arg(values, perm, starts, sub, is_max):
+    """Per segment: (extreme value, sub of its first occurrence, first sub missing) by column."""
+    return _red.segment_arg(values, starts[:0] if perm is None else perm, perm is not None, starts, sub,
+                            is_max, numba.get_num_threads())
+
+
+def reduce_sorted(sorted_keys, values, op):
+    """Runs of equal sorted keys and their in-order reductions: (starts, out) in one call."""
+    return _red.reduce_sorted(sorted_keys, values, op, numba.get_num_threads())
+
+
+def reduce_by_key(keys, values, bound, op, is_sorted):
+    """Dense accumulator by key in stored order: (counts[bound], out[bound, k])."""
+    return _red.reduce_by_key(keys, values, int(bound), op, bool(is_sorted), numba.get_num_threads())
 # ---- shape, indexing and joining (issue 12) ----------------------------------
 # The kernels are plain nogil functions of one part, run by threads.run_parts;
 # below these sizes they run as one part on the calling thread (no wake-up).
