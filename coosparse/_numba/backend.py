@@ -17,10 +17,9 @@ from . import union as _un
 name = "numba"
 xp = np
 
-unravel_index = _li.unravel_index
 segment_starts = _seg.segment_starts
 
-_SERIAL_BELOW = 1 << 15
+_ONE_THREAD_BELOW = 1 << 15
 """Inputs with fewer entries run the ``parallel=True`` kernels on the calling thread only.
 
 Waking the Numba thread pool costs more than such a kernel's work, and on a
@@ -31,7 +30,7 @@ load 9 on two cores. Results never depend on the thread count."""
 
 @contextlib.contextmanager
 def _threads_for(n):
-    if n >= _SERIAL_BELOW:
+    if n >= _ONE_THREAD_BELOW:
         yield
         return
     old = numba.get_num_threads()
@@ -42,12 +41,6 @@ def _threads_for(n):
         numba.set_num_threads(old)
 
 
-def linear_index(indices, strides):
-    """keys[i] = sum_d indices[d, i] * strides[d]."""
-    with _threads_for(indices.shape[1]):
-        return _li.linear_index(indices, strides)
-
-
 def unravel_index(keys, strides):
     """Inverse of :func:`linear_index`: int64[d, n]."""
     with _threads_for(keys.shape[0]):
@@ -56,9 +49,10 @@ def unravel_index(keys, strides):
 
 def linear_index(indices, strides, sizes=None):
     """Row-major keys/addresses; with ``sizes`` every index is bounds-checked in the same pass."""
-    if sizes is None:
-        return _li.linear_index(indices, strides)
-    keys, bad = _li.linear_index_checked(indices, strides, size_limits(sizes))
+    with _threads_for(indices.shape[1]):
+        if sizes is None:
+            return _li.linear_index(indices, strides)
+        keys, bad = _li.linear_index_checked(indices, strides, size_limits(sizes))
     if bad:
         raise_out_of_bounds(indices, sizes)
     return keys
