@@ -90,9 +90,28 @@ def cases(put, n=400, seed=3):
         "maximum(coo, dense) (dense result)": lambda: np.maximum(c, x),
         "multiply(fill 1.5, dense) (dense result)": lambda: g15 * x,
         "multiply(uncoalesced, fill 1.5) (one annihilator)": lambda: np.multiply(u, g15),
-        # ---- shape, indexing and joining (issue 12): output sizes known from the inputs
-        **_shape_cases(rng, put, c, u, s, h, rows),
     }
+    # ---- reductions (issue 11): over dense axes only (sums of any array; the others of a
+    # coalesced one, since they coalesce first), and over every axis (one output entry)
+    hc = put(random_coo(rng, (rows, 10, 3, 2), n // 4, sparse_ndim=2, sorted=True, unique=True))
+    hf = put(random_coo(rng, (rows, 10, 3, 2), n // 4, sparse_ndim=2)._with(fill_value=1.5))
+    ops.update({
+        "sum(hybrid, dense axis)": lambda: coosparse.sum(h, axis=3),
+        "sum(hybrid with a fill, dense axes)": lambda: coosparse.sum(hf, axis=(2, 3)),
+        "mean(hybrid, dense axis)": lambda: coosparse.mean(h, axis=-1),
+        "max(coalesced hybrid, dense axes)": lambda: coosparse.max(hc, axis=(2, 3)),
+        "prod(coalesced hybrid, dense axis)": lambda: coosparse.prod(hc, axis=2),
+        "var(coalesced hybrid, dense axis)": lambda: coosparse.var(hc, axis=3),
+        "argmax(coalesced hybrid, dense axis)": lambda: coosparse.argmax(hc, axis=3),
+        "any(coalesced hybrid, dense axis)": lambda: coosparse.any(hc, axis=3),
+        "cumulative_sum(coalesced hybrid, dense axis)": lambda: coosparse.cumulative_sum(hc, axis=3),
+        "sum over every axis": lambda: coosparse.sum(u),
+        "max over every axis (coalesced)": lambda: coosparse.max(c),
+        "prod over every axis (coalesced)": lambda: coosparse.prod(c),
+    })
+    # ---- shape, indexing and joining (issue 12): output sizes known from the inputs
+    ops.update(_shape_cases(rng, put, c, u, s, h, rows))
+    return ops
 
 
 def _shape_cases(rng, put, c, u, s, h, rows):
@@ -118,22 +137,3 @@ def _shape_cases(rng, put, c, u, s, h, rows):
         "to_hybrid (fewer dense dims)": lambda: coosparse.to_hybrid(h, 1),
         "kron": lambda: coosparse.kron(k, k),
     }
-    # ---- reductions (issue 11): over dense axes only (sums of any array; the others of a
-    # coalesced one, since they coalesce first), and over every axis (one output entry)
-    hc = put(random_coo(rng, (rows, 10, 3, 2), n // 4, sparse_ndim=2, sorted=True, unique=True))
-    hf = put(random_coo(rng, (rows, 10, 3, 2), n // 4, sparse_ndim=2)._with(fill_value=1.5))
-    ops.update({
-        "sum(hybrid, dense axis)": lambda: coosparse.sum(h, axis=3),
-        "sum(hybrid with a fill, dense axes)": lambda: coosparse.sum(hf, axis=(2, 3)),
-        "mean(hybrid, dense axis)": lambda: coosparse.mean(h, axis=-1),
-        "max(coalesced hybrid, dense axes)": lambda: coosparse.max(hc, axis=(2, 3)),
-        "prod(coalesced hybrid, dense axis)": lambda: coosparse.prod(hc, axis=2),
-        "var(coalesced hybrid, dense axis)": lambda: coosparse.var(hc, axis=3),
-        "argmax(coalesced hybrid, dense axis)": lambda: coosparse.argmax(hc, axis=3),
-        "any(coalesced hybrid, dense axis)": lambda: coosparse.any(hc, axis=3),
-        "cumulative_sum(coalesced hybrid, dense axis)": lambda: coosparse.cumulative_sum(hc, axis=3),
-        "sum over every axis": lambda: coosparse.sum(u),
-        "max over every axis (coalesced)": lambda: coosparse.max(c),
-        "prod over every axis (coalesced)": lambda: coosparse.prod(c),
-    })
-    return ops
