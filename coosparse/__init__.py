@@ -65,6 +65,28 @@ __all__ += [
     "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
 ]
 
+# ---- shape, indexing, joining, searching (issue 12) ----------------------------
+from ._join import (  # noqa: E402
+    concat, concatenate, diagonal, flip, kron, pad, repeat, roll, stack, tile, tril, triu, unstack,
+)
+from ._search import (  # noqa: E402
+    argsort, argwhere, isin, nonzero, searchsorted, sort, take, take_along_axis, unique_all,
+    unique_counts, unique_inverse, unique_values, where,
+)
+from ._shape import (  # noqa: E402
+    expand_dims, flatten, matrix_transpose, moveaxis, permute_dims, ravel, reshape, squeeze, swapaxes,
+    to_hybrid, transpose,
+)
+from . import _indexing  # noqa: E402,F401  (a[key])
+
+__all__ += [
+    "argsort", "argwhere", "concat", "concatenate", "diagonal", "expand_dims", "flatten", "flip",
+    "isin", "kron", "matrix_transpose", "moveaxis", "nonzero", "pad", "permute_dims", "ravel",
+    "repeat", "reshape", "roll", "searchsorted", "sort", "squeeze", "stack", "swapaxes", "take",
+    "take_along_axis", "tile", "to_hybrid", "transpose", "tril", "triu", "unique_all",
+    "unique_counts", "unique_inverse", "unique_values", "unstack", "where",
+]
+
 # ---- GPU readiness (issue 14): what the CUDA kernels report about invalid input
 from ._cuda.errors import check_device_errors  # noqa: E402
 

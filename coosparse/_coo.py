@@ -632,6 +632,122 @@ class COO:
         if self.dtype.kind not in "iu":
             raise TypeError(f"only integer arrays can be used as an index; this array has dtype {self.dtype}")
         return int(self._scalar("index"))
+    # ---- shape and indexing (issue 12) ------------------------------------------
+    @classmethod
+    def _trusted(cls, indices, values, shape, sorted, unique, fill_value):
+        """Internal fast constructor: parts already valid, indices C-contiguous int64,
+        ``fill_value`` a scalar of ``values.dtype`` (no checks, no conversions).
+
+        Sets exactly the attributes ``__init__`` sets (a test compares them)."""
+        self = object.__new__(cls)
+        self._indices = indices
+        self._values = values
+        self._shape = shape
+        nnz = indices.shape[1]
+        self._sorted = bool(sorted) or nnz <= 1
+        self._unique = bool(unique) or nnz <= 1
+        self._fill = fill_value
+        return self
+
+    @property
+    def T(self):
+        """The transpose (all axes reversed); see :func:`coosparse.transpose` for its flags."""
+        from ._shape import transpose
+
+        return transpose(self)
+
+    @property
+    def mT(self):
+        """The last two axes swapped; see :func:`coosparse.matrix_transpose`."""
+        from ._shape import matrix_transpose
+
+        return matrix_transpose(self)
+
+    def transpose(self, *axes):
+        """Permute the axes: ``a.transpose()``, ``a.transpose(1, 0)`` or ``a.transpose((1, 0))``."""
+        from ._shape import transpose
+
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return transpose(self, axes if axes != () else None)
+
+    def reshape(self, *shape, order="C"):
+        """New shape, C order: ``a.reshape(2, -1)`` or ``a.reshape((2, -1))``; see :func:`coosparse.reshape`."""
+        from ._shape import reshape
+
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = shape[0]
+        return reshape(self, shape, order=order)
+
+    def ravel(self, order="C"):
+        """1-D view of the elements in C order; see :func:`coosparse.ravel`."""
+        from ._shape import ravel
+
+        return ravel(self, order=order)
+
+    def flatten(self, order="C"):
+        """1-D array of the elements in C order; see :func:`coosparse.ravel`."""
+        from ._shape import ravel
+
+        return ravel(self, order=order)
+
+    def swapaxes(self, axis1, axis2):
+        """Interchange two axes; see :func:`coosparse.swapaxes`."""
+        from ._shape import swapaxes
+
+        return swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        """Remove length-1 axes; see :func:`coosparse.squeeze`."""
+        from ._shape import squeeze
+
+        return squeeze(self, axis)
+
+    def to_hybrid(self, dense_ndim):
+        """The same array with ``dense_ndim`` trailing dense dimensions; see :func:`coosparse.to_hybrid`."""
+        from ._shape import to_hybrid
+
+        return to_hybrid(self, dense_ndim)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        """Diagonals; see :func:`coosparse.diagonal`."""
+        from ._join import diagonal
+
+        return diagonal(self, offset=offset, axis1=axis1, axis2=axis2)
+
+    def repeat(self, repeats, axis=None):
+        """Repeat elements; see :func:`coosparse.repeat`."""
+        from ._join import repeat
+
+        return repeat(self, repeats, axis=axis)
+
+    def take(self, indices, axis=None):
+        """Elements at ``indices`` along ``axis``; see :func:`coosparse.take`."""
+        from ._search import take
+
+        return take(self, indices, axis=axis)
+
+    def nonzero(self):
+        """Indices of the non-zero elements, one int64 array per dimension; see :func:`coosparse.nonzero`."""
+        from ._search import nonzero
+
+        return nonzero(self)
+
+    def __getitem__(self, key):
+        """``a[key]`` with NumPy's indexing rules; see the indexing page of the docs.
+
+        Returns a COO, or a NumPy scalar when every dimension gets an integer.
+        """
+        from ._indexing import getitem
+
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        raise TypeError(
+            "coosparse.COO arrays are immutable: a[key] = v is not supported. Build a new array "
+            "instead: coosparse.where(mask, v, a) for a masked update, coosparse.concat / pad to "
+            "extend, or convert: d = a.to_dense(); d[key] = v; coosparse.from_dense(d)"
+        )
 
 
 def _binary(f, a, b):

@@ -139,6 +139,27 @@ reduce_by_key      (keys int64[n] in [0, bound), values[n, k], bound, op,
                    result, scattered; the CUDA layer computes it so and
                    synchronises). is_sorted: the caller knows the keys are
                    sorted (lets the layer split the runs between threads)
+---- shape, indexing and joining (issue 12) ------------------------------------
+mask_positions     (mask bool[n]) -> int64[m]: the ascending positions of the
+                   True entries (synchronises on a GPU: output size)
+search_ranges      (sorted_keys int64[n], lo int64[m], hi int64[m]) ->
+                   (start, stop) int64[m]: start[i] = lower bound of lo[i],
+                   stop[i] = lower bound of hi[i] (start[i] when hi <= lo):
+                   the positions of the keys in [lo[i], hi[i])
+expand_ranges      (start int64[m], count int64[m] >= 0) -> (rows, owner)
+                   int64[sum(count)]: for i in order, rows start[i] ..
+                   start[i]+count[i]-1, each with owner i (synchronises on a
+                   GPU: output size)
+take_ranges        (indices int64[d, n], values[n, k], start int64[m], count
+                   int64[m]) -> (out int64[d+1, t], vals[t, k]): with rows =
+                   expand_ranges(start, count): out[0] = owner, out[1:] =
+                   indices[:, rows], vals = values[rows] (fused; values are
+                   copied as bits; synchronises on a GPU: output size)
+merge_take         (keys int64[n], offsets int64[r+1], indices int64[d, n],
+                   values[n, k]) -> (indices[:, perm], values[perm]): keys
+                   made of r sorted runs keys[offsets[t]:offsets[t+1]]; perm
+                   is their stable sort order (ties: earlier run, then earlier
+                   position), i.e. the r-way merge; values are copied as bits
 =================  ==========================================================
 """
 
@@ -175,4 +196,10 @@ KERNEL_API = (
     "segment_arg",
     "reduce_sorted",
     "reduce_by_key",
+    # ---- shape, indexing and joining (issue 12)
+    "mask_positions",
+    "search_ranges",
+    "expand_ranges",
+    "take_ranges",
+    "merge_take",
 )

@@ -76,6 +76,14 @@ KERNELS = {
     "reduce.cu": _inst("coo_reduce_segment_prod", PRODUCT_TYPES)
     + _inst("coo_reduce_segment_minmax", ORDER_TYPES)
     + _inst("coo_reduce_segment_arg", ORDER_TYPES),
+    # ---- shape, indexing and joining (issue 12)
+    "indexing.cu": (
+        "coo_indexing_mask_flag",
+        "coo_indexing_mask_write",
+        "coo_indexing_search_ranges",
+        "coo_indexing_expand",
+    ) + _inst("coo_indexing_take_ranges", WORD_TYPES),
+    "join.cu": _inst("coo_join_merge_take", WORD_TYPES),
 }
 
 

@@ -19,6 +19,7 @@ if not emulated.available():
     pytest.skip(f"emulated CUDA layer unavailable: {emulated._build_error}", allow_module_level=True)
 
 from coosparse._cuda import emulated_host as H  # noqa: E402
+from coosparse._cuda import strict  # noqa: E402
 from coosparse._cuda.errors import check_device_errors  # noqa: E402
 from coosparse._numba import backend as nb  # noqa: E402
 from strategies import full_range_values  # noqa: E402
@@ -604,6 +605,69 @@ def test_reduce_by_key_reports_keys_outside_the_bound_and_lying_order():
     with pytest.raises(ValueError, match="not sorted"):  # raised at the size read (synchronising row)
         H.reduce_by_key(np.array([2, 1, 1, 0], np.int64), vals, 4, "max", True)
     check_device_errors()
+# ---- shape, indexing and joining (issue 12) ---------------------------------------
+@pytest.mark.parametrize("n", [0, 1, 300, 5000])
+def test_mask_search_expand_match_numba(launched, n):
+    rng = np.random.default_rng(n)
+    mask = rng.random(n) < 0.4
+    np.testing.assert_array_equal(H.mask_positions(mask), nb.mask_positions(mask))
+    keys = np.sort(rng.integers(0, 100, n))
+    lo = rng.integers(-3, 103, 50)
+    hi = lo + rng.integers(-2, 10, 50)
+    for a, b in zip(H.search_ranges(keys, lo, hi), nb.search_ranges(keys, lo, hi)):
+        np.testing.assert_array_equal(a, b)
+    start, count = rng.integers(0, 1000, 40), rng.integers(0, 6, 40)
+    for a, b in zip(H.expand_ranges(start, count), nb.expand_ranges(start, count)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+def test_take_ranges_and_merge_take_match_numba(launched, dtype):
+    rng = np.random.default_rng(7)
+    n = 600
+    indices = rng.integers(0, 50, (2, n))
+    values = full_range_values(rng, (n, 3), dtype)
+    start, count = rng.integers(0, n - 8, 30), rng.integers(0, 8, 30)
+    for a, b in zip(H.take_ranges(indices, values, start, count), nb.take_ranges(indices, values, start, count)):
+        np.testing.assert_array_equal(a, b)
+    keys = np.concatenate([np.sort(rng.integers(0, 40, k)) for k in (200, 0, 250, 150)])
+    offsets = np.array([0, 200, 200, 450, 600])
+    for a, b in zip(H.merge_take(keys, offsets, indices, values), nb.merge_take(keys, offsets, indices, values)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_range_rows_stay_in_bounds_and_report():
+    # bad input (the GPU's way: no validation): reads outside the source give zeros and are reported
+    indices = np.arange(10, dtype=np.int64).reshape(2, 5)
+    values = np.arange(5, dtype=np.uint64)[:, None]
+    out, vals = H.take_ranges(indices, values, np.array([3, -2], np.int64), np.array([3, 1], np.int64))
+    np.testing.assert_array_equal(out, [[0, 0, 0, 1], [3, 4, 0, 0], [8, 9, 0, 0]])
+    np.testing.assert_array_equal(vals[:, 0], [3, 4, 0, 0])
+    with pytest.raises(IndexError, match="gather read outside"):
+        check_device_errors()
+    # negative counts (ends not monotonic): a wrong answer, never a wild read
+    rows, owner = H.expand_ranges(np.array([0, 10, 20], np.int64), np.array([3, -2, 1], np.int64))
+    assert rows.shape == (2,) and ((0 <= owner) & (owner < 3)).all()
+    with pytest.raises(ValueError, match="non-negative"):
+        H.expand_ranges(np.array([0, 10], np.int64), np.array([1, -2], np.int64))
+
+
+def test_merge_take_reports_unsorted_runs():
+    keys = np.array([0, 5, 3, 1, 2], np.int64)  # run 0 = [0, 5, 3] is not sorted
+    indices = keys[None, :].copy()
+    values = np.arange(5.0)[:, None].view(np.uint64)
+    H.merge_take(keys, np.array([0, 3, 5]), indices, values)
+    with pytest.raises(ValueError, match="not sorted"):
+        check_device_errors()
+    with pytest.raises(ValueError, match="sorted=True is false"):
+        nb.merge_take(keys, np.array([0, 3, 5]), indices, values)
+    for bad in ([0, 3], [0, 4, 3, 5], [1, 5]):
+        with pytest.raises(ValueError, match="run offsets"):
+            H.merge_take(keys, np.array(bad), indices, values)
+        with pytest.raises(ValueError, match="run offsets"):
+            nb.merge_take(keys, np.array(bad), indices, values)
+    with pytest.raises(TypeError, match="host metadata"):
+        emulated.merge_take(*(strict.to_device(x) for x in (keys, np.array([0, 3, 5]), indices, values)))
 
 
 def test_every_kernel_is_launched(launched):

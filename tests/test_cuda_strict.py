@@ -328,6 +328,8 @@ def _bad_input_ops():
     liar = coo([[3, 1, 2, 2]], [1.0, 2.0, 3.0, 4.0], (4,), sorted=True, unique=True)  # flags lie
     good = coo([[0, 1, 2, 3]], [1.0, 2.0, 3.0, 4.0], (4,), sorted=True, unique=True)
     liar2 = coo([[0, 2, 1, 1], [0, 0, 1, 2]], [1.0, 2.0, 3.0, 4.0], (3, 3), sorted=True, unique=True)
+    liar3 = coo([[2, 0, 1, 1], [0, 1, 2, 0]], [1.0, 2.0, 3.0, 4.0], (3, 3), sorted=True, unique=True)
+    good2 = coo([[0, 1, 2], [0, 1, 2]], [1.0, 2.0, 3.0], (3, 3), sorted=True, unique=True)
     x = dev(np.arange(4.0))
     x2 = dev(np.arange(9.0).reshape(3, 3))
     return [
@@ -349,6 +351,11 @@ def _bad_input_ops():
         ("sum(bad 2-d, axis=0)", lambda: coosparse.sum(bad2, axis=0), IndexError),
         ("argmax(bad 2-d, axis=1)", lambda: coosparse.argmax(bad2, axis=1), IndexError),
         ("sum(liar 2-d, axis=1)", lambda: coosparse.sum(liar2, axis=1), ValueError),
+        # ---- shape, indexing and joining (issue 12)
+        ("reshape(bad 2-d)", lambda: coosparse.reshape(bad2, (9,)), IndexError),
+        ("concatenate(liar rows, axis=1)", lambda: coosparse.concatenate([liar3, good2], axis=1), ValueError),
+        ("liar[[0, 2]] (range gather)", lambda: liar3[[0, 2]], None),
+        ("liar[1:] (binary search)", lambda: liar3[1:], None),
     ]
 
 
@@ -479,3 +486,49 @@ def test_gpu_rows_run_on_their_arrays_device(monkeypatch):
     from coosparse._kernel_api import KERNEL_API
 
     assert all(getattr(getattr(backend, n), "__wrapped__", None) is not None for n in KERNEL_API)
+
+
+# ---------------------------------------------------------------------------- shape, indexing and joining (issue 12)
+def test_issue12_rows_transfers():
+    """search_ranges and merge_take are sync-free; mask_positions, expand_ranges and take_ranges read
+    their output size and the error word in one copy."""
+    rng = np.random.default_rng(12)
+    keys = dev(np.sort(rng.integers(0, 50, 40)).astype(np.int64))
+    idx2 = dev(np.stack([rng.integers(0, 5, 40), rng.integers(0, 10, 40)]).astype(np.int64))
+    words = dev(rng.integers(0, 2**63, (40, 2)).astype(np.uint64))
+    lo = dev(np.arange(0, 50, 5, dtype=np.int64))
+    start, stop = L.search_ranges(keys, lo, lo + 5)
+    count = stop - start
+    mask = keys > 20
+    offsets = np.array([0, 15, 15, 40])  # host metadata
+    sync_free = {
+        "search_ranges": lambda: L.search_ranges(keys, lo, lo + 5),
+        "merge_take": lambda: L.merge_take(keys, offsets, idx2, words),
+    }
+    for name, fn in sync_free.items():
+        fn()
+        with strict.sync_free():
+            fn()
+    reads_once = {
+        "mask_positions": lambda: L.mask_positions(mask),
+        "expand_ranges": lambda: L.expand_ranges(start, count),
+        "take_ranges": lambda: L.take_ranges(idx2, words, start, count),
+    }
+    for name, fn in reads_once.items():
+        fn()
+        with strict.count_transfers() as n:
+            fn()
+        assert n == {"h2d": 0, "d2h": 1}, (name, n)
+    with pytest.raises(TypeError, match="host metadata"):
+        L.merge_take(keys, dev(offsets), idx2, words)
+
+
+def test_issue12_synchronising_operations_read_little():
+    # a[i:j] of a sorted array: both binary searches in one read, nothing uploaded
+    rng = np.random.default_rng(13)
+    a = dev(random_coo(rng, (40, 30), 300, sorted=True, unique=True))
+    for key in (slice(3, 17), 5):
+        a[key]
+        with strict.count_transfers() as n:
+            a[key]
+        assert n == {"h2d": 0, "d2h": 1}, (key, n)

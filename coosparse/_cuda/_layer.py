@@ -59,7 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._backend import is_device_array
-from .._bounds import first_out_of_bounds, raise_out_of_bounds, row_major_sizes, size_limits
+from .._bounds import first_out_of_bounds, raise_out_of_bounds, row_major_sizes, run_offsets, size_limits
 from . import errors
 
 _i64 = np.int64
@@ -1084,6 +1084,117 @@ class CudaLayer:
         for j in range(period):
             col = out[:, j::period]
             col[...] = xp.where(m, fill[j], col)  # fill[j]: a NumPy scalar, passed by value
+    # ---- shape, indexing and joining (issue 12) --------------------------------
+    MERGE_MAX_RUNS = 16
+    """Most sorted runs ``merge_take`` merges (their offsets travel by value); more are sorted."""
+
+    def mask_positions(self, mask):
+        """Ascending positions of the True entries of a 1-D bool mask. Synchronises (output size)."""
+        xp = self.xp
+        mask = self._c(mask, np.bool_).view(np.uint8)
+        n = mask.shape[0]
+        if n == 0:
+            return xp.zeros(0, dtype=np.int64)
+        flags = xp.empty(n, dtype=np.int64)
+        self._run("coo_indexing_mask_flag", n, mask, _i64(n), flags)
+        pos = xp.cumsum(flags)
+        m = self._sync_size(pos[-1])  # synchronize! (the number of kept entries; and the error word)
+        out = xp.empty(m, dtype=np.int64)
+        self._run("coo_indexing_mask_write", n, mask, pos, _i64(n), _i64(m), out, self._err())
+        return out
+
+    def search_ranges(self, sorted_keys, lo, hi):
+        """(start, stop) of the key ranges [lo[i], hi[i]) in sorted keys: one binary search per query. Sync-free."""
+        xp = self.xp
+        keys = self._c(sorted_keys, np.int64)
+        lo = self._c(lo, np.int64)
+        hi = self._c(hi, np.int64)
+        m = lo.shape[0]
+        if hi.shape[0] != m:
+            raise ValueError(f"search_ranges: lo and hi differ in length ({m} and {hi.shape[0]})")
+        start = xp.empty(m, dtype=np.int64)
+        stop = xp.empty(m, dtype=np.int64)
+        self._run("coo_indexing_search_ranges", m, keys, _i64(keys.shape[0]), lo, hi, _i64(m), start, stop)
+        return start, stop
+
+    def _range_ends(self, start, count, what):
+        """(start, ends = inclusive scan of count, m, total) for the range rows. Synchronises (total)."""
+        xp = self.xp
+        start = self._c(start, np.int64)
+        count = self._c(count, np.int64)
+        m = start.shape[0]
+        if count.shape[0] != m:
+            raise ValueError(f"{what}: start and count differ in length ({m} and {count.shape[0]})")
+        if m == 0:
+            return start, xp.zeros(0, dtype=np.int64), 0, 0
+        if self._validate and bool((np.asarray(self._peek(count)) < 0).any()):
+            raise ValueError(f"{what}: counts must be non-negative")
+        ends = xp.cumsum(count)
+        total = self._sync_size(ends[-1])  # synchronize! (the total length sizes the output; and the error word)
+        if total < 0:
+            raise ValueError(f"{what}: counts must be non-negative (they sum to {total})")
+        return start, ends, m, total
+
+    def expand_ranges(self, start, count):
+        """(rows, owner) of the concatenated ranges start[i] .. start[i]+count[i]-1. Synchronises (output size)."""
+        xp = self.xp
+        start, ends, m, total = self._range_ends(start, count, "expand_ranges")
+        rows = xp.empty(total, dtype=np.int64)
+        owner = xp.empty(total, dtype=np.int64)
+        self._run("coo_indexing_expand", total, start, ends, _i64(m), _i64(total), rows, owner, self._err())
+        return rows, owner
+
+    def take_ranges(self, indices, values, start, count):
+        """Fused range gather: (out[d + 1, t] with out[0] the owner, values[rows]). Synchronises (output size).
+
+        A source row outside the arrays gives zeros and is reported (``errors.GATHER``).
+        """
+        xp = self.xp
+        indices = self._c(indices, np.int64)
+        values = self._c(values)
+        d, n = indices.shape
+        start, ends, m, total = self._range_ends(start, count, "take_ranges")
+        out = xp.empty((d + 1, total), dtype=np.int64)
+        vals = xp.empty((total,) + values.shape[1:], dtype=values.dtype)
+        if total == 0:
+            return out, vals
+        if self._validate:
+            hs, hc = np.asarray(self._peek(start)), np.asarray(self._peek(count))
+            used = hc > 0
+            if used.any() and (hs[used].min() < 0 or (hs + hc)[used].max() > n):
+                raise IndexError(f"take_ranges: a range leaves the {n} source rows")
+        view, ctype = self._words(values)
+        vview, _ = self._words(vals)
+        self._run(f"coo_indexing_take_ranges<{ctype}>", total, indices, _i64(d), _i64(n), view,
+                  _i64(view.shape[1]), start, ends, _i64(m), _i64(total), out, vview, self._err())
+        return out, vals
+
+    def merge_take(self, keys, offsets, indices, values):
+        """(indices[:, perm], values[perm]) for the stable merge order of sorted runs of keys:
+        each entry's merge rank by binary search in the other runs, then its column and row copied
+        there. Sync-free: ``offsets`` (r + 1 host integers) travel by value. More than
+        ``MERGE_MAX_RUNS`` runs are sorted instead (same order). Keys not sorted within their run
+        are reported (``errors.ORDER``)."""
+        xp = self.xp
+        keys = self._c(keys, np.int64)
+        indices = self._c(indices, np.int64)
+        values = self._c(values)
+        n = keys.shape[0]
+        d = indices.shape[0]
+        offsets = run_offsets(offsets, keys, indices, values, "merge_take")
+        r = offsets.shape[0] - 1
+        if r > self.MERGE_MAX_RUNS:
+            perm = self._c(self._argsort(keys), np.int64) if n else xp.zeros(0, dtype=np.int64)
+            return self.gather_columns(indices, perm), self.gather_rows(values, perm)
+        out_idx = xp.empty((d, n), dtype=np.int64)
+        out_val = xp.empty(values.shape, dtype=values.dtype)
+        if n == 0:
+            return out_idx, out_val
+        view, ctype = self._words(values)
+        oview, _ = self._words(out_val)
+        self._run(f"coo_join_merge_take<{ctype}>", n, keys, self.dims(offsets, "merge_take offsets"), _i64(r),
+                  _i64(n), indices, _i64(d), view, _i64(view.shape[1]), out_idx, oview, self._err())
+        return out_idx, out_val
 
 
 def _guarded(fn, guard):

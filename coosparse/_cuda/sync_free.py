@@ -109,4 +109,31 @@ def cases(put, n=400, seed=3):
         "max over every axis (coalesced)": lambda: coosparse.max(c),
         "prod over every axis (coalesced)": lambda: coosparse.prod(c),
     })
+    # ---- shape, indexing and joining (issue 12): output sizes known from the inputs
+    ops.update(_shape_cases(rng, put, c, u, s, h, rows))
     return ops
+
+
+def _shape_cases(rng, put, c, u, s, h, rows):
+    """Issue 12's sync-free operations (the others search or compact: their output sizes are data)."""
+    one = put(random_coo(rng, (rows, 1, 30), 200))  # a length-1 axis to squeeze
+    k = put(random_coo(rng, (20, 20), 30, sorted=True, unique=True))  # kron: nnz**2 entries, kept small
+    return {
+        "transpose (a.T)": lambda: u.T,
+        "transpose (dense axes of a hybrid)": lambda: coosparse.transpose(h, (0, 1, 3, 2)),
+        "moveaxis (dense axis made sparse)": lambda: coosparse.moveaxis(h, 2, 0),
+        "reshape": lambda: coosparse.reshape(u, (rows * 3, 10)),
+        "reshape (hybrid)": lambda: coosparse.reshape(h, (rows * 10, 3, 2)),
+        "expand_dims": lambda: coosparse.expand_dims(u, 1),
+        "squeeze": lambda: coosparse.squeeze(one, 1),
+        "flip": lambda: coosparse.flip(u),
+        "a[:, ::-1, None]": lambda: c[:, ::-1, None],
+        "a[:] (sorted)": lambda: c[:],
+        "a[..., int] (dense axis)": lambda: h[..., 1],
+        "concatenate (axis 0)": lambda: coosparse.concatenate([c, u, s]),
+        "concatenate (axis 1, sorted: merged)": lambda: coosparse.concatenate([c, s], axis=1),
+        "stack (axis 1, sorted: merged)": lambda: coosparse.stack([c, c], axis=1),
+        "pad": lambda: coosparse.pad(c, ((1, 2), (0, 3))),
+        "to_hybrid (fewer dense dims)": lambda: coosparse.to_hybrid(h, 1),
+        "kron": lambda: coosparse.kron(k, k),
+    }
