@@ -748,6 +748,7 @@ class COO:
             "instead: coosparse.where(mask, v, a) for a masked update, coosparse.concat / pad to "
             "extend, or convert: d = a.to_dense(); d[key] = v; coosparse.from_dense(d)"
         )
+
     # ---- dask (issue 15) -------------------------------------------------------------------
     # Pickling and tokenising for Dask (SPEC 11); coosparse/dask.py holds the rest.
     def __reduce_ex__(self, protocol):

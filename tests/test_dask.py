@@ -63,11 +63,36 @@ def arrays():
 
 
 # ------------------------------------------------------------------ schedulers
+def _compile_here_first():
+    """Run the chunk operations once in this process, so Numba's on-disk cache is warm.
+
+    The worker processes then load the kernels from the cache instead of each compiling
+    them (cold, that is minutes on a 2-core machine).
+    """
+    a = coosparse.random((12, 10), density=0.3, seed=9)
+    x = cdask.to_dask(a, chunks=(5, 4))
+    v = da.from_array(np.ones(10), chunks=4)
+    exprs = [x + x, x * x, np.abs(x), x + 1.0, np.maximum(x, x), x * v]
+    if hasattr(coosparse, "sum"):
+        exprs += [x.sum(axis=0, split_every=2), x.sum(axis=1, keepdims=True), x.max(axis=1),
+                  x.mean(axis=0), (x > 0.5).any(axis=1), x.sum(), x.mean()]
+    if hasattr(COO, "__getitem__") and hasattr(coosparse, "concatenate"):
+        exprs += [x[1:9:2, 2:8], x[::-3, 7], x[[1, 5, 4]], da.concatenate([x, x], axis=1), x.rechunk((6, 10))]
+    if hasattr(coosparse, "matmul"):
+        exprs += [x @ x.T, x @ v, da.tensordot(x, x.T, axes=1)]
+    for e in exprs:
+        try:
+            e.compute(scheduler="sync")
+        except Exception:  # the tests report it
+            pass
+
+
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("distributed")
+    _compile_here_first()
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None, memory_limit="1GiB") as lc:
+                                  dashboard_address=":0", memory_limit="1GiB") as lc:
         with distributed.Client(lc) as client:
             yield client
 

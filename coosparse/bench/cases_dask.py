@@ -172,7 +172,7 @@ def _cluster(n_workers):
     try:
         with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": "1"}):
             cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                   memory_limit=MEMORY_LIMIT, dashboard_address=None)
+                                   memory_limit=MEMORY_LIMIT, dashboard_address=":0")
     finally:
         if before is None:
             os.environ.pop("NUMBA_NUM_THREADS", None)
