@@ -39,3 +39,10 @@ __all__ = [
     "subtract",
     "to_dense",
 ]
+
+# ---- linear algebra (issue 13) ---------------------------------------------------
+from ._linalg import (  # noqa: E402
+    dot, einsum, inner, matmul, outer, sampled_matmul, tensordot, vdot, vecdot,
+)
+
+__all__ += ["dot", "einsum", "inner", "matmul", "outer", "sampled_matmul", "tensordot", "vdot", "vecdot"]

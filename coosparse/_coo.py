@@ -340,6 +340,23 @@ class COO:
     def __pos__(self):
         return self
 
+    # ---- linear algebra (issue 13) ---------------------------------------------
+    def __matmul__(self, other):
+        from ._linalg import binary_operand, matmul
+
+        return matmul(self, other) if binary_operand(other) else NotImplemented
+
+    def __rmatmul__(self, other):
+        from ._linalg import binary_operand, matmul
+
+        return matmul(other, self) if binary_operand(other) else NotImplemented
+
+    def dot(self, other):
+        """``numpy.dot(self, other)`` (see :func:`coosparse.dot`)."""
+        from ._linalg import dot
+
+        return dot(self, other)
+
 
 def is_scalar(x):
     return isinstance(x, (numbers.Number, np.generic)) or (hasattr(x, "ndim") and x.ndim == 0 and not isinstance(x, COO))

@@ -92,6 +92,47 @@ merge_add          (a_idx int64[d, na], b_idx int64[d, nb], a_values[na, k],
                    union, values (a or 0) + (b or 0), or minus with negate;
                    one arithmetic dtype (synchronises on a GPU: output size)
 =================  ==========================================================
+
+Linear algebra (issue 13). Values and dense operands come in one
+accumulation dtype (int64, float32, float64, complex64, complex128); an
+output element starts at 0 and adds its products in the order stated (SpGEMM:
+starts at its first product), so every layer gives the same bits.
+
+=================  ==========================================================
+row_offsets        (rows int64[n] non-decreasing in [0, nrows), nrows) ->
+                   int64[nrows + 1]: CSR row pointer (first i with
+                   rows[i] >= r). Sync-free
+spmm               (offsets int64[R+1], perm | None, cols int64[n],
+                   values[n], dense[D, N], rows_per_batch, batch_base int64[B]
+                   | None) -> [R, N]: out[r, j] = sum over p in
+                   offsets[r]..offsets[r+1]-1 (e = perm[p] or p), in p
+                   order, of values[e] * dense[base + cols[e], j], base =
+                   batch_base[r // rows_per_batch] (0 when None). Sync-free
+spmm_unsorted      (rows int64[n], cols, values, dense, nrows, rows_per_batch,
+                   batch_base) -> [nrows, N]: the same, entries of a row in
+                   stored order (no grouping needed). Sync-free
+dense_spmm         (dense[D, K], batch_base | None, rows_per_batch M,
+                   batch_offsets int64[B+1] | None, perm | None, krow int64[n],
+                   cols int64[n], values[n], ncols) -> [B*M, ncols]:
+                   out[b*M + m, c] = sum over the entries e of batch b
+                   (positions batch_offsets[b].., e = perm[p] or p; None: one
+                   batch of every entry) with cols[e] == c, in that order, of
+                   dense[batch_base[b] + m, krow[e]] * values[e]. Sync-free
+sddmm              (rows int64[n], row_stride, cols int64[n], col_stride,
+                   x 1-D, x_inner, y 1-D, y_inner, k) -> [n]: the dot product
+                   of x[rows[e]*row_stride + j*x_inner] and
+                   y[cols[e]*col_stride + j*y_inner] over j < k, as eight
+                   interleaved lanes (lane l: j = l, l+8, ..., from 0)
+                   combined ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)). Sync-free
+spgemm             (a_offsets int64[R+1], a_perm | None, a_cols int64[na],
+                   a_values, b_offsets int64[K+1], b_perm | None, b_cols,
+                   b_values, ncols) -> (rows, cols, values) int64[m] x2,
+                   [m]: per A row r, the distinct columns of the products
+                   a_values[e] * b_values[f] (e in A's row r, f in B's row
+                   a_cols[e], both in grouped order), increasing; each value
+                   its first product plus the next in that order
+                   (synchronises on a GPU: output size)
+=================  ==========================================================
 """
 
 KERNEL_API = (
@@ -119,4 +160,11 @@ KERNEL_API = (
     "union_columns",
     "gather_or_zero",
     "merge_add",
+    # ---- linear algebra (issue 13)
+    "row_offsets",
+    "spmm",
+    "spmm_unsorted",
+    "dense_spmm",
+    "sddmm",
+    "spgemm",
 )

@@ -162,3 +162,50 @@ def merge_add(a_indices, b_indices, a_values, b_values, strides, negate):
 def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides):
     """Fused compact product of a sorted source and a sorted probe: (indices, values)."""
     return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks())
+
+
+# ---- linear algebra (issue 13) ------------------------------------------------
+from . import linalg as _la  # noqa: E402
+
+_ZERO_BASE = np.zeros(1, dtype=np.int64)
+
+
+def row_offsets(rows, nrows):
+    """CSR row pointer of non-decreasing ``rows``: int64[nrows + 1]."""
+    return _la.row_offsets(rows, int(nrows), numba.get_num_threads())
+
+
+def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base):
+    """COO rows (offsets, perm) x dense, each output element summed in grouped order."""
+    if batch_base is None:  # one dense batch for every row
+        rows_per_batch, batch_base = offsets.shape[0], _ZERO_BASE
+    return _la.spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, numba.get_num_threads())
+
+
+def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base):
+    """COO (rows in any order) x dense, each output element summed in stored order."""
+    if batch_base is None:  # one dense batch for every row
+        rows_per_batch, batch_base = int(nrows) + 1, _ZERO_BASE
+    return _la.spmm_unsorted(rows, cols, values, dense, int(nrows), rows_per_batch, batch_base,
+                             numba.get_num_threads())
+
+
+def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols):
+    """dense x COO, each output element summed over its column's entries in stored order."""
+    if batch_offsets is None:
+        batch_offsets = np.array([0, krow.shape[0]], dtype=np.int64)
+    if batch_base is None:  # one dense batch for every batch of the COO
+        batch_base = np.zeros(batch_offsets.shape[0] - 1, dtype=np.int64)
+    return _la.dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols,
+                          numba.get_num_threads())
+
+
+def sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k):
+    """Dot products of x rows and y columns at the entries (eight fixed lanes each)."""
+    return _la.sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, numba.get_num_threads())
+
+
+def spgemm(a_offsets, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols):
+    """Sparse x sparse: (row, col, values) of the coalesced product, sums in expansion order."""
+    return _la.spgemm(a_offsets, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
+                      numba.get_num_threads())

@@ -1,0 +1,461 @@
+"""Sparse products on the CPU: SpMV/SpMM, dense x COO, SDDMM and SpGEMM (kernel API, issue 13).
+
+Every output element is a sum taken in a defined order, and each one is
+written by exactly one part, so results never depend on the thread schedule
+(no atomics) and are bit-identical to the CUDA layer, which sums each element
+in one thread in the same order:
+
+- ``spmm`` / ``spmm_unsorted`` (COO x dense): ``out[r, j]`` starts at 0 and
+  adds ``values[e] * dense[row_e, j]`` for the entries of row ``r`` in their
+  grouped (``spmm``: offsets, then perm) or stored (``spmm_unsorted``) order.
+  Parts are row ranges balanced by entries. The unsorted kernel is an
+  *ownership scan*: part ``t`` owns a range of output rows and walks all
+  entries, applying only its own; with the two to four threads of a
+  workstation that costs a few extra reads of the row indices and no sort.
+- ``dense_spmm`` (dense x COO): ``out[m, c]`` starts at 0 and adds
+  ``dense[m, k_e] * values[e]`` for the entries of column ``c`` in stored
+  order. Parts own output rows (or, when there are fewer rows than parts,
+  column ranges, each part walking all entries and skipping the others).
+- ``sddmm``: ``out[e]`` starts at 0 and adds ``x[r_e, j] * y[j, c_e]`` for
+  ``j = 0, 1, ...``; parts are ranges of entries.
+- ``spgemm`` (Gustavson): for each output row, the products of A's row
+  entries (grouped order) with B's row entries (grouped order); an output
+  element is its first product plus the next ones in that order. A dense
+  accumulator per part (``ncols`` words) when ``ncols <= SPA_MAX_COLS``,
+  else a stable per-row sort of the products; then the touched columns are
+  sorted. Two passes (count, then fill), like scipy's.
+
+Accumulation types are the caller's (int64, float32, float64, complex64,
+complex128): the wrappers in ``backend.py`` allocate outputs with NumPy and
+pass them in.
+"""
+import numba as nb
+import numpy as np
+
+from .threads import run_parts
+
+# below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
+SERIAL_WORK = 1 << 16
+# largest column count for the dense accumulator of spgemm (8 + 8 bytes per column per thread)
+SPA_MAX_COLS = 1 << 22
+
+
+def nparts_for(work, nthreads, per_thread=4):
+    """Fixed number of parts for ``work`` units (1 below SERIAL_WORK)."""
+    if work < SERIAL_WORK or nthreads <= 1:
+        return 1
+    return per_thread * nthreads
+
+
+# ---------------------------------------------------------------------------- row offsets
+@nb.njit(cache=True, nogil=True)
+def _row_offsets_part(t, nparts, rows, nrows, out):
+    """out[r] = first position i with rows[i] >= r: entries of part t set the r they start."""
+    n = rows.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    if t == 0:
+        first = rows[0] if n else nrows
+        for r in range(0, min(first, nrows) + 1):
+            out[r] = 0
+    for i in range(max(lo, 1), hi):
+        a = rows[i - 1]
+        b = rows[i]
+        for r in range(a + 1, min(b, nrows) + 1):
+            out[r] = i
+    if t == nparts - 1 and n:
+        for r in range(max(rows[n - 1] + 1, 0), nrows + 1):
+            out[r] = n
+
+
+def row_offsets(rows, nrows, nthreads):
+    """CSR row pointer of non-decreasing ``rows`` in [0, nrows): int64[nrows + 1]."""
+    out = np.empty(nrows + 1, dtype=np.int64)
+    nparts = nparts_for(rows.shape[0], nthreads, 1)
+    run_parts(_row_offsets_part, nparts, nthreads, rows, nrows, out)
+    return out
+
+
+# ---------------------------------------------------------------------------- COO x dense
+# Indices are converted to uint64 where arrays are read (``_u``): Numba then skips its
+# negative-index wraparound test, which measured 1.5x on the SpMV loop. Indices are
+# in range (validated COO, or the caller's check=False promise); writes are bounded
+# by the loops themselves.
+_u = np.uint64
+
+
+@nb.njit(cache=True, nogil=True)
+def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, rpb, base, out):
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    b = r0 // rpb
+    bend = (b + 1) * rpb
+    db = base[b]
+    for r in range(r0, r1):
+        if r >= bend:
+            b = r // rpb
+            bend = (b + 1) * rpb
+            db = base[b]
+        acc = out[r]
+        if has_perm:
+            for p in range(offsets[r], offsets[r + 1]):
+                e = _u(perm[_u(p)])
+                acc += values[e] * x[_u(db + cols[e])]
+        else:
+            for p in range(offsets[r], offsets[r + 1]):
+                acc += values[_u(p)] * x[_u(db + cols[_u(p)])]
+        out[r] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, rpb, base, out):
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    n = dense.shape[1]
+    b = r0 // rpb
+    bend = (b + 1) * rpb
+    db = base[b]
+    for r in range(r0, r1):
+        if r >= bend:
+            b = r // rpb
+            bend = (b + 1) * rpb
+            db = base[b]
+        for p in range(offsets[r], offsets[r + 1]):
+            e = _u(perm[_u(p)]) if has_perm else _u(p)
+            v = values[e]
+            c = _u(db + cols[e])
+            for j in range(n):
+                out[_u(r), _u(j)] += v * dense[c, _u(j)]
+
+
+def _balanced_bounds(offsets, nparts):
+    """Row bounds of ``nparts`` parts holding about equal numbers of entries (and rows)."""
+    nrows = offsets.shape[0] - 1
+    total = int(offsets[-1])
+    # balance entries + rows, so that parts of empty rows are not all in one part
+    targets = (np.arange(nparts + 1, dtype=np.float64) / nparts) * (total + nrows)
+    score = offsets + np.arange(nrows + 1, dtype=np.int64)
+    b = np.searchsorted(score, targets, side="left").astype(np.int64)
+    b[0], b[-1] = 0, nrows
+    return np.maximum.accumulate(b)
+
+
+def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, nthreads):
+    nrows = offsets.shape[0] - 1
+    n = dense.shape[1]
+    out = np.zeros((nrows, n), dtype=values.dtype)
+    if nrows == 0 or n == 0:
+        return out
+    nparts = nparts_for(int(offsets[-1]) * max(n, 1) + nrows, nthreads)
+    bounds = _balanced_bounds(offsets, nparts)
+    has_perm = perm is not None
+    args = (bounds, offsets, perm if has_perm else offsets[:0], has_perm, cols, values)
+    if n == 1:
+        run_parts(_spmv_part, nparts, nthreads, *args, dense.reshape(-1), max(int(rows_per_batch), 1),
+                  batch_base, out.reshape(-1))
+    else:
+        run_parts(_spmm_part, nparts, nthreads, *args, dense, max(int(rows_per_batch), 1), batch_base, out)
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _spmm_owned_part(t, nparts, rows, cols, values, dense, rpb, base, batched, out):
+    nrows = out.shape[0]
+    n = dense.shape[1]
+    r0 = nrows * t // nparts
+    r1 = nrows * (t + 1) // nparts
+    db = base[0]
+    for e in range(rows.shape[0]):
+        r = rows[_u(e)]
+        if r < r0 or r >= r1:
+            continue
+        if batched:
+            db = base[r // rpb]
+        v = values[_u(e)]
+        c = _u(db + cols[_u(e)])
+        for j in range(n):
+            out[_u(r), _u(j)] += v * dense[c, _u(j)]
+
+
+def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base, nthreads):
+    n = dense.shape[1]
+    out = np.zeros((nrows, n), dtype=values.dtype)
+    if nrows == 0 or n == 0 or rows.shape[0] == 0:
+        return out
+    # each part scans every row index: one part per thread
+    nparts = min(nparts_for(rows.shape[0] * max(n, 1), nthreads, 1), nrows)
+    rpb = max(int(rows_per_batch), 1)
+    run_parts(_spmm_owned_part, nparts, nthreads, rows, cols, values, dense, rpb, batch_base,
+              rpb < nrows, out)
+    return out
+
+
+# ---------------------------------------------------------------------------- dense x COO
+@nb.njit(cache=True, nogil=True)
+def _dense_spmm_part(t, nparts, by_rows, dense, base, rpb, boff, perm, has_perm, krow, cols, values, out):
+    nrows, n = out.shape
+    if by_rows:
+        ra = nrows * t // nparts
+        rb = nrows * (t + 1) // nparts
+        ca = 0
+        cb = n
+    else:
+        ra = 0
+        rb = nrows
+        ca = n * t // nparts
+        cb = n * (t + 1) // nparts
+    for rr in range(ra, rb):
+        b = rr // rpb
+        arow = _u(base[b] + rr - b * rpb)
+        for p in range(boff[b], boff[b + 1]):
+            e = _u(perm[_u(p)]) if has_perm else _u(p)
+            c = cols[e]
+            if c >= ca and c < cb:  # also keeps a lying index (check=False) from writing outside
+                out[_u(rr), _u(c)] += dense[arow, _u(krow[e])] * values[e]
+
+
+def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols, nthreads):
+    nb_ = batch_offsets.shape[0] - 1
+    rpb = int(rows_per_batch)
+    nrows = nb_ * rpb
+    out = np.zeros((nrows, int(ncols)), dtype=values.dtype)
+    if nrows == 0 or ncols == 0 or krow.shape[0] == 0:
+        return out
+    work = krow.shape[0] * max(rpb, 1)
+    nparts = nparts_for(work, nthreads)
+    by_rows = nrows >= nparts
+    if not by_rows:
+        nparts = min(nthreads, int(ncols))  # each part walks every entry: one per thread
+    has_perm = perm is not None
+    run_parts(_dense_spmm_part, nparts, nthreads, by_rows, dense, batch_base, max(rpb, 1), batch_offsets,
+              perm if has_perm else batch_offsets[:0], has_perm, krow, cols, values, out)
+    return out
+
+
+# ---------------------------------------------------------------------------- SDDMM
+# A dot product of length k is taken as eight interleaved partial sums (lane l adds the
+# terms j = l, l + 8, ... in turn, each from 0), combined ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)).
+# The order is fixed, so results are bit-identical everywhere (the CUDA kernel does the
+# same in one thread), and the eight independent sums keep the CPU's adders busy.
+@nb.njit(cache=True, nogil=True, inline="always")
+def _dot8(x, xa, xj, y, ya, yj, k, zero):
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = zero
+    k8 = k - k % 8
+    for j in range(0, k8, 8):
+        p = xa + j * xj
+        q = ya + j * yj
+        s0 += x[_u(p + 0 * xj)] * y[_u(q + 0 * yj)]
+        s1 += x[_u(p + 1 * xj)] * y[_u(q + 1 * yj)]
+        s2 += x[_u(p + 2 * xj)] * y[_u(q + 2 * yj)]
+        s3 += x[_u(p + 3 * xj)] * y[_u(q + 3 * yj)]
+        s4 += x[_u(p + 4 * xj)] * y[_u(q + 4 * yj)]
+        s5 += x[_u(p + 5 * xj)] * y[_u(q + 5 * yj)]
+        s6 += x[_u(p + 6 * xj)] * y[_u(q + 6 * yj)]
+        s7 += x[_u(p + 7 * xj)] * y[_u(q + 7 * yj)]
+    r = k - k8
+    p = xa + k8 * xj
+    q = ya + k8 * yj
+    if r > 0:
+        s0 += x[_u(p + 0 * xj)] * y[_u(q + 0 * yj)]
+    if r > 1:
+        s1 += x[_u(p + 1 * xj)] * y[_u(q + 1 * yj)]
+    if r > 2:
+        s2 += x[_u(p + 2 * xj)] * y[_u(q + 2 * yj)]
+    if r > 3:
+        s3 += x[_u(p + 3 * xj)] * y[_u(q + 3 * yj)]
+    if r > 4:
+        s4 += x[_u(p + 4 * xj)] * y[_u(q + 4 * yj)]
+    if r > 5:
+        s5 += x[_u(p + 5 * xj)] * y[_u(q + 5 * yj)]
+    if r > 6:
+        s6 += x[_u(p + 6 * xj)] * y[_u(q + 6 * yj)]
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
+@nb.njit(cache=True, nogil=True)
+def _sddmm_part(t, nparts, rows, rs, cols, cs, x, xj, y, yj, k, zero, out):
+    n = rows.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    z = zero[0]
+    if xj == 1 and yj == 1:  # the same sums, with unit strides the compiler can see
+        for e in range(lo, hi):
+            out[e] = _dot8(x, rows[_u(e)] * rs, 1, y, cols[_u(e)] * cs, 1, k, z)
+    else:
+        for e in range(lo, hi):
+            out[e] = _dot8(x, rows[_u(e)] * rs, xj, y, cols[_u(e)] * cs, yj, k, z)
+
+
+def sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, nthreads):
+    n = rows.shape[0]
+    out = np.zeros(n, dtype=x.dtype)
+    if n == 0 or k == 0:
+        return out
+    nparts = nparts_for(n * int(k), nthreads)
+    run_parts(_sddmm_part, nparts, nthreads, rows, int(row_stride), cols, int(col_stride), x, int(x_inner),
+              y, int(y_inner), int(k), np.zeros(1, dtype=x.dtype), out)
+    return out
+
+
+# ---------------------------------------------------------------------------- SpGEMM
+@nb.njit(cache=True, nogil=True)
+def _row_flops(a_offsets, a_perm, has_a_perm, a_cols, b_offsets):
+    """Products per output row, as a running total: int64[nrows + 1]."""
+    nrows = a_offsets.shape[0] - 1
+    out = np.zeros(nrows + 1, dtype=np.int64)
+    for r in range(nrows):
+        f = 0
+        for p in range(a_offsets[r], a_offsets[r + 1]):
+            e = a_perm[p] if has_a_perm else p
+            k = a_cols[e]
+            f += b_offsets[k + 1] - b_offsets[k]
+        out[r + 1] = out[r] + f
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _spgemm_count_part(t, nparts, bounds, a_offsets, a_perm, has_a_perm, a_cols, b_offsets, b_perm,
+                       has_b_perm, b_cols, ncols, counts):
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    mark = np.full(ncols, -1, dtype=np.int64)
+    for r in range(r0, r1):
+        c = 0
+        for p in range(a_offsets[r], a_offsets[r + 1]):
+            e = a_perm[p] if has_a_perm else p
+            k = a_cols[e]
+            for q in range(b_offsets[k], b_offsets[k + 1]):
+                f = b_perm[q] if has_b_perm else q
+                col = b_cols[f]
+                if mark[col] != r:
+                    mark[col] = r
+                    c += 1
+        counts[r] = c
+
+
+@nb.njit(cache=True, nogil=True)
+def _spgemm_fill_part(t, nparts, bounds, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm,
+                      has_b_perm, b_cols, b_values, ncols, out_offsets, out_rows, out_cols, out_values):
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    mark = np.full(ncols, -1, dtype=np.int64)
+    acc = np.empty(ncols, dtype=a_values.dtype)
+    for r in range(r0, r1):
+        base = out_offsets[r]
+        m = 0
+        for p in range(a_offsets[r], a_offsets[r + 1]):
+            e = a_perm[p] if has_a_perm else p
+            k = a_cols[e]
+            av = a_values[e]
+            for q in range(b_offsets[k], b_offsets[k + 1]):
+                f = b_perm[q] if has_b_perm else q
+                col = b_cols[f]
+                if mark[col] != r:
+                    mark[col] = r
+                    acc[col] = av * b_values[f]
+                    out_cols[base + m] = col
+                    m += 1
+                else:
+                    acc[col] += av * b_values[f]
+        seg = out_cols[base:base + m]
+        seg.sort()
+        for i in range(m):
+            out_rows[base + i] = r
+            out_values[base + i] = acc[seg[i]]
+
+
+@nb.njit(cache=True, nogil=True)
+def _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm, b_cols,
+                  b_values, keys, prods):
+    m = 0
+    for p in range(a_offsets[r], a_offsets[r + 1]):
+        e = a_perm[p] if has_a_perm else p
+        k = a_cols[e]
+        av = a_values[e]
+        for q in range(b_offsets[k], b_offsets[k + 1]):
+            f = b_perm[q] if has_b_perm else q
+            keys[m] = b_cols[f]
+            prods[m] = av * b_values[f]
+            m += 1
+    return m
+
+
+@nb.njit(cache=True, nogil=True)
+def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets,
+                        b_perm, has_b_perm, b_cols, b_values, counting, out_offsets, out_rows, out_cols,
+                        out_values, counts):
+    """Wide column ranges: each row's products stably sorted by column, runs summed in order."""
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    longest = 0
+    for r in range(r0, r1):
+        longest = max(longest, flops[r + 1] - flops[r])
+    keys = np.empty(longest, dtype=np.int64)
+    prods = np.empty(longest, dtype=a_values.dtype)
+    for r in range(r0, r1):
+        m = _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm,
+                          b_cols, b_values, keys, prods)
+        order = np.argsort(keys[:m], kind="mergesort")
+        if counting:
+            c = 0
+            for i in range(m):
+                if i == 0 or keys[order[i]] != keys[order[i - 1]]:
+                    c += 1
+            counts[r] = c
+            continue
+        base = out_offsets[r] - 1
+        for i in range(m):
+            j = order[i]
+            if i == 0 or keys[j] != keys[order[i - 1]]:
+                base += 1
+                out_rows[base] = r
+                out_cols[base] = keys[j]
+                out_values[base] = prods[j]
+            else:
+                out_values[base] += prods[j]
+
+
+def spgemm(a_offsets, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, nthreads):
+    nrows = a_offsets.shape[0] - 1
+    ncols = int(ncols)
+    has_a, has_b = a_perm is not None, b_perm is not None
+    ap = a_perm if has_a else a_offsets[:0]
+    bp = b_perm if has_b else b_offsets[:0]
+    flops = _row_flops(a_offsets, ap, has_a, a_cols, b_offsets)
+    nparts = nparts_for(int(flops[-1]) + nrows, nthreads) if nrows else 1
+    bounds = _balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
+    counts = np.zeros(nrows, dtype=np.int64)
+    sort_mode = ncols > SPA_MAX_COLS
+    empty_i = np.zeros(0, dtype=np.int64)
+    empty_v = np.zeros(0, dtype=a_values.dtype)
+    if sort_mode:
+        run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ap, has_a, a_cols, a_values,
+                  b_offsets, bp, has_b, b_cols, b_values, True, empty_i, empty_i, empty_i, empty_v, counts)
+    else:
+        run_parts(_spgemm_count_part, nparts, nthreads, bounds, a_offsets, ap, has_a, a_cols, b_offsets, bp,
+                  has_b, b_cols, ncols, counts)
+    out_offsets = np.zeros(nrows + 1, dtype=np.int64)
+    np.cumsum(counts, out=out_offsets[1:])
+    m = int(out_offsets[-1])
+    out_rows = np.empty(m, dtype=np.int64)
+    out_cols = np.empty(m, dtype=np.int64)
+    out_values = np.empty(m, dtype=a_values.dtype)
+    if m:
+        if sort_mode:
+            run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ap, has_a, a_cols,
+                      a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rows, out_cols,
+                      out_values, counts)
+        else:
+            run_parts(_spgemm_fill_part, nparts, nthreads, bounds, a_offsets, ap, has_a, a_cols, a_values,
+                      b_offsets, bp, has_b, b_cols, b_values, ncols, out_offsets, out_rows, out_cols, out_values)
+    return out_rows, out_cols, out_values
