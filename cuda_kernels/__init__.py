@@ -62,6 +62,15 @@ KERNELS = {
         "coo_union_write_b",
         "coo_union_columns",
     ) + _inst("coo_union_values", ADD_TYPES),
+    # ---- linear algebra (issue 13)
+    "linalg.cu": (
+        "coo_linalg_row_offsets",
+        "coo_linalg_batch_col_key",
+        "coo_linalg_spgemm_count",
+    ) + _inst("coo_linalg_spmm", PRODUCT_TYPES)
+    + _inst("coo_linalg_dense_spmm", PRODUCT_TYPES)
+    + _inst("coo_linalg_sddmm", PRODUCT_TYPES)
+    + _inst("coo_linalg_spgemm_expand", PRODUCT_TYPES),
 }
 
 
