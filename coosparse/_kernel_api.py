@@ -124,13 +124,14 @@ sddmm              (rows int64[n], row_stride, cols int64[n], col_stride,
                    y[cols[e]*col_stride + j*y_inner] over j < k, as eight
                    interleaved lanes (lane l: j = l, l+8, ..., from 0)
                    combined ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)). Sync-free
-spgemm             (a_offsets int64[R+1], a_perm | None, a_cols int64[na],
-                   a_values, b_offsets int64[K+1], b_perm | None, b_cols,
-                   b_values, ncols) -> (rows, cols, values) int64[m] x2,
-                   [m]: per A row r, the distinct columns of the products
-                   a_values[e] * b_values[f] (e in A's row r, f in B's row
-                   a_cols[e], both in grouped order), increasing; each value
-                   its first product plus the next in that order
+spgemm             (a_offsets int64[R+1], a_rows int64[R] | None, a_perm |
+                   None, a_cols int64[na], a_values, b_offsets int64[K+1],
+                   b_perm | None, b_cols, b_values, ncols) -> (rc int64[2, m],
+                   values[m]): per A row r (key a_rows[r], or r), the
+                   distinct columns of the products a_values[e] * b_values[f]
+                   (e in A's row r, f in B's row a_cols[e], both in grouped
+                   order), increasing: rc[0] = row key, rc[1] = column; each
+                   value its first product plus the next in that order
                    (synchronises on a GPU: output size)
 =================  ==========================================================
 """

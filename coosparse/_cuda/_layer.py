@@ -792,7 +792,7 @@ class CudaLayer:
                   _i64(x_inner), yv, _i64(y_inner), _i64(k), _i64(n), ov)
         return out
 
-    def spgemm(self, a_offsets, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols):
+    def spgemm(self, a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols):
         """Expand-sort-compress: products in expansion order, stable sort by (row, col), ordered sums.
 
         Synchronises twice (the number of products, then of distinct outputs).
@@ -831,7 +831,7 @@ class CudaLayer:
         self._run(f"coo_linalg_spgemm_expand<{ctype}>", na, a_offsets, _i64(nrows), ap, _i64(a_perm is not None),
                   a_cols, av, b_offsets, bp, _i64(b_perm is not None), b_cols, bv, start, _i64(na), rows, cols, pv)
         if total == 0:
-            return rows, cols, prod
+            return xp.zeros((2, 0), dtype=np.int64), prod
         if max(nrows, 1) * max(ncols, 1) < 2**63:
             keys = rows * ncols + cols
             sorted_keys, perm = self.sort_pairs(keys, nrows * ncols)
@@ -848,7 +848,9 @@ class CudaLayer:
             starts = xp.concatenate([heads, xp.full(1, total, dtype=np.int64)])
             out_rows, out_cols = sr[heads], sc[heads]
         sums = self.segment_sum(self._sum_pairs(prod), perm, starts)
-        return out_rows, out_cols, self._from_sum_pairs(sums, a_values.dtype)
+        if a_rows is not None:
+            out_rows = self._c(a_rows, np.int64)[out_rows]
+        return self._c(xp.stack([out_rows, out_cols]), np.int64), self._from_sum_pairs(sums, a_values.dtype)
 
     @staticmethod
     def _sum_pairs(v):

@@ -205,7 +205,7 @@ def sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k):
     return _la.sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, numba.get_num_threads())
 
 
-def spgemm(a_offsets, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols):
-    """Sparse x sparse: (row, col, values) of the coalesced product, sums in expansion order."""
-    return _la.spgemm(a_offsets, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
+def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols):
+    """Sparse x sparse: ([row; col] int64[2, m], values) of the coalesced product, sums in expansion order."""
+    return _la.spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
                       numba.get_num_threads())

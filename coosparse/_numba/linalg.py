@@ -35,7 +35,7 @@ import numpy as np
 from .threads import run_parts
 
 # below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
-SERIAL_WORK = 1 << 16
+SERIAL_WORK = 1 << 18
 # largest column count for the dense accumulator of spgemm (8 + 8 bytes per column per thread)
 SPA_MAX_COLS = 1 << 22
 
@@ -340,8 +340,8 @@ def _spgemm_count_part(t, nparts, bounds, a_offsets, a_perm, has_a_perm, a_cols,
 
 
 @nb.njit(cache=True, nogil=True)
-def _spgemm_fill_part(t, nparts, bounds, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm,
-                      has_b_perm, b_cols, b_values, ncols, out_offsets, out_rows, out_cols, out_values):
+def _spgemm_fill_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols, a_values,
+                      b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, out_offsets, out_rc, out_values):
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
@@ -351,25 +351,42 @@ def _spgemm_fill_part(t, nparts, bounds, a_offsets, a_perm, has_a_perm, a_cols, 
     for r in range(r0, r1):
         base = out_offsets[r]
         m = 0
+        lo = ncols
+        hi = -1
         for p in range(a_offsets[r], a_offsets[r + 1]):
-            e = a_perm[p] if has_a_perm else p
+            e = _u(a_perm[p]) if has_a_perm else _u(p)
             k = a_cols[e]
             av = a_values[e]
             for q in range(b_offsets[k], b_offsets[k + 1]):
-                f = b_perm[q] if has_b_perm else q
+                f = _u(b_perm[q]) if has_b_perm else _u(q)
                 col = b_cols[f]
-                if mark[col] != r:
-                    mark[col] = r
-                    acc[col] = av * b_values[f]
-                    out_cols[base + m] = col
+                if mark[_u(col)] != r:
+                    mark[_u(col)] = r
+                    acc[_u(col)] = av * b_values[f]
+                    out_rc[1, base + m] = col
                     m += 1
+                    lo = min(lo, col)
+                    hi = max(hi, col)
                 else:
-                    acc[col] += av * b_values[f]
-        seg = out_cols[base:base + m]
-        seg.sort()
-        for i in range(m):
-            out_rows[base + i] = r
-            out_values[base + i] = acc[seg[i]]
+                    acc[_u(col)] += av * b_values[f]
+        if m == 0:
+            continue
+        row = a_rows[r] if has_a_rows else r
+        if hi - lo < 16 * m:
+            # dense-ish row: collect the touched columns by scanning their range (no sort)
+            i = base
+            for col in range(lo, hi + 1):
+                if mark[_u(col)] == r:
+                    out_rc[0, i] = row
+                    out_rc[1, i] = col
+                    out_values[i] = acc[_u(col)]
+                    i += 1
+        else:
+            seg = out_rc[1, base:base + m]
+            seg.sort()
+            for i in range(base, base + m):
+                out_rc[0, i] = row
+                out_values[i] = acc[_u(out_rc[1, i])]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -389,8 +406,8 @@ def _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets,
 
 
 @nb.njit(cache=True, nogil=True)
-def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets,
-                        b_perm, has_b_perm, b_cols, b_values, counting, out_offsets, out_rows, out_cols,
+def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
+                        a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, counting, out_offsets, out_rc,
                         out_values, counts):
     """Wide column ranges: each row's products stably sorted by column, runs summed in order."""
     r0 = bounds[t]
@@ -414,21 +431,23 @@ def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_perm, has_a_perm,
             counts[r] = c
             continue
         base = out_offsets[r] - 1
+        row = a_rows[r] if has_a_rows else r
         for i in range(m):
             j = order[i]
             if i == 0 or keys[j] != keys[order[i - 1]]:
                 base += 1
-                out_rows[base] = r
-                out_cols[base] = keys[j]
+                out_rc[0, base] = row
+                out_rc[1, base] = keys[j]
                 out_values[base] = prods[j]
             else:
                 out_values[base] += prods[j]
 
 
-def spgemm(a_offsets, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, nthreads):
+def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, nthreads):
     nrows = a_offsets.shape[0] - 1
     ncols = int(ncols)
-    has_a, has_b = a_perm is not None, b_perm is not None
+    has_r, has_a, has_b = a_rows is not None, a_perm is not None, b_perm is not None
+    ar = a_rows if has_r else a_offsets[:0]
     ap = a_perm if has_a else a_offsets[:0]
     bp = b_perm if has_b else b_offsets[:0]
     flops = _row_flops(a_offsets, ap, has_a, a_cols, b_offsets)
@@ -436,26 +455,25 @@ def spgemm(a_offsets, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_val
     bounds = _balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
     counts = np.zeros(nrows, dtype=np.int64)
     sort_mode = ncols > SPA_MAX_COLS
-    empty_i = np.zeros(0, dtype=np.int64)
+    empty_rc = np.zeros((2, 0), dtype=np.int64)
     empty_v = np.zeros(0, dtype=a_values.dtype)
     if sort_mode:
-        run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ap, has_a, a_cols, a_values,
-                  b_offsets, bp, has_b, b_cols, b_values, True, empty_i, empty_i, empty_i, empty_v, counts)
+        run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
+                  a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
     else:
         run_parts(_spgemm_count_part, nparts, nthreads, bounds, a_offsets, ap, has_a, a_cols, b_offsets, bp,
                   has_b, b_cols, ncols, counts)
     out_offsets = np.zeros(nrows + 1, dtype=np.int64)
     np.cumsum(counts, out=out_offsets[1:])
     m = int(out_offsets[-1])
-    out_rows = np.empty(m, dtype=np.int64)
-    out_cols = np.empty(m, dtype=np.int64)
+    out_rc = np.empty((2, m), dtype=np.int64)
     out_values = np.empty(m, dtype=a_values.dtype)
     if m:
         if sort_mode:
-            run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ap, has_a, a_cols,
-                      a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rows, out_cols,
+            run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a,
+                      a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rc,
                       out_values, counts)
         else:
-            run_parts(_spgemm_fill_part, nparts, nthreads, bounds, a_offsets, ap, has_a, a_cols, a_values,
-                      b_offsets, bp, has_b, b_cols, b_values, ncols, out_offsets, out_rows, out_cols, out_values)
-    return out_rows, out_cols, out_values
+            run_parts(_spgemm_fill_part, nparts, nthreads, bounds, a_offsets, ar, has_r, ap, has_a, a_cols,
+                      a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, out_offsets, out_rc, out_values)
+    return out_rc, out_values
