@@ -184,10 +184,15 @@ def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base):
 
 def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base):
     """COO (rows in any order) x dense, each output element summed in stored order."""
+    nthreads = numba.get_num_threads()
+    if nthreads > _la.OWNERSHIP_MAX_THREADS and rows.shape[0] * dense.shape[1] >= _la.SERIAL_WORK:
+        # many threads would each scan every row index: group the rows by a stable sort instead
+        # (the same order within a row, so the same bits)
+        sorted_rows, perm = sort_pairs(rows, max(int(nrows), 1))
+        return spmm(row_offsets(sorted_rows, nrows), perm, cols, values, dense, rows_per_batch, batch_base)
     if batch_base is None:  # one dense batch for every row
         rows_per_batch, batch_base = int(nrows) + 1, _ZERO_BASE
-    return _la.spmm_unsorted(rows, cols, values, dense, int(nrows), rows_per_batch, batch_base,
-                             numba.get_num_threads())
+    return _la.spmm_unsorted(rows, cols, values, dense, int(nrows), rows_per_batch, batch_base, nthreads)
 
 
 def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols):
