@@ -84,13 +84,7 @@ def _result_dtype(*dtypes):
     return _dtypes.result_type(*dtypes)
 
 
-def _acc_dtype(dtype):
-    dt = np.dtype(dtype)
-    if dt.kind in "biu":
-        return np.dtype(np.int64)
-    if dt == np.float16:
-        return np.dtype(np.float32)
-    return dt
+_acc_dtype = _dtypes.accumulation_dtype
 
 
 def _to_acc(x, dtype):
@@ -450,15 +444,24 @@ def _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtyp
     return xp.ascontiguousarray(out.reshape(out_shape))
 
 
-def _sparse_dense(a, amap, arows, acols, x, xmap, xrows, xcols, batch_shape, dtype, out_shape):
-    be = backend_for(a.indices, x)
-    xp = be.xp
+def _mixed(c, cmap, crows, ccols, x, xmap, xrows, xcols, batch_shape, dtype, out_shape):
+    """(be, sparsified COO, its _Side, dense 2-D x, its batch map, x's row and col sizes), or None
+    when the (dense) result is all zeros."""
+    be = backend_for(c.indices, x)
+    if _prod(out_shape) == 0 or c.nnz == 0:
+        return be, None
     acc = _acc_dtype(dtype)
-    if _prod(out_shape) == 0 or a.nnz == 0:
+    c = sparsify(c)
+    return be, (c, _sparse_side(c, cmap, crows, ccols, batch_shape, acc)) + _dense_2d(
+        x, xmap, xrows, xcols, batch_shape, acc)
+
+
+def _sparse_dense(a, amap, arows, acols, x, xmap, xrows, xcols, batch_shape, dtype, out_shape):
+    be, parts = _mixed(a, amap, arows, acols, x, xmap, xrows, xcols, batch_shape, dtype, out_shape)
+    xp = be.xp
+    if parts is None:
         return xp.zeros(out_shape, dtype=dtype)
-    a = sparsify(a)
-    s = _sparse_side(a, amap, arows, acols, batch_shape, acc)
-    x2, dmap, k, n = _dense_2d(x, xmap, xrows, xcols, batch_shape, acc)
+    a, s, x2, dmap, k, n = parts
     m = _prod(a.shape[ax] for ax in arows)
     nb = _prod(batch_shape)
     bkey, rkey, ckey = (_fuse(be, [_group_keys(be, [s.batch], batch_shape)])[0],
@@ -479,14 +482,11 @@ def _sparse_dense(a, amap, arows, acols, x, xmap, xrows, xcols, batch_shape, dty
 
 
 def _dense_sparse(x, xmap, xrows, xcols, b, bmap, brows, bcols, batch_shape, dtype, out_shape):
-    be = backend_for(x, b.indices)
+    be, parts = _mixed(b, bmap, brows, bcols, x, xmap, xrows, xcols, batch_shape, dtype, out_shape)
     xp = be.xp
-    acc = _acc_dtype(dtype)
-    if _prod(out_shape) == 0 or b.nnz == 0:
+    if parts is None:
         return xp.zeros(out_shape, dtype=dtype)
-    b = sparsify(b)
-    s = _sparse_side(b, bmap, brows, bcols, batch_shape, acc)
-    x2, dmap, m, k = _dense_2d(x, xmap, xrows, xcols, batch_shape, acc)
+    b, s, x2, dmap, m, k = parts
     nb = _prod(batch_shape)
     n = _prod(b.shape[ax] for ax in bcols)
     krow = _group_keys(be, [s.row], [b.shape[ax] for ax in brows])[0].key

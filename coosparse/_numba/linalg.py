@@ -88,20 +88,23 @@ def row_offsets(rows, nrows, nthreads):
 _u = np.uint64
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _batch_at(r, rpb, base):
+    """(end of the batch holding row r, that batch's first dense row)."""
+    b = r // rpb
+    return (b + 1) * rpb, base[b]
+
+
 @nb.njit(cache=True, nogil=True)
 def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, rpb, base, out):
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
         return
-    b = r0 // rpb
-    bend = (b + 1) * rpb
-    db = base[b]
+    bend, db = _batch_at(r0, rpb, base)
     for r in range(r0, r1):
         if r >= bend:
-            b = r // rpb
-            bend = (b + 1) * rpb
-            db = base[b]
+            bend, db = _batch_at(r, rpb, base)
         acc = out[r]
         if has_perm:
             for p in range(offsets[r], offsets[r + 1]):
@@ -120,14 +123,10 @@ def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, 
     if r0 >= r1:
         return
     n = dense.shape[1]
-    b = r0 // rpb
-    bend = (b + 1) * rpb
-    db = base[b]
+    bend, db = _batch_at(r0, rpb, base)
     for r in range(r0, r1):
         if r >= bend:
-            b = r // rpb
-            bend = (b + 1) * rpb
-            db = base[b]
+            bend, db = _batch_at(r, rpb, base)
         for p in range(offsets[r], offsets[r + 1]):
             e = _u(perm[_u(p)]) if has_perm else _u(p)
             v = values[e]
@@ -389,46 +388,18 @@ _ONE = np.uint64(1)
 
 
 @nb.njit(cache=True, nogil=True)
-def _spgemm_count_part(t, nparts, bounds, a_offsets, a_perm, has_a_perm, a_cols, b_offsets, b_perm,
-                       has_b_perm, b_cols, ncols, counts):
+def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
+                      a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, out_offsets, out_rc,
+                      out_values):
+    """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output."""
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
         return
     bits = np.zeros((ncols + 63) >> 6, dtype=np.uint64)
+    acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
     for r in range(r0, r1):
-        c = 0
-        lo = ncols
-        hi = -1
-        for p in range(a_offsets[r], a_offsets[r + 1]):
-            e = _u(a_perm[p]) if has_a_perm else _u(p)
-            k = a_cols[e]
-            for q in range(b_offsets[k], b_offsets[k + 1]):
-                f = _u(b_perm[q]) if has_b_perm else _u(q)
-                col = b_cols[f]
-                w = _u(col >> 6)
-                b = _ONE << _u(col & 63)
-                if not (bits[w] & b):
-                    bits[w] |= b
-                    c += 1
-                    lo = min(lo, col)
-                    hi = max(hi, col)
-        for w in range(lo >> 6, (hi >> 6) + 1):
-            bits[w] = 0
-        counts[r] = c
-
-
-@nb.njit(cache=True, nogil=True)
-def _spgemm_fill_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols, a_values,
-                      b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, out_offsets, out_rc, out_values):
-    r0 = bounds[t]
-    r1 = bounds[t + 1]
-    if r0 >= r1:
-        return
-    bits = np.zeros((ncols + 63) >> 6, dtype=np.uint64)
-    acc = np.empty(ncols, dtype=a_values.dtype)
-    for r in range(r0, r1):
-        base = out_offsets[r]
+        base = 0 if counting else out_offsets[r]
         m = 0
         lo = ncols
         hi = -1
@@ -443,13 +414,19 @@ def _spgemm_fill_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, 
                 b = _ONE << _u(col & 63)
                 if not (bits[w] & b):
                     bits[w] |= b
-                    acc[_u(col)] = av * b_values[f]
-                    out_rc[1, base + m] = col
+                    if not counting:
+                        acc[_u(col)] = av * b_values[f]
+                        out_rc[1, base + m] = col
                     m += 1
                     lo = min(lo, col)
                     hi = max(hi, col)
-                else:
+                elif not counting:
                     acc[_u(col)] += av * b_values[f]
+        if counting:
+            counts[r] = m
+            for w in range(lo >> 6, (hi >> 6) + 1):
+                bits[w] = 0
+            continue
         if m == 0:
             continue
         row = a_rows[r] if has_a_rows else r
@@ -549,8 +526,8 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
         run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
                   a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
     else:
-        run_parts(_spgemm_count_part, nparts, nthreads, bounds, a_offsets, ap, has_a, a_cols, b_offsets, bp,
-                  has_b, b_cols, ncols, counts)
+        run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, a_offsets, ar, has_r, ap, has_a, a_cols,
+                  a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, counts[:0], empty_rc, empty_v)
     out_offsets = np.zeros(nrows + 1, dtype=np.int64)
     np.cumsum(counts, out=out_offsets[1:])
     m = int(out_offsets[-1])
@@ -562,6 +539,7 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
                       a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rc,
                       out_values, counts)
         else:
-            run_parts(_spgemm_fill_part, nparts, nthreads, bounds, a_offsets, ar, has_r, ap, has_a, a_cols,
-                      a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, out_offsets, out_rc, out_values)
+            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, a_offsets, ar, has_r, ap, has_a, a_cols,
+                      a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, out_offsets, out_rc,
+                      out_values)
     return out_rc, out_values
