@@ -116,14 +116,24 @@ def _sampled(pattern, x, y, dtype):
     return la.sddmm_rows(be, rows, pattern.nnz, x, y, nb, dtype)
 
 
-def _adjoint_coo(a):
-    """conj(a) with its last two axes swapped, as a COO (index rows reordered: a permutation)."""
-    a = la.sparsify(a)
-    xp = _xp(a)
-    idx = xp.concatenate([a.indices[:-2], a.indices[-1:], a.indices[-2:-1]]) if a.ndim >= 2 else a.indices
-    vals = xp.conj(a.values) if a.dtype.kind == "c" else a.values
-    shape = a.shape[:-2] + (a.shape[-1], a.shape[-2])
-    return COO(xp.ascontiguousarray(idx), vals, shape, check=False)
+def _adj_left(a, g):
+    """``a^H @ g`` for ``a`` (..., M, K) and ``g`` (..., M, N): the transposed product reads a's index
+    rows (or strides) the other way round; nothing is transposed or copied (but complex values)."""
+    return _adj_product(a, g, True)
+
+
+def _adj_right(g, b):
+    """``g @ b^H`` for ``g`` (..., M, N) and ``b`` (..., K, N)."""
+    return _adj_product(g, b, False)
+
+
+def _adj_product(x, y, left):
+    nx, ny = x.ndim, y.ndim
+    batch = la._broadcast_batch("matmul", x.shape[:-2], y.shape[:-2])
+    xmap, ymap = la._batch_map(len(batch), range(nx - 2)), la._batch_map(len(batch), range(ny - 2))
+    if left:  # x^H @ y
+        return la._product(la._conj(x), xmap, [nx - 1], [nx - 2], y, ymap, [ny - 2], [ny - 1], batch, "matmul")
+    return la._product(x, xmap, [nx - 2], [nx - 1], la._conj(y), ymap, [ny - 1], [ny - 2], batch, "matmul")
 
 
 def _check_matmul(a, b):
@@ -173,12 +183,12 @@ def _grad_left(aa, a2, b2, g2, dtype):
         pattern, p2 = _pattern(aa)
         p2 = _promote(p2, "left") if aa.ndim == 1 else p2
         if isinstance(b2, COO):  # G @ B^H read at A's entries
-            vals = coosparse.sparse_mask(coosparse.matmul(g2, _adjoint_coo(b2)), p2).values
+            vals = coosparse.sparse_mask(_adj_right(g2, b2), p2).values
         else:
             vals = _sampled(p2, g2, _swap(b2), p2.dtype)
         return _sparse_grad(pattern, vals.reshape(pattern.values.shape), dtype)
     # dense a: G @ B^H, then summed over a's broadcast dimensions
-    r = coosparse.matmul(g2, _adjoint_coo(b2))
+    r = _adj_right(g2, b2)
     r = _sum_to(r, a2.shape)
     return _dense_grad(r.reshape(aa.shape), dtype)
 
@@ -189,11 +199,11 @@ def _grad_right(bb, a2, b2, g2, dtype):
         pattern, p2 = _pattern(bb)
         p2 = _promote(p2, "right") if bb.ndim == 1 else p2
         if isinstance(a2, COO):  # A^H @ G read at B's entries
-            vals = coosparse.sparse_mask(coosparse.matmul(_adjoint_coo(a2), g2), p2).values
+            vals = coosparse.sparse_mask(_adj_left(a2, g2), p2).values
         else:
             vals = _sampled(p2, _swap(a2), g2, p2.dtype)
         return _sparse_grad(pattern, vals.reshape(pattern.values.shape), dtype)
-    r = coosparse.matmul(_adjoint_coo(a2), g2)
+    r = _adj_left(a2, g2)
     r = _sum_to(r, b2.shape)
     return _dense_grad(r.reshape(bb.shape), dtype)
 
@@ -259,10 +269,10 @@ class _SampledMatmul(torch.autograd.Function):
         gs2 = _unsqueeze_grad(gs, xa.ndim, ya.ndim)
         dx = dy = None
         if ctx.needs_input_grad[1]:
-            r = _sum_to(coosparse.matmul(gs2, _swap(y2)), x2.shape)
+            r = _sum_to(_adj_right(gs2, y2), x2.shape)
             dx = _dense_grad(r.reshape(xa.shape), ctx.dtypes[0])
         if ctx.needs_input_grad[2]:
-            r = _sum_to(coosparse.matmul(_swap(x2), gs2), y2.shape)
+            r = _sum_to(_adj_left(x2, gs2), y2.shape)
             dy = _dense_grad(r.reshape(ya.shape), ctx.dtypes[1])
         return None, dx, dy
 
