@@ -520,8 +520,9 @@ def _segments(be, key, bound, is_sorted):
     return starts, perm, xp.ascontiguousarray(sk[starts[:-1]])
 
 
-# products over the contraction space use direct row offsets up to this many rows (else ranks)
-_DIRECT_ROWS = 1 << 26
+# B's rows are indexed directly (a CSR row pointer over the contraction space) up to this many
+# rows or 4 per stored entry; a larger, sparser contraction space is ranked first (one sort)
+_DIRECT_ROWS = 1 << 20
 
 
 def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape):
@@ -556,7 +557,7 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
     acol_key, brow_key = keyof(conta, n_a), keyof(contb, n_b)
     bcol_key = keyof(cb, n_b)
     kbound = conta.bound
-    if kbound > _DIRECT_ROWS and kbound > 4 * (n_a + n_b):
+    if kbound > max(_DIRECT_ROWS, 4 * (n_a + n_b)):
         # a huge contraction space: rank the keys that occur (one sort)
         ranks, kbound, _ = _rank(xp, [xp.concatenate([acol_key, brow_key])])
         acol_key, brow_key = ranks[:n_a], ranks[n_a:]
