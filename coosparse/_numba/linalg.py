@@ -95,38 +95,51 @@ def _batch_at(r, rpb, base):
     return (b + 1) * rpb, base[b]
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, z):
+    acc = z
+    if has_perm:
+        for p in range(offsets[r], offsets[r + 1]):
+            e = _u(perm[_u(p)])
+            acc += values[e] * x[_u(db + cols[e])]
+    else:
+        for p in range(offsets[r], offsets[r + 1]):
+            acc += values[_u(p)] * x[_u(db + cols[_u(p)])]
+    return acc
+
+
 @nb.njit(cache=True, nogil=True)
-def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, rpb, base, out):
+def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, rpb, base, zero, out):
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
         return
+    z = zero[0]
     bend, db = _batch_at(r0, rpb, base)
+    if bend >= r1:  # one batch for the whole part (always, unbatched): no per-row test
+        for r in range(r0, r1):
+            out[r] = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, z)
+        return
     for r in range(r0, r1):
         if r >= bend:
             bend, db = _batch_at(r, rpb, base)
-        acc = out[r]
-        if has_perm:
-            for p in range(offsets[r], offsets[r + 1]):
-                e = _u(perm[_u(p)])
-                acc += values[e] * x[_u(db + cols[e])]
-        else:
-            for p in range(offsets[r], offsets[r + 1]):
-                acc += values[_u(p)] * x[_u(db + cols[_u(p)])]
-        out[r] = acc
+        out[r] = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, z)
 
 
 @nb.njit(cache=True, nogil=True)
-def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, rpb, base, out):
+def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, rpb, base, zero, out):
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
         return
     n = dense.shape[1]
+    z = zero[0]
     bend, db = _batch_at(r0, rpb, base)
     for r in range(r0, r1):
         if r >= bend:
             bend, db = _batch_at(r, rpb, base)
+        for j in range(n):  # each part zeroes its own rows (first touch in parallel)
+            out[_u(r), _u(j)] = z
         for p in range(offsets[r], offsets[r + 1]):
             e = _u(perm[_u(p)]) if has_perm else _u(p)
             v = values[e]
@@ -135,33 +148,48 @@ def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, 
                 out[_u(r), _u(j)] += v * dense[c, _u(j)]
 
 
+@nb.njit(cache=True, nogil=True)
 def _balanced_bounds(offsets, nparts):
-    """Row bounds of ``nparts`` parts holding about equal numbers of entries (and rows)."""
+    """Row bounds of ``nparts`` parts holding about equal numbers of entries + rows.
+
+    Counting rows too keeps long runs of empty rows from landing in one part;
+    ``offsets[r] + r`` increases with r, so each bound is one binary search.
+    """
     nrows = offsets.shape[0] - 1
-    total = int(offsets[-1])
-    # balance entries + rows, so that parts of empty rows are not all in one part
-    targets = (np.arange(nparts + 1, dtype=np.float64) / nparts) * (total + nrows)
-    score = offsets + np.arange(nrows + 1, dtype=np.int64)
-    b = np.searchsorted(score, targets, side="left").astype(np.int64)
-    b[0], b[-1] = 0, nrows
-    return np.maximum.accumulate(b)
+    total = offsets[nrows] + nrows
+    b = np.empty(nparts + 1, dtype=np.int64)
+    b[0] = 0
+    b[nparts] = nrows
+    for t in range(1, nparts):
+        target = total * t // nparts
+        lo = b[t - 1]
+        hi = nrows
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if offsets[mid] + mid < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        b[t] = lo
+    return b
 
 
 def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, nthreads):
     nrows = offsets.shape[0] - 1
     n = dense.shape[1]
-    out = np.zeros((nrows, n), dtype=values.dtype)
     if nrows == 0 or n == 0:
-        return out
+        return np.zeros((nrows, n), dtype=values.dtype)
+    out = np.empty((nrows, n), dtype=values.dtype)  # every row is written by its part
     nparts = nparts_for(int(offsets[-1]) * max(n, 1) + nrows, nthreads)
     bounds = _balanced_bounds(offsets, nparts)
     has_perm = perm is not None
     args = (bounds, offsets, perm if has_perm else offsets[:0], has_perm, cols, values)
+    zero = np.zeros(1, dtype=values.dtype)
     if n == 1:
         run_parts(_spmv_part, nparts, nthreads, *args, dense.reshape(-1), max(int(rows_per_batch), 1),
-                  batch_base, out.reshape(-1))
+                  batch_base, zero, out.reshape(-1))
     else:
-        run_parts(_spmm_part, nparts, nthreads, *args, dense, max(int(rows_per_batch), 1), batch_base, out)
+        run_parts(_spmm_part, nparts, nthreads, *args, dense, max(int(rows_per_batch), 1), batch_base, zero, out)
     return out
 
 
