@@ -168,16 +168,19 @@ class _Key:
         return [idx[i] for i in range(len(self.sizes))]
 
 
-# below this many entries, sorts and unravels run as NumPy/CuPy calls (no kernel launch or
-# thread-pool wake-up; the stable permutation is unique, so the result is the same)
+# below this many entries, sorts (NumPy only) and unravels run as array-namespace calls (no
+# kernel launch or thread-pool wake-up; the stable permutation is unique, so the result is the same)
 _SMALL = 1 << 15
 
 
 def _sort(be, keys, bound):
-    """Stable sort of int64 keys in [0, bound): (sorted_keys, perm)."""
-    if keys.shape[0] < _SMALL:
-        xp = be.xp
-        perm = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+    """Stable sort of int64 keys in [0, bound): (sorted_keys, perm).
+
+    Small NumPy inputs use NumPy's stable argsort (no thread-pool wake-up); the
+    stable permutation is unique, so the result is the kernel's.
+    """
+    if be.xp is np and keys.shape[0] < _SMALL:
+        perm = np.argsort(keys, kind="stable")
         return keys[perm], perm
     return be.sort_pairs(keys, bound)
 
