@@ -46,3 +46,8 @@ from ._linalg import (  # noqa: E402
 )
 
 __all__ += ["dot", "einsum", "inner", "matmul", "outer", "sampled_matmul", "tensordot", "vdot", "vecdot"]
+
+# ---- GPU readiness (issue 14): what the CUDA kernels report about invalid input
+from ._cuda.errors import check_device_errors  # noqa: E402
+
+__all__ += ["check_device_errors"]

@@ -2,27 +2,60 @@
 
 ``backend_for(*arrays)`` returns a module implementing the kernel API listed in
 ``coosparse/_kernel_api.py``: ``coosparse._numba.backend`` for NumPy arrays,
-the CUDA layer for CuPy arrays. Tests can route NumPy arrays through another
-backend (the CUDA path compiled for the host) with :func:`use_cpu_backend`.
+the CUDA layer for CuPy arrays, the emulated CUDA layer for arrays of the
+emulated device (``coosparse._cuda.strict``: the test suite's stand-in GPU).
+Tests can also route NumPy arrays through another backend (the CUDA path
+compiled for the host) with :func:`use_cpu_backend`.
 """
 from __future__ import annotations
 
 import contextlib
 import importlib
 
+import numpy as np
+
 # name -> module path of a kernel layer serving NumPy arrays
 _CPU_BACKENDS = {
     "numba": "coosparse._numba.backend",
-    "cuda-emulated": "coosparse._cuda.emulated",
+    # NumPy arrays through the emulated CUDA layer (uploaded per call): see coosparse/_cuda/emulated_host.py
+    "cuda-emulated": "coosparse._cuda.emulated_host",
 }
+_EMULATED_BACKEND = "coosparse._cuda.emulated"  # arrays on the emulated device (coosparse._cuda.strict)
 _GPU_BACKEND = "coosparse._cuda.backend"
 _cpu_backend_name = "numba"
 
 
+_EMULATED_DEVICE = "cuda-emulated"  # coosparse._cuda.strict.DEVICE: the test suite's stand-in GPU
+
+
+def _is_emulated(a):
+    return type(a).__module__ == "coosparse._cuda.strict"
+
+
+def is_device_array(a):
+    """True for arrays on a CUDA device: CuPy arrays, and the emulated device's (tests)."""
+    return type(a).__module__.startswith("cupy") or _is_emulated(a)
+
+
+def array_namespace(a):
+    """The array module of ``a``: numpy, cupy, or the emulated device's stand-in for cupy."""
+    if type(a).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy
+    if _is_emulated(a):
+        from ._cuda.strict import xp
+
+        return xp
+    return np
+
+
 def device_of(a):
-    """'cpu' for NumPy arrays, 'cuda:N' for CuPy arrays."""
+    """'cpu' for NumPy arrays, 'cuda:N' for CuPy arrays ('cuda-emulated' for the test device)."""
     if type(a).__module__.startswith("cupy"):
         return f"cuda:{a.device.id}"
+    if _is_emulated(a):
+        return _EMULATED_DEVICE
     return "cpu"
 
 
@@ -31,7 +64,10 @@ def backend_for(*arrays):
     devices = {device_of(a) for a in arrays if a is not None}
     if len(devices) > 1:
         raise ValueError(f"operands live on different devices: {sorted(devices)}; move them with .to()")
-    if devices and next(iter(devices)).startswith("cuda"):
+    device = next(iter(devices)) if devices else "cpu"
+    if device == _EMULATED_DEVICE:
+        return importlib.import_module(_EMULATED_BACKEND)
+    if device.startswith("cuda"):
         return importlib.import_module(_GPU_BACKEND)
     return importlib.import_module(_CPU_BACKENDS[_cpu_backend_name])
 

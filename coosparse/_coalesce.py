@@ -43,7 +43,7 @@ def coalesce(a, prune=False):
     if not a.is_sorted and not is_wide(sparse_shape):
         strides, _ = strides_of(sparse_shape)
         out_indices, sums = be.coalesce_linear(
-            a.indices, xp.asarray(np.array(strides, dtype=np.int64)), key_bound(sparse_shape), values2d
+            a.indices, np.array(strides, dtype=np.int64), key_bound(sparse_shape), values2d
         )
     else:
         out_indices, sums = _coalesce_general(be, a, values2d)

@@ -7,15 +7,11 @@ import operator
 import numpy as np
 
 from . import _dtypes, _fill
-from ._backend import device_of
+from ._backend import array_namespace, device_of, is_device_array
 
 
 def _namespace(a):
-    if type(a).__module__.startswith("cupy"):
-        import cupy
-
-        return cupy
-    return np
+    return array_namespace(a)
 
 
 def _as_shape(shape):
@@ -69,14 +65,14 @@ class COO:
                  fill_value=None):
         # A device array decides the namespace; list-like parts follow it. Two
         # arrays on different devices are an error, never a silent copy.
-        if isinstance(indices, np.ndarray) and type(values).__module__.startswith("cupy") or (
-            isinstance(values, np.ndarray) and type(indices).__module__.startswith("cupy")
+        if isinstance(indices, np.ndarray) and is_device_array(values) or (
+            isinstance(values, np.ndarray) and is_device_array(indices)
         ):
             raise ValueError(
                 f"indices live on {device_of(indices)} but values on {device_of(values)}; "
                 "move one with cupy.asarray or .get()"
             )
-        xp = _namespace(values) if type(values).__module__.startswith("cupy") else _namespace(indices)
+        xp = _namespace(values) if is_device_array(values) else _namespace(indices)
         indices = xp.asarray(indices)
         values = xp.asarray(values)
         shape = _as_shape(shape)

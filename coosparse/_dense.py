@@ -35,21 +35,30 @@ def flat_view(out):
     return flat, base, es
 
 
+def dense_block_offsets(dense_shape, elem_strides):
+    """Element offsets of a dense block (C order) from its element strides: a host int64 array.
+
+    Host metadata for the kernels (``inner`` of scatter/gather rows): the CUDA
+    layer passes it by value, so no host-to-device copy is made.
+    """
+    inner = np.zeros((), dtype=np.int64)
+    for n, s in zip(dense_shape, elem_strides):
+        inner = inner[..., None] + np.arange(n, dtype=np.int64) * s
+    return inner.reshape(-1)
+
+
 def scatter_addresses(a, elem_strides, base):
-    """(addresses of each entry's first element, offsets within its dense block)."""
+    """(addresses of each entry's first element on a's device, offsets within its dense block on the host)."""
     be = backend_for(a.indices)
     xp = be.xp
     sn = a.sparse_ndim
     if a.nnz:
-        addresses = be.linear_index(a.indices, xp.asarray(np.array(elem_strides[:sn], dtype=np.int64)))
+        addresses = be.linear_index(a.indices, np.array(elem_strides[:sn], dtype=np.int64))
         if base:
             addresses += base
     else:
         addresses = xp.zeros(0, dtype=np.int64)
-    inner = np.zeros((), dtype=np.int64)
-    for n, s in zip(a.dense_shape, elem_strides[sn:]):
-        inner = (inner[..., None] + np.arange(n, dtype=np.int64) * s)
-    return addresses, xp.asarray(inner.reshape(-1))
+    return addresses, dense_block_offsets(a.dense_shape, elem_strides[sn:])
 
 
 def scatter_into(out, a, *, add=True):
@@ -77,7 +86,7 @@ def scatter_into(out, a, *, add=True):
         raise ValueError(f"target shape {tuple(out.shape)} does not match COO shape {a.shape}")
     if not np.can_cast(a.dtype, out.dtype, "safe"):
         raise TypeError(f"COO values of dtype {a.dtype} do not cast safely to the target dtype {out.dtype}")
-    if not out.flags.writeable:
+    if isinstance(out, np.ndarray) and not out.flags.writeable:  # (CuPy arrays have no such flag)
         raise ValueError("the target array is read-only")
     if a.nnz == 0 or out.size == 0:
         return out
@@ -85,14 +94,16 @@ def scatter_into(out, a, *, add=True):
     flat, base, es = flat_view(out)
     addresses, inner = scatter_addresses(a, es, base)
     values2d = a.values.reshape(a.nnz, -1)
+    hint = _address_hint(out, a)
     if add:
         acc = _dtypes.accumulation_dtype(out.dtype)
         if out.dtype.kind == "u" and out.dtype.itemsize >= 4:
             # modular sums: same bits as the signed type, one kernel fewer
             signed = np.dtype(f"i{out.dtype.itemsize}")
-            be.scatter_add(flat.view(signed), addresses, values2d.astype(out.dtype, copy=False).view(signed), inner)
+            be.scatter_add(flat.view(signed), addresses, values2d.astype(out.dtype, copy=False).view(signed), inner,
+                           hint=hint)
         elif (out.dtype.kind == "i" and out.dtype.itemsize >= 4) or out.dtype.kind == "c" or out.dtype == acc:
-            be.scatter_add(flat, addresses, values2d.astype(out.dtype, copy=False), inner)
+            be.scatter_add(flat, addresses, values2d.astype(out.dtype, copy=False), inner, hint=hint)
         else:
             # bool and float16 have no arithmetic in the kernels, and 8/16-bit
             # integers are not worth a compiled kernel each: sum in a wider buffer
@@ -105,8 +116,22 @@ def scatter_into(out, a, *, add=True):
     from ._scatter import _BITS
 
     bits = _BITS[out.dtype.itemsize]
-    be.scatter_set(flat.view(bits), addresses, _unit_stride(vals).view(bits), inner)
+    be.scatter_set(flat.view(bits), addresses, _unit_stride(vals).view(bits), inner, hint=hint)
     return out
+
+
+def _address_hint(out, a):
+    """What the flags say about the element addresses of ``a`` in ``out`` (lets a GPU skip their sort).
+
+    'distinct' for a unique COO in a target whose elements do not alias (C or
+    F contiguous), 'sorted' for a sorted COO in a C-contiguous target (its
+    element addresses do not decrease in stored order), else None.
+    """
+    if a.is_unique and (out.flags.c_contiguous or out.flags.f_contiguous):
+        return "distinct"
+    if a.is_sorted and out.flags.c_contiguous:
+        return "sorted"
+    return None
 
 
 def _unit_stride(v):

@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtypes
-from ._backend import backend_for
+from ._backend import backend_for, is_device_array
 from ._coo import COO, _namespace, is_scalar
 
 
 def is_dense(x):
     """A NumPy or CuPy array (not a COO)."""
-    return isinstance(x, np.ndarray) or type(x).__module__.startswith("cupy")
+    return isinstance(x, np.ndarray) or is_device_array(x)
 
 
 def as_dense_operand(x, op):
@@ -105,7 +105,7 @@ def gather_dense(x, indices, sparse_ndim):
     zero strides included), then one parallel gather reads them. Never
     synchronises.
     """
-    from ._dense import flat_view
+    from ._dense import dense_block_offsets, flat_view
 
     be = backend_for(x, indices)
     xp = be.xp
@@ -114,14 +114,11 @@ def gather_dense(x, indices, sparse_ndim):
     if n == 0 or x.size == 0:
         return xp.zeros((n,) + dense_shape, dtype=x.dtype)
     flat, base, es = flat_view(x)
-    strides = xp.asarray(np.array(es[:sparse_ndim], dtype=np.int64))
-    addresses = be.linear_index(indices, strides)
+    # strides and block offsets are host metadata: the CUDA layer passes them by value
+    addresses = be.linear_index(indices, np.array(es[:sparse_ndim], dtype=np.int64))
     if base:
         addresses += base
-    inner = np.zeros((), dtype=np.int64)
-    for size, s in zip(dense_shape, es[sparse_ndim:]):
-        inner = inner[..., None] + np.arange(size, dtype=np.int64) * s
-    gathered = copy_kernel(be.gather_strided, flat, addresses, xp.asarray(inner.reshape(-1)))
+    gathered = copy_kernel(be.gather_strided, flat, addresses, dense_block_offsets(dense_shape, es[sparse_ndim:]))
     return gathered.reshape((n,) + dense_shape)
 
 

@@ -19,7 +19,7 @@ def fill_scalar(fill_value, dtype):
     dt = np.dtype(dtype)
     if fill_value is None:
         return dt.type(0)
-    if type(fill_value).__module__.startswith("cupy"):
+    if hasattr(fill_value, "get") and _on_device(fill_value):
         fill_value = fill_value.get()  # synchronize! (a device scalar: read once, at construction)
     f = np.asarray(fill_value)
     if f.ndim != 0:
@@ -33,6 +33,12 @@ def fill_scalar(fill_value, dtype):
     if not same:
         raise ValueError(f"fill_value {fill_value!r} is not representable in dtype {dt}")
     return dt.type(cast[()])
+
+
+def _on_device(x):
+    from ._backend import is_device_array
+
+    return is_device_array(x)
 
 
 def is_zero(fill):

@@ -92,10 +92,13 @@ def match(src, probe, compact=False):
     return rows, first, count, perm
 
 
-def _probe_values(be, probe, perm, first, count):
-    """Per output row: the ordered sum of the probe's matched duplicates, in the probe's dtype."""
+def _probe_values(be, probe, perm, first, count, shared_runs=False):
+    """Per output row: the ordered sum of the probe's matched duplicates, in the probe's dtype.
+
+    ``shared_runs``: the source has duplicates, so rows repeat probe runs (a GPU sums each once).
+    """
     v = _dtypes.to_accumulation(rows2d(probe.values))
-    sums = be.probe_sum(v, perm, first, count)
+    sums = be.probe_sum(v, perm, first, count, shared_runs=shared_runs)
     m = sums.shape[0]
     return _dtypes.from_accumulation(sums, probe.dtype).reshape((m,) + probe.dense_shape)
 
@@ -185,7 +188,7 @@ def multiply_sparse(a, b, compact, keep_match=False):
     if (fused and compact and not keep_match and src.is_sorted and probe.is_sorted
             and not is_wide(src.sparse_shape)):
         # the common canonical case in one fused merge (keys computed on the fly)
-        strides = xp.asarray(np.array(strides_of(src.sparse_shape)[0], dtype=np.int64))
+        strides = np.array(strides_of(src.sparse_shape)[0], dtype=np.int64)  # host: passed by value
         indices, values = be.merge_multiply(
             src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), strides,
         )  # synchronize! (output size)
@@ -197,11 +200,11 @@ def multiply_sparse(a, b, compact, keep_match=False):
     if fused:
         # one fused pass: gather, ordered probe sums, product, zeros where unmatched
         values = be.multiply_matched(rows2d(src.values), rows, rows2d(probe.values), perm,
-                                     first, count).reshape((m,) + dense_shape)
+                                     first, count, shared_runs=not src.is_unique).reshape((m,) + dense_shape)
     else:
         sv = src.values if rows is None else copy_kernel(
             be.gather_rows, rows2d(src.values), rows).reshape((m,) + src.dense_shape)
-        pv = _probe_values(be, probe, perm, first, count)
+        pv = _probe_values(be, probe, perm, first, count, shared_runs=not src.is_unique)
         # compact=False: inf * 0 of unmatched entries is replaced by 0 below, so no warning
         with np.errstate(invalid="ignore") if not compact else contextlib.nullcontext():
             values = values_as(sv, m, dense_shape, dtype) * values_as(pv, m, dense_shape, dtype)
@@ -294,7 +297,7 @@ def sparse_mask(x, mask):
     be = backend_for(mask.indices, x.indices if isinstance(x, COO) else x)
     if isinstance(x, COO):
         _, first, count, perm = match(mask, x)
-        values = _probe_values(be, x, perm, first, count)
+        values = _probe_values(be, x, perm, first, count, shared_runs=not mask.is_unique)
     else:
         values = gather_dense(x, mask.indices, sn)
     return COO(mask.indices, values, shape, sorted=mask.is_sorted, unique=mask.is_unique,

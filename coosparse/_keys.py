@@ -43,9 +43,8 @@ def linear_keys(indices, sparse_shape):
     """int64 keys of one index array of a narrow shape, on its device."""
     strides, total = strides_of(sparse_shape)
     assert total < INT64_LIMIT
-    xp = _xp(indices)
     be = backend_for(indices)
-    return be.linear_index(indices, xp.asarray(np.array(strides, dtype=np.int64)))
+    return be.linear_index(indices, np.array(strides, dtype=np.int64))  # host strides: passed by value
 
 
 def joint_keys(index_arrays, sparse_shape):
@@ -81,14 +80,11 @@ def unravel_keys(keys, sparse_shape):
     """Inverse of :func:`linear_keys` for narrow shapes: (sparse_ndim, n) int64 indices."""
     strides, total = strides_of(sparse_shape)
     assert total < INT64_LIMIT
-    xp = _xp(keys)
     be = backend_for(keys)
-    return be.unravel_index(keys, xp.asarray(np.array(strides, dtype=np.int64)))
+    return be.unravel_index(keys, np.array(strides, dtype=np.int64))
 
 
 def _xp(a):
-    if type(a).__module__.startswith("cupy"):
-        import cupy
+    from ._backend import array_namespace
 
-        return cupy
-    return np
+    return array_namespace(a)

@@ -127,7 +127,7 @@ def _union_sparse(a, b, negate, coalesce, op):
                 and a.dense_shape == dense_shape and b.dense_shape == dense_shape
                 and not is_wide(a.sparse_shape)):
             # one fused kernel over the index columns: merge, columns and values
-            strides = xp.asarray(np.array(strides_of(a.sparse_shape)[0], dtype=np.int64))
+            strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)  # host: passed by value
             indices, va = be.merge_add(a.indices, b.indices, rows2d(a.values), rows2d(b.values),
                                        strides, negate)  # synchronize! (output size)
             m = indices.shape[1]

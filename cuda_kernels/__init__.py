@@ -36,6 +36,7 @@ KERNELS = {
     "sort.cu": (
         "coo_sort_pack",
         "coo_sort_unpack",
+        "coo_sort_check",
     ),
     "segment.cu": (
         "coo_segment_starts_flag",
@@ -44,8 +45,10 @@ KERNELS = {
     "gather.cu": _inst("coo_gather_rows_copy", WORD_TYPES)
     + _inst("coo_gather_rows_or_zero", WORD_TYPES)
     + _inst("coo_gather_strided", WORD_TYPES),
-    "scatter.cu": _inst("coo_scatter_add_runs", ADD_TYPES)
+    "scatter.cu": ("coo_scatter_elements",)
+    + _inst("coo_scatter_add_runs", ADD_TYPES)
     + _inst("coo_scatter_set_runs", WORD_TYPES)
+    + _inst("coo_scatter_set_direct", WORD_TYPES)
     + _inst("coo_scatter_view_set", WORD_TYPES)
     + _inst("coo_scatter_view_fill", WORD_TYPES)
     + ("coo_scatter_view_addresses",),
@@ -54,8 +57,11 @@ KERNELS = {
         "coo_intersect_flag",
         "coo_intersect_compact",
         "coo_intersect_gather_columns",
+        "coo_intersect_claim_runs",
     ) + _inst("coo_intersect_probe_sum", SUM_TYPES)
-    + _inst("coo_intersect_multiply_matched", PRODUCT_TYPES),
+    + _inst("coo_intersect_multiply_matched", PRODUCT_TYPES)
+    + _inst("coo_intersect_copy_runs", WORD_TYPES[2:])  # sums are 4- or 8-byte words
+    + _inst("coo_intersect_multiply_sums", PRODUCT_TYPES),
     "union.cu": (
         "coo_union_rank",
         "coo_union_write_a",

@@ -4,7 +4,31 @@
 // addresses form runs in original order; one thread owns a run, which makes
 // duplicates deterministic without atomics: add sums the run in order onto
 // the old value, set writes only the run's last element (last writer wins).
+// When the caller knows the addresses are already non-decreasing (a sorted COO
+// into a C-ordered target) the sort is skipped (has_perm = 0); when it knows
+// they are distinct (a unique COO) set writes directly.
 #include "coo_common.cuh"
+
+// One thread per word t of element (i, c) of entry i's block (w words per
+// element: 16-byte items are two 8-byte words): its word address
+// (addresses[i] + inner[c]) * w + q, or the sentinel span * w when entry i's
+// block would leave the target (block address outside [lo, hi)): such an
+// entry is skipped (memory safety for COOs built with check=False) and reported.
+extern "C" __global__ void coo_scatter_elements(
+        const i64* __restrict__ addresses, const i64* __restrict__ inner_dev, coo_dims inner_val,
+        i64 n, i64 k, i64 w, i64 lo, i64 hi, i64 span, i64* __restrict__ addr_out, u64* __restrict__ err) {
+    i64 t = coo_thread_id();
+    if (t >= n * k * w) return;
+    i64 e = t / w, q = t - e * w;
+    i64 i = e / k, c = e - i * k;
+    i64 a = addresses[i];
+    if (a < lo || a >= hi) {
+        if (c == 0 && q == 0) coo_report(err, COO_ERR_SCATTER);
+        addr_out[t] = span * w;
+        return;
+    }
+    addr_out[t] = (a + (inner_dev ? inner_dev[c] : inner_val.v[c])) * w + q;
+}
 
 // One thread per sorted element j; the first element of each run of equal
 // addresses sums the whole run in order: target[a] = ((target[a] + v0) + v1) ...
@@ -12,81 +36,134 @@
 template <typename T>
 __global__ void coo_scatter_add_runs(
         T* __restrict__ target, const i64* __restrict__ sorted_addr,
-        const i64* __restrict__ perm, const T* __restrict__ values, i64 n, i64 limit) {
+        const i64* __restrict__ perm, i64 has_perm, const T* __restrict__ values, i64 n, i64 limit) {
     i64 j = coo_thread_id();
     if (j >= n) return;
     i64 a = sorted_addr[j];
-    if (a >= limit || (j > 0 && sorted_addr[j - 1] == a)) return;
+    if (!coo_in_range(a, limit) || (j > 0 && sorted_addr[j - 1] == a)) return;
     T acc = target[a];
-    for (i64 q = j; q < n && sorted_addr[q] == a; ++q) acc += values[perm[q]];
+    for (i64 q = j; q < n && sorted_addr[q] == a; ++q) acc += values[has_perm ? perm[q] : q];
     target[a] = acc;
 }
 
 // One thread per sorted element j; only the last element of each run of
 // equal addresses writes (it is the last writer in the original order).
-// Addresses >= limit (skipped entries, sorted last) write nothing.
+// Addresses outside [0, limit) (skipped entries) write nothing.
 template <typename T>
 __global__ void coo_scatter_set_runs(
         T* __restrict__ target, const i64* __restrict__ sorted_addr,
-        const i64* __restrict__ perm, const T* __restrict__ values, i64 n, i64 limit) {
+        const i64* __restrict__ perm, i64 has_perm, const T* __restrict__ values, i64 n, i64 limit) {
     i64 j = coo_thread_id();
     if (j >= n) return;
     i64 a = sorted_addr[j];
-    if (a >= limit || (j + 1 < n && sorted_addr[j + 1] == a)) return;
-    target[a] = values[perm[j]];
+    if (!coo_in_range(a, limit) || (j + 1 < n && sorted_addr[j + 1] == a)) return;
+    target[a] = values[has_perm ? perm[j] : j];
 }
 
-// Address of view element e (C order) for dims (sizes, strides), last dim fastest.
-__device__ __forceinline__ i64 coo_view_address(i64 e, i64 base, const i64* sizes,
-                                                const i64* strides, i64 d) {
+// One thread per element j of distinct addresses (the caller's guarantee: a
+// unique COO): target[addr[j]] = values[j]; no sort, no run detection.
+template <typename T>
+__global__ void coo_scatter_set_direct(
+        T* __restrict__ target, const i64* __restrict__ addr, const T* __restrict__ values, i64 n, i64 limit) {
+    i64 j = coo_thread_id();
+    if (j >= n) return;
+    i64 a = addr[j];
+    if (coo_in_range(a, limit)) target[a] = values[j];
+}
+
+// ---- strided views (as_strided_scatter). sizes/strides travel by value.
+//
+// Thread mapping of the view kernels: the view is rows of its last dimension
+// (n_last = sizes[d-1] elements, address step s_last); a thread takes a chunk
+// of COO_VIEW_CHUNK consecutive elements of one row. It computes the chunk's
+// first address once (one unravel of the row index over the other d-1 dims:
+// the only divisions) and then steps by s_last: next = a + stride.
+
+#define COO_VIEW_CHUNK 8
+
+// Address of row r (the C-order index over dims 0..d-2) for strides st: base + sum i_x * st[x].
+__device__ __forceinline__ i64 coo_row_address(i64 r, i64 base, const coo_dims& sizes,
+                                               const coo_dims& st, i64 d) {
     i64 a = base;
-    for (i64 x = d - 1; x >= 0; --x) {
-        i64 n = sizes[x];
-        i64 q = e / n;
-        a += (e - q * n) * strides[x];
-        e = q;
+    for (i64 x = d - 2; x >= 0; --x) {
+        i64 n = sizes.v[x];
+        i64 q = r / n;
+        a += (r - q * n) * st.v[x];
+        r = q;
     }
     return a;
 }
 
-// One thread per view element e of a view that does not overlap itself:
-// out[offset + i.strides] = src[src_base + i.src_strides] for the C-order index i of e.
-// params = (sizes[d], strides[d], src_strides[d]); w words per element (16-byte items: 2).
+// A thread's walk over its chunk: row, elements [e0, e1) of the last dimension,
+// and the current output/source addresses with their steps (next = a + stride).
+struct coo_view_walk {
+    i64 row, e0, e1, a, s, so, ss;
+};
+
+// Thread t of a view launch (rows * chunks per row) starts its walk.
+__device__ __forceinline__ coo_view_walk coo_view_start(i64 t, const coo_dims& sizes, const coo_dims& strides,
+                                                        const coo_dims& src_strides, i64 d, i64 offset,
+                                                        i64 src_base) {
+    coo_view_walk w;
+    i64 n_last = sizes.v[d - 1];
+    i64 cpr = (n_last + COO_VIEW_CHUNK - 1) / COO_VIEW_CHUNK;
+    w.row = cpr == 1 ? t : t / cpr;
+    w.e0 = (t - w.row * cpr) * COO_VIEW_CHUNK;
+    w.e1 = w.e0 + COO_VIEW_CHUNK < n_last ? w.e0 + COO_VIEW_CHUNK : n_last;
+    w.so = strides.v[d - 1];
+    w.ss = src_strides.v[d - 1];
+    w.a = coo_row_address(w.row, offset, sizes, strides, d) + w.e0 * w.so;
+    w.s = coo_row_address(w.row, src_base, sizes, src_strides, d) + w.e0 * w.ss;
+    return w;
+}
+
+// One thread per chunk of a view that does not overlap itself:
+// out[offset + i.strides] = src[src_base + i.src_strides] for its elements i;
+// w words per element (16-byte items: 2). nchunks = rows * ceil(n_last / CHUNK).
 template <typename T>
 __global__ void coo_scatter_view_set(
-        T* __restrict__ out, const T* __restrict__ src, const i64* __restrict__ params,
-        i64 d, i64 offset, i64 src_base, i64 total, i64 w) {
-    i64 e = coo_thread_id();
-    if (e >= total) return;
-    i64 a = coo_view_address(e, offset, params, params + d, d);
-    i64 s = coo_view_address(e, src_base, params, params + 2 * d, d);
-    for (i64 q = 0; q < w; ++q) out[a * w + q] = src[s * w + q];
+        T* __restrict__ out, const T* __restrict__ src, coo_dims sizes, coo_dims strides, coo_dims src_strides,
+        i64 d, i64 offset, i64 src_base, i64 nchunks, i64 w) {
+    i64 t = coo_thread_id();
+    if (t >= nchunks) return;
+    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base);
+    for (i64 e = v.e0; e < v.e1; ++e, v.a += v.so, v.s += v.ss)
+        for (i64 q = 0; q < w; ++q) out[v.a * w + q] = src[v.s * w + q];
 }
 
-// One thread per view element e: its output and source addresses, for the
-// ordered (overlapping) path that then sorts out_addr and lets the last writer win.
+// One thread per chunk: the output and source addresses of its elements, for
+// the ordered (overlapping) path that then sorts out_addr and lets the last writer win.
 extern "C" __global__ void coo_scatter_view_addresses(
-        const i64* __restrict__ params, i64 d, i64 offset, i64 src_base, i64 total,
-        i64* __restrict__ out_addr, i64* __restrict__ src_addr) {
-    i64 e = coo_thread_id();
-    if (e >= total) return;
-    out_addr[e] = coo_view_address(e, offset, params, params + d, d);
-    src_addr[e] = coo_view_address(e, src_base, params, params + 2 * d, d);
+        coo_dims sizes, coo_dims strides, coo_dims src_strides, i64 d, i64 offset, i64 src_base,
+        i64 nchunks, i64* __restrict__ out_addr, i64* __restrict__ src_addr) {
+    i64 t = coo_thread_id();
+    if (t >= nchunks) return;
+    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base);
+    for (i64 e = v.e0, pos = v.row * sizes.v[d - 1] + v.e0; e < v.e1; ++e, ++pos, v.a += v.so, v.s += v.ss) {
+        out_addr[pos] = v.a;
+        src_addr[pos] = v.s;
+    }
 }
 
-// One thread per view element e of a view whose addresses strictly increase
-// in C order: writes out[a(e)] = src[s(e)] and copies inp into the gap up to
-// the next element's address, so [a(0), a(last)] is written once, in one pass.
+// One thread per chunk of a view whose addresses strictly increase in C
+// order: writes out[a(e)] = src[s(e)] and copies inp into the gap up to the
+// next element's address, so [a(0), a(last)] is written once, in one pass.
 // The caller bounds the gaps (they are host metadata) and copies head and tail.
 template <typename T>
 __global__ void coo_scatter_view_fill(
         T* __restrict__ out, const T* __restrict__ inp, const T* __restrict__ src,
-        const i64* __restrict__ params, i64 d, i64 offset, i64 src_base, i64 total, i64 w) {
-    i64 e = coo_thread_id();
-    if (e >= total) return;
-    i64 a = coo_view_address(e, offset, params, params + d, d);
-    i64 s = coo_view_address(e, src_base, params, params + 2 * d, d);
-    i64 next = e + 1 < total ? coo_view_address(e + 1, offset, params, params + d, d) : a + 1;
-    for (i64 q = 0; q < w; ++q) out[a * w + q] = src[s * w + q];
-    for (i64 q = (a + 1) * w; q < next * w; ++q) out[q] = inp[q];
+        coo_dims sizes, coo_dims strides, coo_dims src_strides,
+        i64 d, i64 offset, i64 src_base, i64 nchunks, i64 rows, i64 w) {
+    i64 t = coo_thread_id();
+    if (t >= nchunks) return;
+    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base);
+    i64 n_last = sizes.v[d - 1];
+    for (i64 e = v.e0; e < v.e1; ++e, v.a += v.so, v.s += v.ss) {
+        // the next element's address: along the row, or the next row's first
+        i64 next = e + 1 < n_last ? v.a + v.so
+                 : v.row + 1 < rows ? coo_row_address(v.row + 1, offset, sizes, strides, d)
+                 : v.a + 1;
+        for (i64 q = 0; q < w; ++q) out[v.a * w + q] = src[v.s * w + q];
+        for (i64 q = (v.a + 1) * w; q < next * w; ++q) out[q] = inp[q];
+    }
 }

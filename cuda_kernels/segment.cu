@@ -23,15 +23,21 @@ extern "C" __global__ void coo_segment_starts_write(
 
 // One thread per (segment s, column c): out[s, c] = sum of values[perm[j], c],
 // j from starts[s] to starts[s+1]-1, added sequentially in that order (bit-exact).
+// A segment outside [0, n] or a perm entry outside [0, n) is reported and
+// contributes nothing (the kernel never reads out of bounds).
 template <typename T>
 __global__ void coo_segment_sum_reduce(
-        const T* __restrict__ values, const i64* __restrict__ perm, i64 has_perm,
-        const i64* __restrict__ starts, i64 nseg, i64 k, T* __restrict__ out) {
+        const T* __restrict__ values, i64 n, const i64* __restrict__ perm, i64 has_perm,
+        const i64* __restrict__ starts, i64 nseg, i64 k, T* __restrict__ out, u64* __restrict__ err) {
     i64 t = coo_thread_id();
     if (t >= nseg * k) return;
     i64 s = t / k, c = t - s * k;
     i64 lo = starts[s], hi = starts[s + 1];
-    T acc = values[(has_perm ? perm[lo] : lo) * k + c];
-    for (i64 j = lo + 1; j < hi; ++j) acc += values[(has_perm ? perm[j] : j) * k + c];
-    out[t] = acc;
+    if (!(0 <= lo && lo < hi && hi <= n)) {
+        if (c == 0) coo_report(err, COO_ERR_ORDER);
+        out[t] = T(0);
+        return;
+    }
+    bool any;
+    out[t] = coo_ordered_sum(values, n, has_perm ? perm : nullptr, lo, hi, k, c, err, &any);
 }

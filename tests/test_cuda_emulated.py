@@ -4,6 +4,8 @@ The backend-parametrised suites run every public operation on the emulated
 layer; these tests pin the kernel layer itself: each KERNEL_API function on
 random data of every dtype gives the Numba layer's result bit for bit, and
 every entry of cuda_kernels.KERNELS is launched by at least one of them.
+The rows are called through ``emulated_host`` (NumPy in, NumPy out; the
+kernels and launch checks are the strict emulation's).
 """
 import os
 
@@ -16,6 +18,8 @@ emulated = pytest.importorskip("coosparse._cuda.emulated")
 if not emulated.available():
     pytest.skip(f"emulated CUDA layer unavailable: {emulated._build_error}", allow_module_level=True)
 
+from coosparse._cuda import emulated_host as H  # noqa: E402
+from coosparse._cuda.errors import check_device_errors  # noqa: E402
 from coosparse._numba import backend as nb  # noqa: E402
 from strategies import full_range_values  # noqa: E402
 
@@ -69,10 +73,10 @@ def test_linear_index_and_unravel(launched, ndim):
     strides = np.array([int(np.prod(shape[d + 1:])) for d in range(ndim)], dtype=np.int64)
     n = 1000
     ix = np.stack([rng.integers(0, s, n) for s in shape]) if ndim else np.zeros((0, n), np.int64)
-    k1, k2 = nb.linear_index(ix, strides), emulated.linear_index(ix, strides)
+    k1, k2 = nb.linear_index(ix, strides), H.linear_index(ix, strides)
     np.testing.assert_array_equal(k1, k2)
     if ndim:
-        np.testing.assert_array_equal(emulated.unravel_index(k2, strides), nb.unravel_index(k1, strides))
+        np.testing.assert_array_equal(H.unravel_index(k2, strides), nb.unravel_index(k1, strides))
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 257, 3000])
@@ -80,15 +84,15 @@ def test_sort_and_segments(launched, n):
     rng = np.random.default_rng(n)
     keys = rng.integers(0, max(n // 3, 1), n).astype(np.int64)
     s1, p1 = nb.sort_pairs(keys, max(n // 3, 1))
-    s2, p2 = emulated.sort_pairs(keys, max(n // 3, 1))
+    s2, p2 = H.sort_pairs(keys, max(n // 3, 1))
     np.testing.assert_array_equal(s1, s2)
     np.testing.assert_array_equal(p1, p2)
-    np.testing.assert_array_equal(nb.segment_starts(s1), emulated.segment_starts(s2))
+    np.testing.assert_array_equal(nb.segment_starts(s1), H.segment_starts(s2))
 
 
 def test_sort_pairs_wide_keys_take_the_argsort_path():
     keys = np.array([2**61, 5, 2**61, 0, 5], np.int64)
-    s, p = emulated.sort_pairs(keys, 2**62)  # 62 key bits + 3 position bits > 63: no packing
+    s, p = H.sort_pairs(keys, 2**62)  # 62 key bits + 3 position bits > 63: no packing
     np.testing.assert_array_equal(p, [3, 1, 4, 0, 2])
     np.testing.assert_array_equal(s, keys[p])
 
@@ -103,7 +107,7 @@ def test_segment_sum_bit_identical(launched, dtype, k, with_perm):
     starts = nb.segment_starts(keys)
     vals = _values(rng, (n, k), dtype)
     perm = rng.permutation(n).astype(np.int64) if with_perm else None
-    a, b = nb.segment_sum(vals, perm, starts), emulated.segment_sum(vals, perm, starts)
+    a, b = nb.segment_sum(vals, perm, starts), H.segment_sum(vals, perm, starts)
     assert a.dtype == b.dtype
     np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
@@ -114,7 +118,7 @@ def test_gather_rows(launched, dtype):
     vals = _values(rng, (500, 2), dtype)
     rows = rng.integers(0, 500, 700).astype(np.int64)
     expected = vals[rows]  # (Numba has no float16 model; NumPy is the reference)
-    np.testing.assert_array_equal(emulated.gather_rows(vals, rows), expected)
+    np.testing.assert_array_equal(H.gather_rows(vals, rows), expected)
 
 
 @pytest.mark.parametrize("dtype", ADD_DTYPES)
@@ -128,8 +132,30 @@ def test_scatter_duplicates_in_order(launched, dtype, op):
     t1 = _values(rng, size, dtype)
     t2 = t1.copy()
     getattr(nb, op)(t1, addresses, vals, inner)
-    getattr(emulated, op)(t2, addresses, vals, inner)
+    getattr(H, op)(t2, addresses, vals, inner)
     np.testing.assert_array_equal(t1.view(np.uint8), t2.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.int64, np.complex128])
+@pytest.mark.parametrize("hint", ["sorted", "distinct"])
+@pytest.mark.parametrize("op", ["scatter_add", "scatter_set"])
+def test_scatter_hints_skip_the_sort(launched, dtype, hint, op):
+    # addresses the caller vouches for: non-decreasing ('sorted') or pairwise distinct
+    rng = np.random.default_rng(21)
+    size, inner = 300, np.array([0, 1], np.int64)
+    if hint == "sorted":
+        addresses = np.sort(rng.integers(0, size // 2, 100)).astype(np.int64) * 2
+    else:
+        addresses = rng.permutation(size // 2)[:100].astype(np.int64) * 2
+    vals = _values(rng, (len(addresses), 2), dtype)
+    target = _values(rng, size, dtype)
+    exp = target.copy()
+    with np.errstate(all="ignore"):
+        for i, a in enumerate(addresses):  # the sequential meaning
+            for c in range(2):
+                exp[a + inner[c]] = exp[a + inner[c]] + vals[i, c] if op == "scatter_add" else vals[i, c]
+    getattr(H, op)(target, addresses, vals, inner, hint=hint)
+    np.testing.assert_array_equal(target.view(np.uint8), exp.view(np.uint8))
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.float16])
@@ -141,7 +167,7 @@ def test_scatter_set_bit_copies(launched, dtype):
     t2 = t1.copy()
     for i, a in enumerate(addresses):  # the sequential meaning (Numba has no float16 model)
         t1[a] = vals[i, 0]
-    emulated.scatter_set(t2, addresses, vals, np.zeros(1, np.int64))
+    H.scatter_set(t2, addresses, vals, np.zeros(1, np.int64))
     np.testing.assert_array_equal(t1, t2)
 
 
@@ -150,17 +176,32 @@ def test_scatter_into_a_strided_flat_view():
 
     out = np.zeros((6, 4))[:, ::-2]  # negative-free but strided target
     flat, base, es = flat_view(out)
-    emulated.scatter_add(flat, np.array([base + es[0], base + es[0]], np.int64),
+    H.scatter_add(flat, np.array([base + es[0], base + es[0]], np.int64),
                          np.array([[1.0], [2.0]]), np.zeros(1, np.int64))
     assert out[1, 0] == 3.0 and out.sum() == 3.0
 
 
 # ---------------------------------------------------------------------- bounds
-def test_gather_rows_out_of_bounds_raises():
+@pytest.fixture
+def validating(monkeypatch):
+    """The emulated layer with host-side bound checks on (COOSPARSE_EMULATION_VALIDATE=1)."""
+    monkeypatch.setattr(emulated._layer, "_validate", True)
+
+
+def test_gather_rows_out_of_bounds_raises_when_validating(validating):
     with pytest.raises(IndexError, match="gather_rows"):
-        emulated.gather_rows(np.zeros((3, 1)), np.array([0, 3], np.int64))
+        H.gather_rows(np.zeros((3, 1)), np.array([0, 3], np.int64))
     with pytest.raises(IndexError):
-        emulated.gather_rows(np.zeros((3, 1)), np.array([-1], np.int64))
+        H.gather_rows(np.zeros((3, 1)), np.array([-1], np.int64))
+
+
+def test_gather_rows_out_of_bounds_zeroes_and_reports():
+    # without validation (the GPU's way) the kernel itself stays in bounds and reports
+    got = H.gather_rows(np.arange(1.0, 4.0)[:, None], np.array([0, 3, -1, 2], np.int64))
+    np.testing.assert_array_equal(got[:, 0], [1.0, 0.0, 0.0, 3.0])
+    with pytest.raises(IndexError, match="gather read outside"):
+        check_device_errors()
+    check_device_errors()  # the report is cleared once raised
 
 
 @pytest.mark.parametrize("op", ["scatter_add", "scatter_set"])
@@ -171,30 +212,43 @@ def test_scatter_skips_entries_whose_block_leaves_the_target(op):
     addresses = np.array([0, 4, 5, -1, 2, 1], np.int64)
     inner = np.array([0, 1], np.int64)
     vals = np.arange(1.0, 13.0).reshape(6, 2)
-    getattr(emulated, op)(t, addresses, vals, inner)
+    getattr(H, op)(t, addresses, vals, inner)
     exp = np.zeros(6)
     for i, a in enumerate(addresses):
         if 0 <= a < 6 - 1:
             for c in range(2):
                 exp[a + inner[c]] = exp[a + inner[c]] + vals[i, c] if op == "scatter_add" else vals[i, c]
     np.testing.assert_array_equal(t, exp)
+    with pytest.raises(IndexError, match="scatter outside"):
+        check_device_errors()
 
 
-def test_segment_sum_bad_perm_raises():
+def test_segment_sum_bad_perm_raises_when_validating(validating):
     with pytest.raises(IndexError):
-        emulated.segment_sum(np.ones((2, 1)), np.array([0, 5], np.int64), np.array([0, 2], np.int64))
+        H.segment_sum(np.ones((2, 1)), np.array([0, 5], np.int64), np.array([0, 2], np.int64))
     with pytest.raises(IndexError):
-        emulated.segment_sum(np.ones((2, 1)), None, np.array([0, 3], np.int64))
+        H.segment_sum(np.ones((2, 1)), None, np.array([0, 3], np.int64))
+
+
+def test_segment_sum_bad_perm_and_starts_are_reported():
+    got = H.segment_sum(np.ones((2, 1)), np.array([0, 5], np.int64), np.array([0, 2], np.int64))
+    assert got[0, 0] == 1.0  # the valid row is summed, the bad one skipped
+    with pytest.raises(IndexError):
+        check_device_errors()
+    got = H.segment_sum(np.ones((2, 1)), None, np.array([0, 3], np.int64))
+    assert got[0, 0] == 0.0
+    with pytest.raises(ValueError, match="not sorted or not unique"):
+        check_device_errors()
 
 
 def test_unsupported_sum_dtype_raises():
     with pytest.raises(TypeError):
-        emulated.segment_sum(np.ones((2, 1), np.float16), None, np.array([0, 2], np.int64))
+        H.segment_sum(np.ones((2, 1), np.float16), None, np.array([0, 2], np.int64))
 
 
 # ---------------------------------------------------------------------- intersection family
 # NumPy references of the kernel rows added by the intersection and strided-scatter issues
-L = emulated._layer
+L = H
 
 
 def _ref_match(src, probe):
@@ -249,15 +303,16 @@ def _ref_probe_sums(vals, perm, first, count):
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("with_perm", [True, False])
-def test_probe_sum_in_probe_order(launched, dtype, with_perm):
+@pytest.mark.parametrize("shared_runs", [False, True])
+def test_probe_sum_in_probe_order(launched, dtype, with_perm, shared_runs):
     rng = np.random.default_rng(1)
     np_, k = 600, 2
     probe = np.sort(rng.integers(0, 150, np_)).astype(np.int64)
-    src = rng.integers(0, 200, 400).astype(np.int64)
+    src = rng.integers(0, 200, 400).astype(np.int64)  # repeats: rows share probe runs
     first, count = _ref_match(src, probe)
     vals = _values(rng, (np_, k), dtype)
     perm = rng.permutation(np_).astype(np.int64) if with_perm else None
-    got = L.probe_sum(vals, perm, first, count)
+    got = L.probe_sum(vals, perm, first, count, shared_runs=shared_runs)
     exp = _ref_probe_sums(vals, perm, first, count)
     np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
 
@@ -279,7 +334,8 @@ def _naive_product(x, y):
 @pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64, np.complex64, np.complex128])
 @pytest.mark.parametrize("with_perm", [True, False])
 @pytest.mark.parametrize("with_rows", [True, False])
-def test_multiply_matched(launched, dtype, with_perm, with_rows):
+@pytest.mark.parametrize("shared_runs", [False, True])
+def test_multiply_matched(launched, dtype, with_perm, with_rows, shared_runs):
     rng = np.random.default_rng(12)
     np_, k = 500, 2
     probe = np.sort(rng.integers(0, 150, np_)).astype(np.int64)
@@ -291,7 +347,7 @@ def test_multiply_matched(launched, dtype, with_perm, with_rows):
     pv = _values(rng, (np_, k), dtype)
     sv = _values(rng, (300, k), dtype)
     perm = rng.permutation(np_).astype(np.int64) if with_perm else None
-    got = L.multiply_matched(sv, rows, pv, perm, first, count)
+    got = L.multiply_matched(sv, rows, pv, perm, first, count, shared_runs=shared_runs)
     with np.errstate(all="ignore"):
         exp = _naive_product(sv[rows if with_rows else np.arange(300)], _ref_probe_sums(pv, perm, first, count))
     exp[count == 0] = 0
@@ -396,7 +452,7 @@ def test_strided_scatter_ordered_last_writer_wins(launched, dtype):
     np.testing.assert_array_equal(out, exp)
 
 
-def test_strided_views_out_of_bounds_raise():
+def test_strided_views_out_of_bounds_raise_when_validating(validating):
     out = np.zeros(10, np.uint8)
     with pytest.raises(IndexError):
         L.strided_scatter_ordered(out, np.zeros(10, np.uint8), 0, 5, np.array([3]), np.array([3]), np.array([1]))

@@ -33,7 +33,7 @@ def test_cuda_layer_class_implements_the_api():
     here = os.path.dirname(inspect.getfile(CudaLayer))
     for mod in ("backend", "emulated"):
         with open(os.path.join(here, f"{mod}.py")) as f:
-            assert "bind(globals(), KERNEL_API)" in f.read(), mod
+            assert "bind(globals(), KERNEL_API" in f.read(), mod
 
 
 def test_same_signatures_as_numba():

@@ -1,9 +1,15 @@
 """The CUDA kernel layer, written once against an array namespace and a launcher.
 
 - :mod:`._layer`: the kernel API (``coosparse/_kernel_api.py``) over ``xp`` and
-  ``launch(kernel, nthreads, args)``.
-- :mod:`.backend`: ``xp = cupy``, kernels compiled by NVRTC (``cupy.RawModule``).
-- :mod:`.emulated`: ``xp = numpy``, the same ``.cu`` files compiled for the host
-  by g++ through a shim header and called with ctypes (CI's view of the GPU path).
-- :mod:`._sources`: the loader shared by both (and by the compile test).
+  ``launch(kernel, nthreads, args)``; the conventions for new rows at its top.
+- :mod:`.backend`: ``xp = cupy``, kernels compiled by NVRTC with our options and
+  loaded by CuPy, one module per file and device.
+- :mod:`.emulated`: the same ``.cu`` files compiled for the host by g++ through a
+  shim header and called with ctypes, every launch checked against the
+  kernel's C signature (CI's view of the GPU path).
+- :mod:`.strict`: the emulated device (``xp`` and arrays with CuPy's API only,
+  transfers counted); :mod:`.emulated_host`: the emulated layer over NumPy arrays.
+- :mod:`.errors`: the kernels' per-device error word and ``check_device_errors``.
+- :mod:`._sources`: the loader's program text, options and cache keys (shared
+  with :mod:`.compile_check`, the NVRTC build that needs no GPU).
 """

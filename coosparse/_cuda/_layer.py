@@ -1,31 +1,65 @@
 """The CUDA kernel layer, written once: the kernel API over ``xp`` + a launcher.
 
 :class:`CudaLayer` implements every row of ``coosparse/_kernel_api.py`` with
-array-namespace calls (``xp``: CuPy on a GPU, NumPy in emulation) and raw
-kernel launches (``launch(kernel, nthreads, args)``: ``cupy.RawModule`` on a
-GPU, the host-compiled ``.cu`` files in emulation). ``coosparse._cuda.backend``
-and ``coosparse._cuda.emulated`` only bind those two things; nothing here
-depends on which one runs.
+array-namespace calls (``xp``: CuPy on a GPU, the emulated device of
+:mod:`coosparse._cuda.strict` in the test suite) and raw kernel launches
+(``launch(kernel, nthreads, args)``: kernels compiled by NVRTC on a GPU, the
+host-compiled ``.cu`` files in emulation). ``coosparse._cuda.backend`` and
+``coosparse._cuda.emulated`` only bind those two things; nothing here depends
+on which one runs.
 
-Launch conventions: 1-D grids, one thread per output element (the
-thread mapping of each kernel is commented in its ``.cu`` file); arguments are
-arrays (passed as device pointers) and ``numpy.int64`` scalars (``long long``).
+Conventions for a new row (docs/cuda.md, "Adding a kernel")
+-----------------------------------------------------------
+1. **Launch**: ``self._run("coo_<file>_<phase><T>", nthreads, *args)`` on a
+   1-D grid, one thread per output element (or per chunk: say so in the
+   ``.cu`` file). Each argument is one of
 
-Sort and scan are the namespace's own primitives: ``xp.sort`` of keys
+   - a device array, C-contiguous, of the pointee's size and kind (a
+     ``const T*`` / ``T*`` parameter); ``None`` for a null pointer;
+   - ``_i64(x)`` for a ``long long`` (``i64``) parameter: no other scalar type;
+   - ``self.dims(values)`` for a ``coo_dims`` parameter: up to 64 int64 host
+     values (strides, sizes, offsets) passed **by value** in the launch;
+   - ``self._err()`` for the ``u64* err`` error word.
+
+   The emulated launcher checks every argument against the kernel's C
+   signature, so a wrong type fails in CI, not on a GPU.
+2. **Small parameters travel by value.** Strides, sizes, view parameters and
+   dense-block offsets are host metadata: layer rows take them as host
+   sequences or NumPy arrays and pass them with ``self.dims``; never
+   ``xp.asarray(numpy_array)`` (a host-to-device copy: CUDA-graph capture
+   refuses it). A device array given for such a parameter raises TypeError.
+3. **Outputs** are ``xp.empty`` and every element is written by a kernel
+   (the emulated device poisons fresh memory, so a missed element shows);
+   ``xp.zeros`` only where zeros are the answer.
+4. **Memory safety**: a kernel never reads or writes out of bounds, whatever
+   the input (check=False COOs, lying flags). Guard every load through a
+   data-dependent index (``coo_in_range``), write a zero or skip, and report
+   with ``coo_report(err, COO_ERR_*)`` (:mod:`coosparse._cuda.errors`).
+5. **Synchronisation**: only lines marked ``# synchronize!`` read device data
+   on the host; a row that must (an output size) reads through
+   ``self._sync_size(x)``, which also checks the error word in the same copy.
+   Everything else only queues work: no ``int()``/``bool()``/``.get()``.
+6. **Devices**: on a GPU every row runs under the device of its array
+   arguments (``backend.py`` binds the rows with a device guard); allocate
+   with ``xp`` inside the row, never at import.
+7. **Strict emulation**: ``xp`` in the test suite is the emulated device, which
+   has only CuPy's API (names, keywords, ``flags``), refuses NumPy arrays as
+   operands and counts transfers; ``tests/test_cuda_strict.py`` asserts that
+   every sync-free row and operation makes none.
+
+Sort and scan are the namespace's own primitives: an in-place sort of keys
 packed with their positions (CUB radix sort through CuPy on a GPU; unique
 words, so the order is the stable one whatever the algorithm), or, when key
 and position bits exceed 63, ``stable_argsort`` (CuPy's thrust stable
-argsort, ``numpy.argsort(kind='stable')`` in emulation); and ``xp.cumsum``.
-Either way the permutation is the unique stable one, as the Numba radix
-sort's.
-
-Synchronisation: only lines marked ``# synchronize!`` copy device data to the
-host; on a GPU everything else is queued on the current stream.
+argsort, NumPy's stable argsort in emulation); and ``xp.cumsum``. Either way
+the permutation is the unique stable one, as the Numba radix sort's.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .._backend import is_device_array
+from . import errors
 
 _i64 = np.int64
 
@@ -34,9 +68,16 @@ _WORD = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigne
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _FLOAT_C = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
+MAX_DIMS = 64
+"""Capacity of a ``coo_dims`` by-value argument (``COO_MAX_DIMS`` in coo_common.cuh)."""
+DIMS_DTYPE = np.dtype([("v", np.int64, (MAX_DIMS,))])
+"""NumPy layout of ``struct coo_dims``: CuPy passes a size-1 array of it by value."""
 
 FILL_MAX_GAP = 64
 """Largest gap (elements) between consecutive view addresses copied by one thread in the fused path."""
+
+VIEW_CHUNK = 8
+"""Elements of the view's last dimension per thread in the view kernels (``COO_VIEW_CHUNK``)."""
 
 
 def _max_gap(sizes, strides):
@@ -49,6 +90,11 @@ def _max_gap(sizes, strides):
     return gap
 
 
+def _sort_in_place(a):
+    a.sort()  # cupy.ndarray.sort: in place (cupy.sort would copy first)
+    return a
+
+
 class CudaLayer:
     """Kernel API over ``xp`` and ``launch``.
 
@@ -57,28 +103,34 @@ class CudaLayer:
     name : str
         Backend name ('cuda' or 'cuda-emulated').
     xp : module
-        Array namespace (``cupy`` or ``numpy``).
+        Array namespace (``cupy``, or the emulated device's ``strict.xp``).
     launch : callable
         ``launch(kernel_name_expression, nthreads, args)`` runs the kernel on
         a 1-D grid covering ``nthreads`` threads, in stream order.
     stable_argsort : callable
         ``stable_argsort(keys) -> int64 permutation`` (stable).
-    sort : callable, optional
-        Keys-only sort of unique int64 words (default ``xp.sort``).
     validate : bool
-        Check index bounds on the host before launching (emulation: a bad
-        index raises ``IndexError`` instead of corrupting the interpreter's
-        memory). Off on a GPU, where the check would synchronise; the public
-        functions validate their inputs there.
+        Check index bounds on the host before launching (a bad index raises
+        ``IndexError`` at once). Off on a GPU, where the check would
+        synchronise, and by default in emulation, which then behaves as a GPU:
+        the kernels are memory-safe and report through the error word.
+    sort : callable, optional
+        Keys-only sort of unique int64 words; may sort in place and must
+        return the sorted array (default: ``a.sort()``, in place).
+    peek : callable, optional
+        Host view of a device array for ``validate`` (emulation: no transfer
+        counted). Without it validation reads through ``.get()``.
     """
 
-    def __init__(self, name, xp, launch, stable_argsort, validate, sort=None):
-        self._sort = sort or xp.sort
+    def __init__(self, name, xp, launch, stable_argsort, validate, sort=None, peek=None):
+        self._sort = sort or _sort_in_place
         self.name = name
         self.xp = xp
         self._launch = launch
         self._argsort = stable_argsort
         self._validate = validate
+        self._peek = peek or (lambda a: a.get())
+        self._err_words = {}  # device id -> uint64[1] error word
 
     # ------------------------------------------------------------------ helpers
     def _run(self, kernel, nthreads, *args):
@@ -86,18 +138,70 @@ class CudaLayer:
             self._launch(kernel, int(nthreads), args)
 
     def _c(self, a, dtype=None):
-        """C-contiguous array (of ``dtype`` when given)."""
+        """C-contiguous device array (of ``dtype`` when given)."""
         return self.xp.ascontiguousarray(a, dtype=dtype)
 
+    @staticmethod
+    def dims(values, what="parameter"):
+        """``values`` (host ints, at most 64) as a by-value ``coo_dims`` kernel argument."""
+        if is_device_array(values):
+            raise TypeError(
+                f"{what}: small parameters travel by value; pass them as host values (a tuple or a "
+                "NumPy array), not as a device array (reading one back would synchronise)"
+            )
+        v = np.asarray(values, dtype=np.int64).reshape(-1)
+        if v.shape[0] > MAX_DIMS:
+            raise ValueError(f"{what}: {v.shape[0]} values; the CUDA kernels take at most {MAX_DIMS} dimensions")
+        p = np.zeros(1, dtype=DIMS_DTYPE)
+        p["v"][0, : v.shape[0]] = v
+        return p
+
+    def _device_id(self):
+        return self.xp.cuda.runtime.getDevice()
+
+    def _err(self):
+        """The current device's error word (uint64[1]), allocated on first use."""
+        dev = self._device_id()
+        w = self._err_words.get(dev)
+        if w is None:
+            w = self.xp.zeros(1, dtype=np.uint64)
+            self._err_words[dev] = w
+        return w
+
+    def _sync_size(self, x):
+        """``int(x)`` of a device scalar, and the error word checked in the same copy. Synchronises."""
+        xp = self.xp
+        buf = xp.empty(2, dtype=np.int64)
+        buf[0] = x
+        buf[1:] = self._err().view(np.int64)
+        size, code = (int(v) for v in buf.get())  # synchronize!
+        if code:
+            self._err()[...] = 0
+            raise errors.device_error(code)
+        return size
+
+    def raise_errors(self, all_devices=False):
+        """Raise (and clear) what the kernels reported since the last check. Synchronises."""
+        words = dict(self._err_words) if all_devices else {self._device_id(): self._err_words.get(self._device_id())}
+        for dev, w in words.items():
+            if w is None:
+                continue
+            with self.xp.cuda.Device(dev):
+                code = int(w.get()[0])  # synchronize!
+                if code:
+                    w[...] = 0
+                    raise errors.device_error(code)
+
     def _check_range(self, a, lo, hi, what):
-        """Emulation only: every element of ``a`` in [lo, hi), else IndexError."""
+        """``validate`` only: every element of ``a`` in [lo, hi), else IndexError."""
         if not self._validate or a.size == 0:
             return
-        mn, mx = int(a.min()), int(a.max())
+        h = np.asarray(self._peek(a))
+        mn, mx = int(h.min()), int(h.max())
         if mn < lo or mx >= hi:
-            bad = int(((a < lo) | (a >= hi)).argmax())
+            bad = int(((h < lo) | (h >= hi)).argmax())
             raise IndexError(
-                f"{what}: value {int(a.reshape(-1)[bad])} at position {bad} is outside [{lo}, {hi})"
+                f"{what}: value {int(h.reshape(-1)[bad])} at position {bad} is outside [{lo}, {hi})"
             )
 
     @staticmethod
@@ -126,28 +230,52 @@ class CudaLayer:
             return a, _FLOAT_C[dt]
         raise TypeError(f"the CUDA kernels do not sum dtype {dt}; widen it first")
 
+    def _inner(self, inner, w=1):
+        """Dense-block offsets (host) for a kernel: (device array or None, by-value dims, k words, lo, hi).
+
+        ``w`` words per element turn element offsets into word offsets. Up to
+        64 offsets travel by value; a larger block's offsets are uploaded
+        (sync-free but not CUDA-graph capturable: docs/cuda.md).
+        """
+        if is_device_array(inner):
+            raise TypeError(
+                "inner (the dense block's offsets) is host metadata: pass a NumPy array, not a device "
+                "array (its bounds are needed on the host, and small ones travel by value)"
+            )
+        inner = np.asarray(inner, dtype=np.int64).reshape(-1)
+        lo = -min(int(inner.min()), 0) if inner.size else 0
+        hi_pad = max(int(inner.max()), 0) if inner.size else 0
+        if w > 1:
+            inner = (inner[:, None] * w + np.arange(w, dtype=np.int64)[None, :]).reshape(-1)
+        if inner.shape[0] <= MAX_DIMS:
+            return None, self.dims(inner, "inner"), inner.shape[0], lo, hi_pad
+        return self.xp.asarray(inner), self.dims((), "inner"), inner.shape[0], lo, hi_pad
+
     # ------------------------------------------------------------------ linear index
     def linear_index(self, indices, strides):
-        """keys[i] = sum_d indices[d, i] * strides[d] (caller guarantees no overflow). Sync-free."""
+        """keys[i] = sum_d indices[d, i] * strides[d] (caller guarantees no overflow). Sync-free.
+
+        ``strides`` are host values (passed by value in the launch).
+        """
         xp = self.xp
         indices = self._c(indices, np.int64)
-        strides = self._c(strides, np.int64)
         ndim, n = indices.shape
+        st = self.dims(strides, "linear_index strides")
         keys = xp.empty(n, dtype=np.int64)
         if ndim == 0:
             keys[...] = 0
             return keys
-        self._run("coo_linear_index_compute", n, indices, strides, _i64(ndim), _i64(n), keys)
+        self._run("coo_linear_index_compute", n, indices, st, _i64(ndim), _i64(n), keys)
         return keys
 
     def unravel_index(self, keys, strides):
-        """Inverse of :meth:`linear_index`: int64[ndim, n]. Sync-free."""
+        """Inverse of :meth:`linear_index`: int64[ndim, n]; ``strides`` are host values. Sync-free."""
         keys = self._c(keys, np.int64)
-        strides = self._c(strides, np.int64)
-        ndim, n = strides.shape[0], keys.shape[0]
+        ndim, n = len(strides), keys.shape[0]
+        st = self.dims(strides, "unravel_index strides")
         out = self.xp.empty((ndim, n), dtype=np.int64)
         if ndim:
-            self._run("coo_linear_index_unravel", n, keys, strides, _i64(ndim), _i64(n), out)
+            self._run("coo_linear_index_unravel", n, keys, st, _i64(ndim), _i64(n), out)
         return out
 
     # ------------------------------------------------------------------ sort and segments
@@ -155,10 +283,11 @@ class CudaLayer:
         """Stable sort of keys in [0, bound): (sorted_keys, perm) with sorted_keys = keys[perm]. Sync-free.
 
         When key bits + position bits fit in 63 bits, each key is packed with
-        its position (``coo_sort_pack``) and the packed words are sorted
-        keys-only (``xp.sort``: a CUB radix sort on a GPU), which is stable by
-        construction and moves half the bytes of a key-value sort; otherwise
-        the namespace's stable argsort.
+        its position (``coo_sort_pack``; a key outside [0, bound) is clamped
+        and reported) and the packed words are sorted keys-only, in place (a
+        CUB radix sort on a GPU), which is stable by construction and moves
+        half the bytes of a key-value sort; otherwise the namespace's stable
+        argsort.
         """
         xp = self.xp
         keys = self._c(keys, np.int64)
@@ -166,11 +295,11 @@ class CudaLayer:
         bound = max(int(bound), 1)
         shift = max(n - 1, 0).bit_length()
         if n == 0:
-            return keys.copy(), xp.zeros(0, dtype=np.int64)
+            return keys.copy(), xp.empty(0, dtype=np.int64)
         if (bound - 1).bit_length() + shift <= 63:
             self._check_range(keys, 0, bound, "sort_pairs keys")
             packed = xp.empty(n, dtype=np.int64)
-            self._run("coo_sort_pack", n, keys, _i64(n), _i64(shift), packed)
+            self._run("coo_sort_pack", n, keys, _i64(n), _i64(shift), _i64(bound), packed, self._err())
             packed = self._sort(packed)
             sorted_keys = xp.empty(n, dtype=np.int64)
             perm = xp.empty(n, dtype=np.int64)
@@ -189,7 +318,7 @@ class CudaLayer:
         flags = xp.empty(n, dtype=np.int64)
         self._run("coo_segment_starts_flag", n, sorted_keys, _i64(n), flags)
         pos = xp.cumsum(flags)
-        nseg = int(pos[-1])  # synchronize!
+        nseg = self._sync_size(pos[-1])  # synchronize! (and the error word, in the same copy)
         starts = xp.empty(nseg + 1, dtype=np.int64)
         self._run("coo_segment_starts_write", n, sorted_keys, pos, _i64(n), _i64(nseg), starts)
         return starts
@@ -215,16 +344,15 @@ class CudaLayer:
         k = view.shape[1]
         if self._validate:
             self._check_range(starts, 0, n + 1, "segment_sum starts")
-            if bool((starts[1:] <= starts[:-1]).any()):
+            h = np.asarray(self._peek(starts))
+            if bool((h[1:] <= h[:-1]).any()):
                 raise ValueError("segment_sum: starts must be strictly increasing")
-        if perm is None:
-            perm_arr, has_perm = xp.empty(0, dtype=np.int64), 0
-        else:
-            perm_arr, has_perm = self._c(perm, np.int64), 1
+        perm_arr = None if perm is None else self._c(perm, np.int64)
+        if perm_arr is not None:
             self._check_range(perm_arr, 0, n, "segment_sum perm")
         self._run(
             f"coo_segment_sum_reduce<{ctype}>", nseg * k,
-            view, perm_arr, _i64(has_perm), starts, _i64(nseg), _i64(k), oview,
+            view, _i64(n), perm_arr, _i64(perm is not None), starts, _i64(nseg), _i64(k), oview, self._err(),
         )
         return out
 
@@ -259,17 +387,19 @@ class CudaLayer:
         view, ctype = self._words(values)
         oview, _ = self._words(out)
         k = view.shape[1]
-        self._run(f"{kernel}<{ctype}>", m * k, view, rows, _i64(m), _i64(k), oview)
+        self._run(f"{kernel}<{ctype}>", m * k, view, _i64(values.shape[0]), rows, _i64(m), _i64(k), oview,
+                  self._err())
         return out
 
     # ------------------------------------------------------------------ strided scatter
-    def _elements(self, target, addresses, values, inner):
-        """Flattened element addresses and values (i-major, as the sequential loop visits them).
+    def _elements(self, target, addresses, values, inner, w):
+        """Word addresses of every element, i-major (the sequential loop's order), and the values.
 
         An entry whose block would leave the target (block address outside
         ``[-min(0, min inner), len - max(0, max inner))``, the Numba layer's
-        rule) is skipped: its elements get the address ``len(target)``, which
-        sorts last and is never written. Computed on the device (no sync).
+        rule) is skipped and reported: its elements get the address
+        ``len(target) * w``, which sorts last and is never written. Computed on
+        the device (``coo_scatter_elements``); ``inner`` is host metadata.
         """
         xp = self.xp
         if target.ndim != 1:
@@ -277,59 +407,71 @@ class CudaLayer:
         if target.size > 1 and target.strides[0] != target.itemsize:
             raise ValueError("scatter target must have unit element stride (a flat view)")
         addresses = self._c(addresses, np.int64)
-        inner = self._c(inner, np.int64)
-        n, k = addresses.shape[0], inner.shape[0]
-        values = xp.asarray(values)
+        inner_dev, inner_val, k, lo, hi_pad = self._inner(inner)  # element offsets; the kernel makes words
+        n = addresses.shape[0]
         if values.shape != (n, k):
             raise ValueError(f"scatter values must have shape ({n}, {k}); got {values.shape}")
         span = target.size
-        if n == 0 or k == 0:
-            return xp.zeros(0, dtype=np.int64), values.reshape(-1)[:0], span
-        lo = -xp.minimum(inner.min(), 0)
-        hi = span - xp.maximum(inner.max(), 0)
-        ok = (addresses >= lo) & (addresses < hi)
-        addr = xp.where(ok[:, None], addresses[:, None] + inner[None, :], span).reshape(-1)
         vals = self._c(values.astype(target.dtype, copy=False)).reshape(-1)
+        addr = xp.empty(n * k * w, dtype=np.int64)
+        if n == 0 or k == 0:
+            return addr, vals, span
+        self._run("coo_scatter_elements", n * k * w, addresses, inner_dev, inner_val, _i64(n), _i64(k), _i64(w),
+                  _i64(lo), _i64(span - hi_pad), _i64(span), addr, self._err())
         return addr, vals, span
 
-    def _scatter(self, kind, target, addr, vals, ctype, limit):
-        saddr, perm = self.sort_pairs(addr, limit + 1)
-        self._run(f"coo_scatter_{kind}_runs<{ctype}>", addr.shape[0], target, saddr, perm, vals,
-                  _i64(addr.shape[0]), _i64(limit))
+    def _scatter(self, kind, target, addr, vals, ctype, limit, hint):
+        n = addr.shape[0]
+        if kind == "set" and hint == "distinct":
+            self._run(f"coo_scatter_set_direct<{ctype}>", n, target, addr, vals, _i64(n), _i64(limit))
+            return
+        if hint in ("sorted", "distinct"):  # non-decreasing already: runs without a sort
+            saddr, perm = addr, None
+        else:
+            saddr, perm = self.sort_pairs(addr, limit + 1)
+        self._run(f"coo_scatter_{kind}_runs<{ctype}>", n, target, saddr, perm, _i64(perm is not None), vals,
+                  _i64(n), _i64(limit))
 
-    def scatter_add(self, target, addresses, values, inner):
+    def scatter_add(self, target, addresses, values, inner, *, hint=None):
         """target[addresses[i] + inner[c]] += values[i, c], in order of i. In place; sync-free.
 
-        Entries whose block would leave the target are skipped (memory safety).
+        Entries whose block would leave the target are skipped (memory safety)
+        and reported through the error word. ``inner`` is host metadata.
+        ``hint``: 'sorted' when the element addresses are non-decreasing in
+        (i, c) order (a sorted COO into a C-ordered target), 'distinct' when
+        no two coincide (a unique COO): the address sort is skipped.
 
         Element addresses are stably sorted, and one thread sums each run of
         equal addresses in original order onto the old value (no atomics).
         """
-        addr, vals, span = self._elements(target, addresses, values, inner)
+        w = 2 if target.dtype.kind == "c" else 1  # the real and imaginary words are separate elements
+        addr, vals, span = self._elements(target, addresses, values, inner, w)
         if addr.shape[0] == 0:
             return
         tview, ctype = self._sum_view(target)
         vview, _ = self._sum_view(vals)
-        if target.dtype.kind == "c":  # the real and imaginary words are separate elements
-            addr = (addr[:, None] * 2 + self.xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
-            span *= 2
-        self._scatter("add", tview, addr, vview, ctype, span)
+        self._scatter("add", tview, addr, vview, ctype, span * w, hint)
 
-    def scatter_set(self, target, addresses, values, inner):
+    def scatter_set(self, target, addresses, values, inner, *, hint=None):
         """target[addresses[i] + inner[c]] = values[i, c]; the last writer in order wins. In place; sync-free.
 
         Element addresses are stably sorted, and only the last element of each
         run of equal addresses writes (deterministic overlap rule, SPEC 5).
+        ``hint`` as in :meth:`scatter_add`; 'distinct' writes directly.
         """
-        addr, vals, span = self._elements(target, addresses, values, inner)
+        w = 2 if target.dtype.itemsize == 16 else 1
+        addr, vals, span = self._elements(target, addresses, values, inner, w)
         if addr.shape[0] == 0:
             return
         tview, ctype = self._words(target)
         vview, _ = self._words(vals)
-        if target.dtype.itemsize == 16:
-            addr = (addr[:, None] * 2 + self.xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
-            span *= 2
-        self._scatter("set", tview, addr, vview, ctype, span)
+        self._scatter("set", tview, addr, vview, ctype, span * w, hint)
+
+    def _check_sorted(self, keys, strict):
+        """Report (COO_ERR_ORDER) keys that are not sorted (strictly: and unique) as a merge assumes. Sync-free."""
+        n = keys.shape[0]
+        if n > 1:
+            self._run("coo_sort_check", n - 1, keys, _i64(n), _i64(bool(strict)), self._err())
 
     # ------------------------------------------------------------------ intersection family
     def _match(self, src_keys, probe_keys):
@@ -337,17 +479,20 @@ class CudaLayer:
         src_keys = self._c(src_keys, np.int64)
         probe_keys = self._c(probe_keys, np.int64)
         n, m = src_keys.shape[0], probe_keys.shape[0]
-        first = xp.zeros(n, dtype=np.int64)
-        count = xp.zeros(n, dtype=np.int64)
-        if m:
-            self._run("coo_intersect_match", n, src_keys, probe_keys, _i64(n), _i64(m), first, count)
+        if not m:
+            return xp.zeros(n, dtype=np.int64), xp.zeros(n, dtype=np.int64)
+        self._check_sorted(probe_keys, strict=False)  # lying flags: reported, results stay in bounds
+        first = xp.empty(n, dtype=np.int64)
+        count = xp.empty(n, dtype=np.int64)
+        self._run("coo_intersect_match", n, src_keys, probe_keys, _i64(n), _i64(m), first, count)
         return first, count
 
     def match_merge(self, src_keys, probe_keys):
         """(first, count) of sorted ``src_keys`` in sorted ``probe_keys``. Sync-free.
 
         On the GPU a binary search per source entry (same answer as the merge:
-        first = insertion point, count = number of equal probe keys).
+        first = insertion point, count = number of equal probe keys, found by
+        galloping).
         """
         return self._match(src_keys, probe_keys)
 
@@ -366,7 +511,7 @@ class CudaLayer:
         flags = xp.empty(n, dtype=np.int64)
         self._run("coo_intersect_flag", n, count, _i64(n), flags)
         pos = xp.cumsum(flags)
-        m = int(pos[-1])  # synchronize! (the number of matched rows sizes the output)
+        m = self._sync_size(pos[-1])  # synchronize! (the number of matched rows sizes the output)
         rows = xp.empty(m, dtype=np.int64)
         first_out = xp.empty(m, dtype=np.int64)
         count_out = xp.empty(m, dtype=np.int64)
@@ -411,11 +556,13 @@ class CudaLayer:
             return a, _FLOAT_C[dt]
         raise TypeError(f"multiply_matched runs on int64, float32/64 and complex64/128; got {dt}")
 
-    def multiply_matched(self, src_values, rows, probe_values, perm, first, count):
+    def multiply_matched(self, src_values, rows, probe_values, perm, first, count, *, shared_runs=False):
         """out[i] = src_values[rows[i] or i] * (ordered sum of the matched probe rows); 0 where count[i] == 0. Sync-free.
 
         One dtype throughout (int64 products wrap, complex products are
         (ac - bd) + i(ad + bc) with every operation rounded alone, as in NumPy).
+        ``shared_runs`` (the source has duplicates): each probe run is summed
+        once (:meth:`probe_sum`), then multiplied per row.
         """
         xp = self.xp
         src_values = self._c(src_values)
@@ -431,29 +578,42 @@ class CudaLayer:
         sview, ctype = self._product_view(src_values)
         pview, _ = self._product_view(probe_values)
         oview, _ = self._product_view(out)
-        empty = xp.empty(0, dtype=np.int64)
-        rows_arr = empty if rows is None else self._c(rows, np.int64)
-        perm_arr = empty if perm is None else self._c(perm, np.int64)
+        rows_arr = None if rows is None else self._c(rows, np.int64)
+        perm_arr = None if perm is None else self._c(perm, np.int64)
         if self._validate:
-            self._check_probe_ranges(first, count, probe_values.shape[0], perm_arr, perm is not None)
-            if rows is not None:
+            self._check_probe_ranges(first, count, probe_values.shape[0], perm_arr)
+            if rows_arr is not None:
                 self._check_range(rows_arr, 0, src_values.shape[0], "multiply_matched rows")
+        if shared_runs:
+            sums, _ = self._product_view(self.probe_sum(probe_values, perm, first, count, shared_runs=True))
+            self._run(f"coo_intersect_multiply_sums<{ctype}>", m * k, sview, _i64(src_values.shape[0]), rows_arr,
+                      _i64(rows is not None), sums, count, _i64(m), _i64(k), oview, self._err())
+            return out
         self._run(
             f"coo_intersect_multiply_matched<{ctype}>", m * k,
-            sview, rows_arr, _i64(rows is not None), pview, perm_arr, _i64(perm is not None),
-            first, count, _i64(m), _i64(k), oview,
+            sview, _i64(src_values.shape[0]), rows_arr, _i64(rows is not None),
+            pview, _i64(probe_values.shape[0]), perm_arr, _i64(perm is not None),
+            first, count, _i64(m), _i64(k), oview, self._err(),
         )
         return out
 
-    def _check_probe_ranges(self, first, count, nprobe, perm_arr, has_perm):
-        hit = count != 0
-        if bool(hit.any()) and (int(first[hit].min()) < 0 or int((first + count)[hit].max()) > nprobe):
+    def _check_probe_ranges(self, first, count, nprobe, perm_arr):
+        f, c = np.asarray(self._peek(first)), np.asarray(self._peek(count))
+        hit = c != 0
+        if bool(hit.any()) and (int(f[hit].min()) < 0 or int((f + c)[hit].max()) > nprobe):
             raise IndexError("a matched range falls outside the probe")
-        if has_perm:
+        if perm_arr is not None:
             self._check_range(perm_arr, 0, nprobe, "probe perm")
 
-    def probe_sum(self, values, perm, first, count):
-        """out[i] = ordered sum of values[perm[first[i]:first[i]+count[i]]]; 0 where count[i] == 0. Sync-free."""
+    def probe_sum(self, values, perm, first, count, *, shared_runs=False):
+        """out[i] = ordered sum of values[perm[first[i]:first[i]+count[i]]]; 0 where count[i] == 0. Sync-free.
+
+        ``shared_runs``: rows repeat runs (a source with duplicates, so
+        summing per row would add a run once per repeat: quadratic when both
+        sides repeat). Then each run is claimed by one row, summed once by it,
+        and copied to the others (``coo_intersect_claim_runs`` /
+        ``copy_runs``): the same bits, linear work.
+        """
         xp = self.xp
         values = self._c(values)
         first = self._c(first, np.int64)
@@ -465,13 +625,24 @@ class CudaLayer:
         view, ctype = self._sum_view(values)
         oview, _ = self._sum_view(out)
         k = view.shape[1]
-        perm_arr = xp.empty(0, dtype=np.int64) if perm is None else self._c(perm, np.int64)
+        perm_arr = None if perm is None else self._c(perm, np.int64)
+        nprobe = values.shape[0]
         if self._validate:
-            self._check_probe_ranges(first, count, values.shape[0], perm_arr, perm is not None)
+            self._check_probe_ranges(first, count, nprobe, perm_arr)
+        owner = None
+        if shared_runs:
+            owner = xp.empty(nprobe, dtype=np.int64)
+            self._run("coo_intersect_claim_runs", m, first, count, _i64(m), _i64(nprobe), owner)
         self._run(
             f"coo_intersect_probe_sum<{ctype}>", m * k,
-            view, perm_arr, _i64(perm is not None), first, count, _i64(m), _i64(k), oview,
+            view, _i64(nprobe), perm_arr, _i64(perm is not None), first, count, owner, _i64(m), _i64(k),
+            oview, self._err(),
         )
+        if shared_runs:
+            words, wtype = self._words(out)
+            kw = words.shape[1]
+            self._run(f"coo_intersect_copy_runs<{wtype}>", m * kw, owner, first, count, _i64(m), _i64(kw),
+                      _i64(nprobe), words)
         return out
 
     def gather_columns(self, indices, rows):
@@ -484,30 +655,36 @@ class CudaLayer:
         out = xp.empty((d, m), dtype=np.int64)
         if d and m:
             self._check_range(rows, 0, n, "gather_columns rows")
-            self._run("coo_intersect_gather_columns", d * m, indices, rows, _i64(d), _i64(n), _i64(m), out)
+            self._run("coo_intersect_gather_columns", d * m, indices, rows, _i64(d), _i64(n), _i64(m), out,
+                      self._err())
         return out
 
     def gather_strided(self, source, addresses, inner):
-        """out[i, c] = source[addresses[i] + inner[c]] for 1-D ``source`` (bit copy). Sync-free."""
+        """out[i, c] = source[addresses[i] + inner[c]] for 1-D ``source`` (bit copy). Sync-free.
+
+        ``inner`` is host metadata (by value up to 64 words). An address
+        outside the source reads zero bits and is reported.
+        """
         xp = self.xp
         if source.ndim != 1 or (source.size > 1 and source.strides[0] != source.itemsize):
             raise ValueError("gather_strided source must be a 1-D flat view with unit stride")
         addresses = self._c(addresses, np.int64)
-        inner = self._c(inner, np.int64)
-        n, k = addresses.shape[0], inner.shape[0]
+        w = 2 if source.dtype.itemsize == 16 else 1  # two words per 16-byte element
+        inner_dev, inner_val, kw, _, _ = self._inner(inner, w)
+        n, k = addresses.shape[0], kw // w
         out = xp.empty((n, k), dtype=source.dtype)
         if n == 0 or k == 0:
             return out
         if self._validate:
-            self._check_range((addresses[:, None] + inner[None, :]).reshape(-1), 0, source.size,
-                              "gather_strided address")
+            h = np.asarray(inner, dtype=np.int64).reshape(-1)
+            a = np.asarray(self._peek(addresses))
+            self._check_range((a[:, None] + h[None, :]).reshape(-1), 0, source.size, "gather_strided address")
         sview, ctype = self._words(source)
         oview, _ = self._words(out.reshape(-1))
-        if source.dtype.itemsize == 16:  # two words per element
-            addresses = addresses * 2
-            inner = (inner[:, None] * 2 + xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
-            k = 2 * k
-        self._run(f"coo_gather_strided<{ctype}>", n * k, sview, addresses, inner, _i64(n), _i64(k), oview)
+        if w > 1:
+            addresses = addresses * w
+        self._run(f"coo_gather_strided<{ctype}>", n * kw, sview, _i64(sview.shape[0]), addresses, inner_dev,
+                  inner_val, _i64(n), _i64(kw), oview, self._err())
         return out
 
     def merge_union(self, a_keys, b_keys):
@@ -519,17 +696,21 @@ class CudaLayer:
         a_keys = self._c(a_keys, np.int64)
         b_keys = self._c(b_keys, np.int64)
         na, nb = a_keys.shape[0], b_keys.shape[0]
+        self._check_sorted(a_keys, strict=True)  # lying flags: reported at the size read below
+        self._check_sorted(b_keys, strict=True)
         lb = xp.empty(na, dtype=np.int64)
         matched = xp.empty(na, dtype=np.int64)
         self._run("coo_union_rank", na, a_keys, b_keys, _i64(na), _i64(nb), lb, matched)
-        common = xp.zeros(na + 1, dtype=np.int64)
+        common = xp.empty(na + 1, dtype=np.int64)
+        common[0] = 0  # (a one-element fill: the scan writes the rest)
         if na:
-            common[1:] = xp.cumsum(matched)
-        m = na + nb - int(common[na])  # synchronize!
+            xp.cumsum(matched, out=common[1:])
+        m = na + nb - self._sync_size(common[na])  # synchronize! (output size; error word in the same copy)
         a_pos = xp.empty(m, dtype=np.int64)
         b_pos = xp.empty(m, dtype=np.int64)
-        self._run("coo_union_write_a", na, lb, matched, common, _i64(na), a_pos, b_pos)
-        self._run("coo_union_write_b", nb, a_keys, b_keys, common, _i64(na), _i64(nb), a_pos, b_pos)
+        err = self._err()
+        self._run("coo_union_write_a", na, lb, matched, common, _i64(na), _i64(m), a_pos, b_pos, err)
+        self._run("coo_union_write_b", nb, a_keys, b_keys, common, _i64(na), _i64(nb), _i64(m), a_pos, b_pos, err)
         return a_pos, b_pos
 
     def union_columns(self, a_idx, b_idx, a_pos, b_pos):
@@ -546,9 +727,10 @@ class CudaLayer:
         if d and m:
             if self._validate:
                 self._check_range(a_pos, -1, na, "union_columns a_pos")
-                self._check_range(b_pos[a_pos < 0], 0, nb, "union_columns b_pos")
+                ap, bp = np.asarray(self._peek(a_pos)), np.asarray(self._peek(b_pos))
+                self._check_range(bp[ap < 0], 0, nb, "union_columns b_pos")
             self._run("coo_union_columns", d * m, a_idx, b_idx, a_pos, b_pos,
-                      _i64(d), _i64(na), _i64(nb), _i64(m), out)
+                      _i64(d), _i64(na), _i64(nb), _i64(m), out, self._err())
         return out
 
     def union_values(self, a_values, b_values, a_pos, b_pos, negate):
@@ -570,17 +752,18 @@ class CudaLayer:
         if self._validate:
             self._check_range(a_pos, -1, a_values.shape[0], "union_values a_pos")
             self._check_range(b_pos, -1, b_values.shape[0], "union_values b_pos")
-            if bool(((a_pos < 0) & (b_pos < 0)).any()):
+            ap, bp = np.asarray(self._peek(a_pos)), np.asarray(self._peek(b_pos))
+            if bool(((ap < 0) & (bp < 0)).any()):
                 raise IndexError("union_values: an entry has neither side")
         k = av.shape[1]
         self._run(f"coo_union_values<{ctype}>", m * k, av, bv, a_pos, b_pos, _i64(bool(negate)),
-                  _i64(m), _i64(k), ov)
+                  _i64(a_values.shape[0]), _i64(b_values.shape[0]), _i64(m), _i64(k), ov, self._err())
         return out
 
     def merge_add(self, a_idx, b_idx, a_values, b_values, strides, negate):
         """Coalesced union in one call: (indices[d, m], values[m, k]) of a + b (a - b with ``negate``).
 
-        Keys from the index columns (``strides``), the ranks of
+        Keys from the index columns (``strides``, host values), the ranks of
         :meth:`merge_union`, then the index columns and the values
         (``coo_union_values``). Synchronises once (the union size).
         """
@@ -596,15 +779,18 @@ class CudaLayer:
 
     # ------------------------------------------------------------------ strided views (as_strided_scatter)
     def _view_params(self, sizes, strides, src_strides):
+        """By-value (sizes, strides, src_strides), d, element count, host sizes, chunk threads, rows."""
         sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
         d = sizes.shape[0]
-        params = np.concatenate([sizes, np.asarray(strides, np.int64).reshape(-1),
-                                 np.asarray(src_strides, np.int64).reshape(-1)])
         total = int(np.prod(sizes)) if d else 1
-        return self.xp.asarray(params), d, total, sizes
+        n_last = int(sizes[-1]) if d else 1
+        rows = total // n_last if n_last else 0
+        nchunks = rows * (-(-n_last // VIEW_CHUNK))
+        return ((self.dims(sizes, "view sizes"), self.dims(strides, "view strides"),
+                 self.dims(src_strides, "view src_strides")), d, total, sizes, nchunks, rows)
 
     def _check_view(self, out, src, src_base, offset, sizes, strides, src_strides):
-        """Emulation only: the view's extreme addresses lie inside ``out`` and ``src``."""
+        """``validate`` only: the view's extreme addresses lie inside ``out`` and ``src``."""
         if not self._validate:
             return
         for base, st, buf, what in ((offset, strides, out, "output"), (src_base, src_strides, src, "source")):
@@ -618,13 +804,16 @@ class CudaLayer:
         """out = inp (when ``copy``), then out[offset + i.strides] = src[src_base + i.src_strides]. Sync-free.
 
         For views whose addresses strictly increase in C order (the row's
-        contract). With ``copy`` and gaps between consecutive addresses of at
-        most ``FILL_MAX_GAP`` elements (computed from the host metadata), one
-        fused pass writes every output element once (``coo_scatter_view_fill``:
-        each view element also copies the input gap after it; head and tail
-        are plain copies). Otherwise the copy, then one thread per view element.
+        contract); sizes and strides are host values, passed by value. With
+        ``copy`` and gaps between consecutive addresses of at most
+        ``FILL_MAX_GAP`` elements (computed from the host metadata), one fused
+        pass writes every output element once (``coo_scatter_view_fill``: each
+        view element also copies the input gap after it; head and tail are
+        plain copies). Otherwise the copy, then the view kernel. A thread
+        handles ``VIEW_CHUNK`` elements of the last dimension, stepping by its
+        stride.
         """
-        params, d, total, sz = self._view_params(sizes, strides, src_strides)
+        params, d, total, sz, nchunks, rows = self._view_params(sizes, strides, src_strides)
         if total == 0:
             if copy and out.size:
                 out[...] = inp
@@ -642,13 +831,13 @@ class CudaLayer:
                 oview[: offset * w] = iview[: offset * w]
             if (last + 1) * w < oview.size:
                 oview[(last + 1) * w:] = iview[(last + 1) * w:]
-            self._run(f"coo_scatter_view_fill<{ctype}>", total, oview, iview, sview, params, _i64(d),
-                      _i64(offset), _i64(src_base), _i64(total), _i64(w))
+            self._run(f"coo_scatter_view_fill<{ctype}>", nchunks, oview, iview, sview, *params, _i64(d),
+                      _i64(offset), _i64(src_base), _i64(nchunks), _i64(rows), _i64(w))
             return
         if copy and out.size:
             out[...] = inp
-        self._run(f"coo_scatter_view_set<{ctype}>", total, oview, sview, params, _i64(d),
-                  _i64(offset), _i64(src_base), _i64(total), _i64(w))
+        self._run(f"coo_scatter_view_set<{ctype}>", nchunks, oview, sview, *params, _i64(d),
+                  _i64(offset), _i64(src_base), _i64(nchunks), _i64(w))
 
     def strided_scatter_ordered(self, out, src, src_base, offset, sizes, strides, src_strides):
         """out[offset + i.strides] = src[src_base + i.src_strides], i in C order, last writer wins. Sync-free.
@@ -657,20 +846,20 @@ class CudaLayer:
         the last element of each run of equal addresses writes.
         """
         xp = self.xp
-        params, d, total, sz = self._view_params(sizes, strides, src_strides)
+        params, d, total, sz, nchunks, _ = self._view_params(sizes, strides, src_strides)
         if total == 0:
             return
         self._check_view(out, src, int(src_base), int(offset), sz, strides, src_strides)
         out_addr = xp.empty(total, dtype=np.int64)
         src_addr = xp.empty(total, dtype=np.int64)
-        self._run("coo_scatter_view_addresses", total, params, _i64(d), _i64(offset), _i64(src_base),
-                  _i64(total), out_addr, src_addr)
-        vals = self.gather_strided(src, src_addr, xp.zeros(1, dtype=np.int64)).reshape(-1)
+        self._run("coo_scatter_view_addresses", nchunks, *params, _i64(d), _i64(offset), _i64(src_base),
+                  _i64(nchunks), out_addr, src_addr)
+        vals = self.gather_strided(src, src_addr, np.zeros(1, dtype=np.int64)).reshape(-1)
         tview, ctype = self._words(out)
         vview, _ = self._words(vals)
         if out.dtype.itemsize == 16:
             out_addr = (out_addr[:, None] * 2 + xp.arange(2, dtype=np.int64)[None, :]).reshape(-1)
-        self._scatter("set", tview, out_addr, vview, ctype, tview.size)
+        self._scatter("set", tview, out_addr, vview, ctype, tview.size, None)
 
     # ---- linear algebra (issue 13) ----------------------------------------------
     # One thread per output element, each summing in the kernel API's order: the Numba
@@ -866,9 +1055,27 @@ class CudaLayer:
         return sums.reshape(-1)
 
     # ------------------------------------------------------------------ binding
-    def bind(self, namespace, names):
-        """Put the layer's functions named ``names`` into module dict ``namespace``."""
+    def bind(self, namespace, names, guard=None):
+        """Put the layer's functions named ``names`` into module dict ``namespace``.
+
+        ``guard(args)``, when given, returns a context manager each call runs
+        in (the GPU backend: the device of the array arguments).
+        """
         namespace["name"] = self.name
         namespace["xp"] = self.xp
         for n in names:
-            namespace[n] = getattr(self, n)
+            fn = getattr(self, n)
+            if guard is not None:
+                fn = _guarded(fn, guard)
+            namespace[n] = fn
+
+
+def _guarded(fn, guard):
+    import functools
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with guard(args):
+            return fn(*args, **kwargs)
+
+    return run

@@ -4,6 +4,14 @@ Every program text starts with ``#line 1 "<path>"`` so compiler messages
 name the real file and line. The instantiations compiled (NVRTC name
 expressions, host launch wrappers) come from the one table
 ``coosparse.cuda_kernels.KERNELS``.
+
+The GPU loader (:mod:`.backend`) compiles each file itself with NVRTC and
+:func:`nvrtc_options`, instead of through ``cupy.RawModule``: CuPy appends
+``-ftz=true`` to every option list, which would flush float32 subnormals to
+zero and break bit-identity with the CPU. The compiled binaries are cached
+under :func:`cache_key`, which covers every ``.cu`` file, every header of
+``include/`` and the table (CuPy's key covers only the program text, so a
+header-only edit would have reused stale binaries).
 """
 from __future__ import annotations
 
@@ -15,6 +23,9 @@ from .. import cuda_kernels
 KERNEL_DIR = os.path.dirname(os.path.abspath(cuda_kernels.__file__))
 INCLUDE_DIR = os.path.join(KERNEL_DIR, "include")
 KERNELS = cuda_kernels.KERNELS
+
+IEEE_OPTIONS = ("-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-fmad=false")
+"""Float semantics of the kernels: subnormals kept, no contraction into FMAs (Numba's, NumPy's)."""
 
 
 def source_path(fname):
@@ -39,12 +50,13 @@ def all_name_expressions():
 
 
 def nvrtc_options(arch=None):
-    """NVRTC options: the include dir, and the target when given (CuPy adds its own).
+    """The one NVRTC option list (loader, compile test, ``compile_check``).
 
-    The language level is NVRTC's default (C++17 since CUDA 12); the kernels
-    need only C++11, so CuPy's own ``-std`` choice cannot clash with ours.
+    The include dir, IEEE float semantics (:data:`IEEE_OPTIONS`), and the
+    target when given: ``sm_XX`` (a cubin) or ``compute_XX`` (PTX). The
+    language level is NVRTC's default (C++17 since CUDA 12).
     """
-    opts = [f"--include-path={INCLUDE_DIR}"]
+    opts = [f"--include-path={INCLUDE_DIR}", *IEEE_OPTIONS]
     if arch is not None:
         opts.append(f"--gpu-architecture={arch}")
     return opts
@@ -61,3 +73,18 @@ def sources_digest(extra=""):
                     h.update(f.read())
     h.update(repr(sorted(KERNELS.items())).encode())
     return h.hexdigest()[:20]
+
+
+def cache_key(fname, arch, compiler_version):
+    """Cache key of the binary of ``fname`` for ``arch``: sources + headers + table + options + compiler."""
+    extra = "\0".join([fname, arch, str(compiler_version), *nvrtc_options(arch)])
+    return sources_digest(extra)
+
+
+def cache_dir():
+    """``$COOSPARSE_CACHE_DIR`` (default ``~/.cache/coosparse``), created on demand."""
+    root = os.environ.get("COOSPARSE_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "coosparse"
+    )
+    os.makedirs(root, exist_ok=True)
+    return root

@@ -1,14 +1,22 @@
 """Build every kernel instantiation for real GPU targets, without a GPU.
 
-NVRTC runs on any machine: it is loaded with ctypes from the
-``nvidia-cuda-nvrtc-cu12`` wheel (or ``$COOSPARSE_NVRTC``, or the system's
-``libnvrtc``). Each file of ``cuda_kernels.KERNELS`` is compiled as the GPU
-loader compiles it (``#line 1 "<file>"`` + source, the same options), with
-every instantiation of the table registered as a name expression, so a
-template that fails to instantiate is an error, not a silently missing
-kernel; its lowered (mangled) name must come back, and a cubin is produced
-for each architecture. Without NVRTC, ``nvcc -cubin`` is the fallback (the
-instantiations are forced by taking their addresses).
+NVRTC runs on any machine. Two ways to reach it, with one interface
+(:class:`CtypesNVRTC`, :class:`CupyNVRTC`):
+
+- ctypes on the library of the ``nvidia-cuda-nvrtc-cu12`` wheel (or
+  ``$COOSPARSE_NVRTC``, or the system's ``libnvrtc``): the CI compile test,
+  no CuPy needed;
+- CuPy's own NVRTC binding (``cupy_backends.cuda.libs.nvrtc``): what the GPU
+  loader (:mod:`.backend`) uses, so it compiles with the NVRTC CuPy found.
+
+Each file of ``cuda_kernels.KERNELS`` is compiled exactly as the GPU loader
+compiles it (:func:`compile_file`: ``#line 1 "<file>"`` + source,
+``_sources.nvrtc_options``, every instantiation registered as a name
+expression, so a template that fails to instantiate is an error, not a
+silently missing kernel); its lowered (mangled) name must come back, and a
+cubin (``sm_XX``) or PTX (``compute_XX``) is produced. Without NVRTC,
+``nvcc -cubin`` is the fallback (the instantiations are forced by taking
+their addresses).
 
 Run ``python -m coosparse._cuda.compile_check [sm_80 sm_90 ...]``.
 """
@@ -93,35 +101,109 @@ def _log(lib, prog):
     return buf.value.decode(errors="replace")
 
 
+class CtypesNVRTC:
+    """NVRTC through ctypes (:func:`load_nvrtc`): the CI compile test's way in."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.version = nvrtc_version(lib)
+
+    def supported_archs(self):
+        lib = self.lib
+        n = ctypes.c_int()
+        if not hasattr(lib, "nvrtcGetNumSupportedArchs"):
+            return None
+        lib.nvrtcGetNumSupportedArchs(ctypes.byref(n))
+        arr = (ctypes.c_int * n.value)()
+        lib.nvrtcGetSupportedArchs(arr)
+        return list(arr)
+
+    def compile(self, source, name, names, options, output):
+        """(binary, {name expression: lowered name}); ``output`` is 'cubin' or 'ptx'."""
+        lib = self.lib
+        prog = ctypes.c_void_p()
+        _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None),
+               "nvrtcCreateProgram")
+        try:
+            for n in names:
+                _check(lib, lib.nvrtcAddNameExpression(prog, n.encode()), f"nvrtcAddNameExpression({n})")
+            opts = [o.encode() for o in options]
+            argv = (ctypes.c_char_p * len(opts))(*opts)
+            _check(lib, lib.nvrtcCompileProgram(prog, len(opts), argv), name, prog)
+            lowered = {}
+            for n in names:
+                out = ctypes.c_char_p()
+                _check(lib, lib.nvrtcGetLoweredName(prog, n.encode(), ctypes.byref(out)),
+                       f"nvrtcGetLoweredName({n})")
+                lowered[n] = out.value.decode()
+            size = ctypes.c_size_t()
+            get_size, get = ((lib.nvrtcGetCUBINSize, lib.nvrtcGetCUBIN) if output == "cubin"
+                             else (lib.nvrtcGetPTXSize, lib.nvrtcGetPTX))
+            _check(lib, get_size(prog, ctypes.byref(size)), f"nvrtcGet{output.upper()}Size")
+            buf = ctypes.create_string_buffer(size.value)
+            _check(lib, get(prog, buf), f"nvrtcGet{output.upper()}")
+            return buf.raw[: size.value], lowered
+        finally:
+            lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+class CupyNVRTC:
+    """NVRTC through CuPy's binding: the GPU loader's way in (the NVRTC CuPy itself uses)."""
+
+    def __init__(self):
+        from cupy_backends.cuda.libs import nvrtc
+
+        self._nvrtc = nvrtc
+        self.version = tuple(nvrtc.getVersion())
+
+    def supported_archs(self):
+        try:
+            return list(self._nvrtc.getSupportedArchs())
+        except Exception:
+            return None
+
+    def compile(self, source, name, names, options, output):
+        nvrtc = self._nvrtc
+        prog = nvrtc.createProgram(source, name, (), ())
+        try:
+            for n in names:
+                nvrtc.addNameExpression(prog, n)
+            try:
+                nvrtc.compileProgram(prog, list(options))
+            except nvrtc.NVRTCError as e:
+                raise CompileError(f"{name}: {e}\n{nvrtc.getProgramLog(prog)}") from None
+            lowered = {n: nvrtc.getLoweredName(prog, n) for n in names}
+            binary = nvrtc.getCUBIN(prog) if output == "cubin" else nvrtc.getPTX(prog)
+            return binary, lowered
+        finally:
+            nvrtc.destroyProgram(prog)
+
+
+def compile_file(compiler, fname, arch, options=None):
+    """Compile kernel file ``fname`` for ``arch`` ('sm_90': cubin, 'compute_90': PTX), as the loader does.
+
+    Returns ``(binary, {name_expression: lowered_name})``. Raises CompileError
+    with NVRTC's log on any error. ``options`` replaces the loader's option
+    list (tests compare CuPy's own list).
+    """
+    opts = _sources.nvrtc_options(arch) if options is None else list(options)
+    return compiler.compile(_sources.program_source(fname), os.path.basename(fname),
+                            _sources.name_expressions(fname), opts,
+                            "ptx" if arch.startswith("compute_") else "cubin")
+
+
 def nvrtc_compile(lib, fname, arch):
-    """Compile kernel file ``fname`` for ``arch`` (e.g. 'sm_90').
+    """Compile kernel file ``fname`` for ``arch`` (e.g. 'sm_90') with the ctypes NVRTC ``lib``.
 
     Returns ``{name_expression: lowered_name}`` and the cubin's size in bytes.
-    Raises CompileError with NVRTC's log on any error.
     """
-    src = _sources.program_source(fname).encode()
-    names = _sources.name_expressions(fname)
-    prog = ctypes.c_void_p()
-    _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), src, os.path.basename(fname).encode(),
-                                       0, None, None), "nvrtcCreateProgram")
-    try:
-        for n in names:
-            _check(lib, lib.nvrtcAddNameExpression(prog, n.encode()), f"nvrtcAddNameExpression({n})")
-        opts = [o.encode() for o in _sources.nvrtc_options(arch)]
-        argv = (ctypes.c_char_p * len(opts))(*opts)
-        rc = lib.nvrtcCompileProgram(prog, len(opts), argv)
-        _check(lib, rc, f"{fname} for {arch}", prog)
-        lowered = {}
-        for n in names:
-            out = ctypes.c_char_p()
-            _check(lib, lib.nvrtcGetLoweredName(prog, n.encode(), ctypes.byref(out)),
-                   f"nvrtcGetLoweredName({n})")
-            lowered[n] = out.value.decode()
-        size = ctypes.c_size_t()
-        _check(lib, lib.nvrtcGetCUBINSize(prog, ctypes.byref(size)), "nvrtcGetCUBINSize")
-        return lowered, size.value
-    finally:
-        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    binary, lowered = compile_file(CtypesNVRTC(lib), fname, arch)
+    return lowered, len(binary)
+
+
+def ftz_instructions(ptx):
+    """The PTX lines that flush subnormals (``.ftz``): none may reach the kernels."""
+    return [line.strip() for line in ptx.decode(errors="replace").splitlines() if ".ftz" in line]
 
 
 def nvcc_path():

@@ -16,8 +16,23 @@ kernel uses them today.
 The shared library is cached under ``$COOSPARSE_CACHE_DIR`` (default
 ``~/.cache/coosparse``), keyed by a hash of the sources, the table, the
 compiler and its flags, and rebuilt only when one of them changes.
-Emulation validates every index bound on the host before a launch, so bad
-input raises ``IndexError`` and never corrupts the interpreter.
+
+Strictness (what a GPU would refuse, refused here too):
+
+- The array namespace is the emulated device (:mod:`.strict`): CuPy's API
+  surface only, transfers counted, sync-free regions checked.
+- Every launch is checked against the kernel's C signature, which the host
+  library describes (``coo_params_<i>``): a device array for each pointer
+  parameter (C-contiguous, element size and kind matching the pointee), a
+  ``numpy.int64`` for each ``long long``, a size-1 NumPy array of the struct's
+  size for each struct passed by value, ``None`` (a null pointer) only where a
+  pointer is allowed. A host NumPy array where a pointer is expected fails
+  here as it would crash (size 1: silently passed by value) under CuPy.
+- The kernels are memory-safe by themselves (out-of-range input is zeroed or
+  skipped and reported through the error word), as on a GPU. Host-side bound
+  checks before each launch (``validate``) are off by default, so the
+  emulation behaves as the GPU does; ``COOSPARSE_EMULATION_VALIDATE=1`` turns
+  them on (a bad index then raises ``IndexError`` before the launch).
 """
 from __future__ import annotations
 
@@ -32,17 +47,23 @@ import threading
 import numpy as np
 
 from .._kernel_api import KERNEL_API
-from . import _sources
+from . import _sources, strict
 from ._layer import CudaLayer
 
 BLOCK = 256
 CXX_FLAGS = ["-O2", "-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-fno-fast-math",
              "-fwrapv", "-DCOOSPARSE_HOST_EMULATION"]
+if os.environ.get("COOSPARSE_EMULATION_SANITIZE"):
+    # e.g. 'address': every kernel access checked by AddressSanitizer (run Python with
+    # LD_PRELOAD=$(g++ -print-file-name=libasan.so); tests/test_cuda_strict.py does)
+    CXX_FLAGS += [f"-fsanitize={os.environ['COOSPARSE_EMULATION_SANITIZE']}", "-fno-omit-frame-pointer", "-g"]
 
 _lock = threading.Lock()
 _lib = None
 _entry = {}  # name expression -> ctypes function
+_signature = {}  # name expression -> tuple of (size, is_pointer, pointee size, kind, const) per parameter
 _build_error = None
+MAX_PARAMS = 32
 
 
 def compiler():
@@ -50,12 +71,7 @@ def compiler():
     return shutil.which(os.environ.get("CXX", "g++"))
 
 
-def cache_dir():
-    root = os.environ.get("COOSPARSE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "coosparse"
-    )
-    os.makedirs(root, exist_ok=True)
-    return root
+cache_dir = _sources.cache_dir
 
 
 def translation_unit():
@@ -69,6 +85,9 @@ def translation_unit():
         lines.append(
             f'extern "C" void coo_launch_{idx}(unsigned int grid, unsigned int block, void** args) '
             f"{{ coo_host::launch(&{expr}, grid, block, args); }}"
+        )
+        lines.append(
+            f'extern "C" int coo_params_{idx}(long long* out) {{ return coo_host::describe(&{expr}, out); }}'
         )
     return "\n".join(lines) + "\n"
 
@@ -115,12 +134,20 @@ def _load():
     global _lib, _build_error
     with _lock:
         if _lib is None:
-            _lib = ctypes.CDLL(build())
+            lib = ctypes.CDLL(build())
+            buf = (ctypes.c_longlong * (5 * MAX_PARAMS))()
             for idx, (_, expr) in enumerate(_sources.all_name_expressions()):
-                fn = getattr(_lib, f"coo_launch_{idx}")
+                fn = getattr(lib, f"coo_launch_{idx}")
                 fn.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)]
                 fn.restype = None
                 _entry[expr] = fn
+                desc = getattr(lib, f"coo_params_{idx}")
+                desc.restype = ctypes.c_int
+                nparams = desc(buf)
+                if nparams > MAX_PARAMS:
+                    raise RuntimeError(f"{expr} has {nparams} parameters; raise emulated.MAX_PARAMS")
+                _signature[expr] = tuple(tuple(buf[5 * p: 5 * p + 5]) for p in range(nparams))
+            _lib = lib
     return _lib
 
 
@@ -139,31 +166,70 @@ def available():
         return False
 
 
-def _arg(a, keep):
-    """ctypes storage for one kernel argument; returns a void* to it (CUDA's kernelParams)."""
-    if isinstance(a, np.ndarray):
-        c = ctypes.c_void_p(a.ctypes.data)
-    elif isinstance(a, np.int64):
-        c = ctypes.c_longlong(int(a))
+_KINDS = {ord("f"): "f", ord("i"): "iub", ord("u"): "iub", ord("s"): "c"}
+
+
+def _arg(kernel, p, a, spec, keep):
+    """ctypes storage for kernel argument ``p`` checked against its C parameter ``spec``; a void* to it."""
+    size, is_pointer, pointee, kind, _const = spec
+    where = f"{kernel}: argument {p}"
+    if is_pointer:
+        if a is None:  # CuPy passes None as a null pointer
+            c = ctypes.c_void_p(0)
+        elif isinstance(a, strict.DeviceArray):
+            arr = strict.host_view(a)
+            if not arr.flags.c_contiguous:
+                raise TypeError(f"{where}: a non-contiguous device array (a raw kernel ignores strides)")
+            if arr.dtype.itemsize != pointee or arr.dtype.kind not in _KINDS[kind]:
+                raise TypeError(f"{where}: a device array of dtype {arr.dtype} for a pointer to a "
+                                f"{pointee}-byte {'struct' if kind == ord('s') else chr(kind)} type")
+            c = ctypes.c_void_p(arr.ctypes.data)
+        elif isinstance(a, np.ndarray):
+            raise TypeError(
+                f"{where}: a host NumPy array where the kernel takes a device pointer (CuPy would pass "
+                f"{'it by value, silently' if a.size == 1 else 'nothing: TypeError'}); upload it or pass a device array"
+            )
+        else:
+            raise TypeError(f"{where}: {type(a).__name__} where the kernel takes a device pointer")
+    elif kind == ord("s"):  # a struct by value: a size-1 NumPy array of its bytes (CuPy's convention)
+        if not (isinstance(a, np.ndarray) and a.size == 1 and a.dtype.itemsize == size):
+            raise TypeError(f"{where}: the kernel takes a {size}-byte struct by value; pass a size-1 NumPy "
+                            f"array of that size (CudaLayer.dims), not {type(a).__name__}")
+        c = (ctypes.c_char * size).from_buffer_copy(np.ascontiguousarray(a).tobytes())
     else:
-        raise TypeError(f"kernel arguments are arrays or numpy.int64; got {type(a).__name__}")
+        if not isinstance(a, np.int64) or size != 8:
+            raise TypeError(f"{where}: the kernel takes a {size}-byte {chr(kind)} scalar; pass numpy.int64 "
+                            f"(got {type(a).__name__})")
+        c = ctypes.c_longlong(int(a))
     keep.append(c)
     return ctypes.cast(ctypes.pointer(c), ctypes.c_void_p)
 
 
 def launch(kernel, nthreads, args):
-    """Run ``kernel`` (a KERNELS name expression) on ceil(nthreads / 256) blocks of 256, in order."""
+    """Run ``kernel`` (a KERNELS name expression) on ceil(nthreads / 256) blocks of 256, in order.
+
+    Every argument is checked against the kernel's C signature first (module docstring).
+    """
     _load()
     fn = _entry[kernel]
+    sig = _signature[kernel]
+    if len(args) != len(sig):
+        raise TypeError(f"{kernel} takes {len(sig)} arguments; {len(args)} given")
     keep = []
-    argv = (ctypes.c_void_p * max(len(args), 1))(*[_arg(a, keep) for a in args])
+    argv = (ctypes.c_void_p * max(len(args), 1))(*[_arg(kernel, p, a, s, keep)
+                                                      for p, (a, s) in enumerate(zip(args, sig))])
     grid = (nthreads + BLOCK - 1) // BLOCK
+    if grid > 2**31 - 1:
+        raise ValueError(f"{kernel}: {nthreads} threads exceed CUDA's grid limit")
     fn(grid, BLOCK, argv)
 
 
 def _stable_argsort(keys):
-    return np.argsort(keys, kind="stable")
+    # the emulated cupy.argsort: NumPy's stable sort (CuPy's argsort is thrust's stable sort)
+    return strict.DeviceArray(np.argsort(strict.host_view(keys), kind="stable"))
 
 
-_layer = CudaLayer("cuda-emulated", np, launch, _stable_argsort, validate=True)
+_layer = CudaLayer("cuda-emulated", strict.xp, launch, _stable_argsort,
+                   validate=os.environ.get("COOSPARSE_EMULATION_VALIDATE", "") not in ("", "0"),
+                   peek=strict.host_view)
 _layer.bind(globals(), KERNEL_API)

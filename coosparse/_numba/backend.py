@@ -39,13 +39,13 @@ def gather_rows(values, rows):
     return _seg.gather_rows(values, rows)
 
 
-def scatter_add(target, addresses, values, inner):
-    """Deterministic parallel scatter-add (kernel API row ``scatter_add``)."""
+def scatter_add(target, addresses, values, inner, *, hint=None):
+    """Deterministic parallel scatter-add (kernel API row ``scatter_add``; ``hint`` is for the GPU)."""
     _sc.scatter_add(target, addresses, values, inner, numba.get_num_threads())
 
 
-def scatter_set(target, addresses, values, inner):
-    """Deterministic parallel scatter-set (kernel API row ``scatter_set``)."""
+def scatter_set(target, addresses, values, inner, *, hint=None):
+    """Deterministic parallel scatter-set (kernel API row ``scatter_set``; ``hint`` is for the GPU)."""
     _sc.scatter_set(target, addresses, values, inner, numba.get_num_threads())
 
 
@@ -101,14 +101,14 @@ def compact_matches(first, count):
     return _ix.compact_matches(first, count, _chunks())
 
 
-def probe_sum(values, perm, first, count):
-    """Ordered sums of the matched probe rows (perm None: identity)."""
+def probe_sum(values, perm, first, count, *, shared_runs=False):
+    """Ordered sums of the matched probe rows (perm None: identity; ``shared_runs`` is for the GPU)."""
     out = np.empty((first.shape[0], values.shape[1]), values.dtype)
     return _ix.probe_sum(values, first[:0] if perm is None else perm, perm is not None, first, count, out)
 
 
-def multiply_matched(src_values, rows, probe_values, perm, first, count):
-    """src_values[rows] * ordered probe sums, fused (rows / perm None: identity)."""
+def multiply_matched(src_values, rows, probe_values, perm, first, count, *, shared_runs=False):
+    """src_values[rows] * ordered probe sums, fused (rows / perm None: identity; ``shared_runs`` is for the GPU)."""
     empty = first[:0]
     out = np.empty((first.shape[0], src_values.shape[1]), src_values.dtype)
     return _ix.multiply_matched(

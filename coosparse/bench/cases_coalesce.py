@@ -8,20 +8,46 @@ the 3-D array.
 from __future__ import annotations
 
 from . import workloads
-from .harness import Case, Impl, torch_coo
+from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 OPS = ["coalesce"]
 PEERS = ("torch", "scipy", "pydata")
 
 
-def impls(a, libraries=None, peers=PEERS):
+def _gpu_impls(a, want):
+    """On a GPU: torch CUDA's ``coalesce`` and cupyx's ``sum_duplicates`` (2-D only, in place: fresh matrix per run)."""
+    out = [Impl("coosparse", lambda: a.coalesce())]
+    t = torch_coo(a) if want("torch") else None
+    if t is not None:
+        out.append(Impl("torch", lambda: t.coalesce()))
+    if want("cupyx") and a.ndim == 2 and a.device.startswith("cuda:"):
+        try:
+            import cupyx.scipy.sparse as cxs
+
+            def cupyx_sum_duplicates():
+                m = cxs.coo_matrix((a.values, (a.indices[0], a.indices[1])), shape=a.shape)
+                m.sum_duplicates()
+                return m
+
+            out.append(Impl("cupyx", cupyx_sum_duplicates, note="includes coo_matrix construction"))
+        except ImportError:
+            pass
+    return out
+
+
+def impls(a, libraries=None, peers=PEERS, device="cpu"):
     """coosparse's ``a.coalesce()`` and each installed peer in ``peers`` (and ``libraries``, if given).
 
     - torch: ``Tensor.coalesce`` on a tensor built once, outside the timing;
     - scipy: ``sum_duplicates`` works in place, so each run builds a fresh
       ``coo_array`` (construction counted; n-d COO since scipy 1.15);
     - pydata: its ``COO`` constructor is its coalesce (it canonicalises every array).
+
+    On a GPU (``a`` already there): torch CUDA and cupyx.
     """
+    if device != "cpu":
+        gpu = gpu_peers(device)
+        return _gpu_impls(a, lambda lib: lib in gpu and (libraries is None or lib in libraries))
     want = (lambda lib: lib in peers and (libraries is None or lib in libraries))
     out = [Impl("coosparse", lambda: a.coalesce())]
     t = torch_coo(a) if want("torch") else None
@@ -50,12 +76,14 @@ def impls(a, libraries=None, peers=PEERS):
     return out
 
 
-def case(a, label, libraries=None, peers=PEERS):
-    """One coalesce case on ``a``."""
-    return Case("coalesce", label, impls(a, libraries, peers), input_bytes=a.indices.nbytes + a.values.nbytes)
+def case(a, label, libraries=None, peers=PEERS, device="cpu"):
+    """One coalesce case on ``a`` (a CPU COO, moved to ``device``)."""
+    a = on_device(a, device)
+    return Case("coalesce", label, impls(a, libraries, peers, device),
+                input_bytes=a.indices.nbytes + a.values.nbytes)
 
 
-def cases(size="medium", libraries=None):
+def cases(size="medium", libraries=None, device="cpu"):
     a = workloads.uniform(size)
     # this case's peers have always been torch and scipy; pydata runs on cases_workloads' arrays
-    return [case(a, f"uniform {a.nnz:,} in 131072^2", libraries, peers=("torch", "scipy"))]
+    return [case(a, f"uniform {a.nnz:,} in 131072^2", libraries, peers=("torch", "scipy"), device=device)]

@@ -14,7 +14,7 @@ import numpy as np
 import coosparse
 
 from . import workloads
-from .harness import Case, Impl, torch_coo
+from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 
 def workload(size="medium", seed=0):
@@ -41,10 +41,12 @@ def _pydata(a):
     return sparse.COO(a.indices, a.values, shape=a.shape, has_duplicates=False, sorted=True)
 
 
-def cases(size="medium", libraries=None):
-    want = (lambda lib: libraries is None or lib in libraries)
-    a, b, bu = workload(size)
-    x, mask = dense_mask_workload(workloads.UNIFORM_NNZ[size])
+def cases(size="medium", libraries=None, device="cpu"):
+    """The cases on ``device``: on a GPU the arrays move there and the peer is torch CUDA."""
+    want = (lambda lib: (libraries is None or lib in libraries)
+            and (device == "cpu" or lib in gpu_peers(device)))
+    a, b, bu = (on_device(v, device) for v in workload(size))
+    x, mask = (on_device(v, device) for v in dense_mask_workload(workloads.UNIFORM_NNZ[size]))
     try:
         import torch
     except ImportError:
@@ -100,7 +102,7 @@ def cases(size="medium", libraries=None):
     # sparse_mask from a dense (4096, 4096) array
     impls = [Impl("coosparse", lambda: coosparse.sparse_mask(x, mask))]
     if use_torch:
-        tx, tm = torch.from_numpy(x), torch_coo(mask)
+        tx, tm = (torch.from_numpy(x) if device == "cpu" else torch.as_tensor(x, device="cuda")), torch_coo(mask)
         impls.append(Impl("torch", lambda: tx.sparse_mask(tm)))
     out.append(Case("sparse_mask dense", f"4096^2 | {mask.nnz:,}", impls,
                     input_bytes=x.nbytes + mask.indices.nbytes))

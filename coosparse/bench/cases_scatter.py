@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 import coosparse
+from coosparse._backend import array_namespace
 
-from .harness import Case, Impl, torch_coo
+from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 #: as_strided_scatter input elements per size; the src view is half of it at stride 2
 N_INPUT = {"small": 4_194_304, "medium": 16_777_216, "large": 67_108_864}
@@ -25,13 +26,43 @@ TO_DENSE = {
 }
 
 
-def strided_case(size="medium", libraries=None):
-    want = (lambda lib: libraries is None or lib in libraries)
+def _want(libraries, device):
+    return lambda lib: ((libraries is None or lib in libraries)
+                        and (device == "cpu" or lib in gpu_peers(device) + ("memcpy",)))
+
+
+def _gpu_strided_impls(x, src, view, stride, want):
+    """On a GPU: torch CUDA's as_strided_scatter, and a device-to-device copy of the same bytes (the roofline)."""
+    impls = [Impl("coosparse", lambda: coosparse.as_strided_scatter(x, src, view, stride))]
+    if want("torch") and type(x).__module__.startswith("cupy"):
+        try:
+            import torch
+
+            xt, st = torch.as_tensor(x, device="cuda"), torch.as_tensor(src, device="cuda")
+            impls.append(Impl("torch", lambda: torch.as_strided_scatter(xt, st, view, stride)))
+        except ImportError:
+            pass
+    if want("memcpy"):
+        xp = array_namespace(x)
+        buf = xp.empty(x.nbytes + src.nbytes, dtype=np.uint8)
+        both = xp.concatenate([x.view(np.uint8), src.view(np.uint8)])
+        impls.append(Impl("memcpy", lambda: xp.copyto(buf, both), note="device-to-device copy of input+src bytes"))
+    return impls
+
+
+def strided_case(size="medium", libraries=None, device="cpu"):
+    want = _want(libraries, device)
     rng = np.random.default_rng(0)
     n_input = N_INPUT[size]
     x = rng.random(n_input, dtype=np.float32)
     src = rng.random(n_input // 2, dtype=np.float32)
     view, stride = (src.shape[0],), (2,)
+    moved = 2 * x.nbytes + src.nbytes  # bytes that must move at least: read input and src, write the result
+    label = f"f32 {x.size / 1e6:.1f}M, src {src.size / 1e6:.1f}M stride 2"
+    if device != "cpu":
+        x, src = on_device(x, device), on_device(src, device)
+        return Case("as_strided_scatter", label, _gpu_strided_impls(x, src, view, stride, want),
+                    input_bytes=x.nbytes + src.nbytes, params={"bytes_moved": moved})
     impls = [Impl("coosparse", lambda: coosparse.as_strided_scatter(x, src, view, stride))]
     if want("numpy"):
         def numpy_copy_then_view():
@@ -53,21 +84,18 @@ def strided_case(size="medium", libraries=None):
         both = np.concatenate([x.view(np.uint8), src.view(np.uint8)])
         impls.append(Impl("memcpy", lambda: np.copyto(buf, both),
                           note="np.copyto of input+src bytes into a preallocated buffer"))
-    # bytes that must move at least: read input and src, write the result
-    moved = 2 * x.nbytes + src.nbytes
-    return Case("as_strided_scatter", f"f32 {x.size / 1e6:.1f}M, src {src.size / 1e6:.1f}M stride 2", impls,
-                input_bytes=x.nbytes + src.nbytes, params={"bytes_moved": moved})
+    return Case("as_strided_scatter", label, impls, input_bytes=x.nbytes + src.nbytes, params={"bytes_moved": moved})
 
 
-def to_dense_case(size="medium", libraries=None):
-    want = (lambda lib: libraries is None or lib in libraries)
+def to_dense_case(size="medium", libraries=None, device="cpu"):
+    want = _want(libraries, device)
     shape, nnz = TO_DENSE[size]
-    a = coosparse.random(shape, nnz=nnz, duplicates=True, seed=0)
+    a = on_device(coosparse.random(shape, nnz=nnz, duplicates=True, seed=0), device)
     impls = [Impl("coosparse", lambda: a.to_dense())]
     t = torch_coo(a) if want("torch") else None
     if t is not None:
         impls.append(Impl("torch", lambda: t.to_dense()))
-    if want("numpy"):
+    if want("numpy") and device == "cpu":
         def numpy_add_at():
             out = np.zeros(a.shape)
             np.add.at(out, (a.indices[0], a.indices[1]), a.values)
@@ -78,5 +106,5 @@ def to_dense_case(size="medium", libraries=None):
                 input_bytes=a.indices.nbytes + a.values.nbytes)
 
 
-def cases(size="medium", libraries=None):
-    return [strided_case(size, libraries), to_dense_case(size, libraries)]
+def cases(size="medium", libraries=None, device="cpu"):
+    return [strided_case(size, libraries, device), to_dense_case(size, libraries, device)]

@@ -15,7 +15,7 @@ import numpy as np
 import coosparse
 
 from . import workloads
-from .harness import Case, Impl, torch_coo
+from .harness import Case, Impl, on_device, torch_coo
 
 SHAPE = workloads.UNIFORM_SHAPE
 
@@ -28,12 +28,12 @@ def _torch():
     return torch, ct
 
 
-def _coalesced_pair(size, seed):
+def _coalesced_pair(size, seed, device="cpu"):
     """Two coalesced tensors: :func:`workloads.uniform_pair` (b shares half of a's indices)."""
-    return [torch_coo(x) for x in workloads.uniform_pair(size, seed, coalesced=True)]
+    return [torch_coo(on_device(x, device)) for x in workloads.uniform_pair(size, seed, coalesced=True)]
 
 
-def _uncoalesced_pair(size, seed):
+def _uncoalesced_pair(size, seed, device="cpu"):
     """The same pair unsorted, each with 1% duplicates (its first n // 100 indices again, fresh values)."""
     rng = np.random.default_rng(seed)
     out = []
@@ -42,15 +42,15 @@ def _uncoalesced_pair(size, seed):
         order = rng.permutation(x.nnz + d)
         idx = np.concatenate([x.indices, x.indices[:, :d]], axis=1)[:, order]
         vals = np.concatenate([x.values, rng.random(d)])[order]
-        out.append(torch_coo(coosparse.COO(np.ascontiguousarray(idx), vals, SHAPE, check=False)))
+        out.append(torch_coo(on_device(coosparse.COO(np.ascontiguousarray(idx), vals, SHAPE, check=False), device)))
     return out
 
 
-def conversion_cases(sizes=(1_000, 10_000_000)):
+def conversion_cases(sizes=(1_000, 10_000_000), device="cpu"):
     torch, ct = _torch()
     cases = []
     for n in sizes:
-        a = coosparse.random(SHAPE, nnz=n, seed=0)
+        a = on_device(coosparse.random(SHAPE, nnz=n, seed=0), device)
         t = ct.to_torch(a)
 
         def round_trip(t=t):
@@ -91,28 +91,28 @@ def _case(op, label, inputs, ours, theirs, libraries, note=""):
     return Case(op, label, impls, input_bytes=nbytes)
 
 
-def sparse_mask_cases(size="medium", libraries=None):
+def sparse_mask_cases(size="medium", libraries=None, device="cpu"):
     _, ct = _torch()
     n = workloads.UNIFORM_NNZ[size]
-    return [_case("sparse_mask fwd+bwd", f"{n:,} coalesced in 131072^2", _coalesced_pair(size, 1),
+    return [_case("sparse_mask fwd+bwd", f"{n:,} coalesced in 131072^2", _coalesced_pair(size, 1, device),
                   lambda s, m: ct.sparse_mask(s, m), lambda s, m: s.sparse_mask(m), libraries)]
 
 
-def multiply_cases(size="medium", libraries=None):
+def multiply_cases(size="medium", libraries=None, device="cpu"):
     _, ct = _torch()
     n = workloads.UNIFORM_NNZ[size]
-    return [_case("multiply fwd+bwd", f"{n:,} coalesced x2 in 131072^2", _coalesced_pair(size, 3),
+    return [_case("multiply fwd+bwd", f"{n:,} coalesced x2 in 131072^2", _coalesced_pair(size, 3, device),
                   lambda p, q: ct.multiply(p, q), lambda p, q: p * q, libraries)]
 
 
-def uncoalesced_cases(size="medium", libraries=None):
+def uncoalesced_cases(size="medium", libraries=None, device="cpu"):
     """Uncoalesced inputs. torch's own multiply is not run: at (131072, 131072) it dies with
     SIGFPE (see :func:`torch_multiply_crashes`)."""
     _, ct = _torch()
     n = workloads.UNIFORM_NNZ[size]
-    return [_case("sparse_mask fwd+bwd", f"{n:,} uncoalesced in 131072^2", _uncoalesced_pair(size, 5),
+    return [_case("sparse_mask fwd+bwd", f"{n:,} uncoalesced in 131072^2", _uncoalesced_pair(size, 5, device),
                   lambda s, m: ct.sparse_mask(s, m), lambda s, m: s.sparse_mask(m), libraries),
-            _case("multiply fwd+bwd", f"{n:,} uncoalesced x2 in 131072^2", _uncoalesced_pair(size, 6),
+            _case("multiply fwd+bwd", f"{n:,} uncoalesced x2 in 131072^2", _uncoalesced_pair(size, 6, device),
                   lambda p, q: ct.multiply(p, q), None, libraries, note="torch: SIGFPE at this shape")]
 
 
@@ -131,6 +131,9 @@ def torch_multiply_crashes(shape=SHAPE):
     return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode
 
 
-def cases(size="medium", libraries=None):
-    return (conversion_cases() + sparse_mask_cases(size, libraries) + multiply_cases(size, libraries)
-            + uncoalesced_cases(size, libraries))
+def cases(size="medium", libraries=None, device="cpu"):
+    """On 'cuda' the tensors are CUDA tensors (the bridge runs the GPU layer); the emulated device has no torch."""
+    if device == "cuda-emulated":
+        return []
+    return (conversion_cases(device=device) + sparse_mask_cases(size, libraries, device)
+            + multiply_cases(size, libraries, device) + uncoalesced_cases(size, libraries, device))

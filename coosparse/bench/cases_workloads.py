@@ -12,8 +12,9 @@ from . import cases_coalesce, workloads
 OPS = ["coalesce"]
 
 
-def cases(size="medium", libraries=None):
+def cases(size="medium", libraries=None, device="cpu"):
     g = workloads.rmat(size)
     t = workloads.tensor3d(size)
-    return [cases_coalesce.case(g, f"R-MAT scale {workloads.RMAT_SCALE[size]}, {g.nnz:,} edges", libraries),
-            cases_coalesce.case(t, f"3-D {'x'.join(map(str, t.shape))}, {t.nnz:,}", libraries)]
+    return [cases_coalesce.case(g, f"R-MAT scale {workloads.RMAT_SCALE[size]}, {g.nnz:,} edges", libraries,
+                                device=device),
+            cases_coalesce.case(t, f"3-D {'x'.join(map(str, t.shape))}, {t.nnz:,}", libraries, device=device)]

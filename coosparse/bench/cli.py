@@ -45,8 +45,10 @@ def parse_args(argv=None):
                    help="only these ops (name, first word, or glob; repeat or comma-separate)")
     p.add_argument("--library", action="append", metavar="LIB",
                    help="only these peers (torch, scipy, pydata, cupyx; prefix match); coosparse always runs")
-    p.add_argument("--device", choices=("cpu", "cuda"), action="append",
-                   help="devices to run (default: cpu, and cuda when a GPU is present)")
+    p.add_argument("--device", choices=("cpu", "cuda", "cuda-emulated"), action="append",
+                   help="devices to run (default: cpu, and cuda when a GPU is present; cuda-emulated: the "
+                        "test suite's stand-in GPU, slow, to check the GPU cases without one). On cuda, "
+                        "times come from CUDA events over several calls")
     p.add_argument("--repeat", type=int, default=DEFAULT_REPEAT, help=f"timed runs per library (default {DEFAULT_REPEAT})")
     p.add_argument("--max-case-seconds", type=float, default=8.0, metavar="S",
                    help="keep a case's timed runs near S seconds by doing fewer than --repeat, "

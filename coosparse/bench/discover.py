@@ -5,8 +5,10 @@ A case module is any ``coosparse.bench.cases_<area>`` with a function
 Optional module attributes the CLI honours:
 
 - ``OPS``: the op names the module produces (lets ``--op`` skip building its data);
-- a ``device`` parameter on ``cases``: the module has GPU variants; modules
-  without one run on the CPU only.
+- a ``device`` parameter on ``cases``: the module has GPU variants ('cuda',
+  and 'cuda-emulated' for checking them without a GPU); modules without one
+  run on the CPU only. Build the data on the CPU and move it with
+  ``harness.on_device``; GPU peers are ``harness.gpu_peers(device)``.
 """
 from __future__ import annotations
 

@@ -45,14 +45,51 @@ def torch_coo(a):
     """``a`` as a torch sparse COO tensor sharing its arrays, or None where torch is missing.
 
     Flagged coalesced exactly when ``a`` is; built without checks, once,
-    outside any timing.
+    outside any timing. A COO on a GPU gives a CUDA tensor (zero-copy); one on
+    the emulated device has no torch peer (None).
     """
     try:
         import torch
     except ImportError:
         return None
-    return torch.sparse_coo_tensor(torch.from_numpy(a.indices), torch.from_numpy(a.values), a.shape,
-                                   is_coalesced=a.is_coalesced, check_invariants=False)
+    if a.device == "cpu":
+        idx, vals = torch.from_numpy(a.indices), torch.from_numpy(a.values)
+    elif a.device.startswith("cuda:"):
+        idx, vals = torch.as_tensor(a.indices, device=a.device), torch.as_tensor(a.values, device=a.device)
+    else:
+        return None
+    return torch.sparse_coo_tensor(idx, vals, a.shape, is_coalesced=a.is_coalesced, check_invariants=False)
+
+
+GPU_DEVICES = ("cuda", "cuda-emulated")
+"""Devices a case module's ``cases(..., device=)`` may be asked for besides 'cpu'.
+
+'cuda-emulated' is the test suite's stand-in GPU (``coosparse._cuda.strict``):
+slow, no peers, for checking a module's GPU code path without a GPU
+(``scripts/gpu_check.sh --dry-run``).
+"""
+
+
+def on_device(x, device):
+    """``x`` (a COO or a NumPy array) on ``device`` ('cpu', 'cuda', 'cuda-emulated'); build data on the CPU, then move it."""
+    from .._coo import COO
+
+    if device == "cpu":
+        return x
+    if device == "cuda-emulated":
+        from .._cuda import strict
+
+        return strict.to_device(x)
+    if isinstance(x, COO):
+        return x.to("cuda")
+    import cupy
+
+    return cupy.asarray(x)
+
+
+def gpu_peers(device):
+    """Peers that run on ``device``'s GPU: torch and cupyx on 'cuda', none on the emulated device."""
+    return ("torch", "cupyx") if device == "cuda" else ()
 
 
 def _read_status(key):
@@ -83,11 +120,12 @@ def peak_memory(fn):
     return max(peak - base, 0)
 
 
-def time_alternating(impls, repeat=5, warmup=1, sync=None):
+def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
     """Run each impl ``warmup`` times, then ``repeat`` rounds of all impls in turn.
 
     Returns {library: [seconds, ...]}. ``sync`` (e.g. a device synchronise)
-    is called before each clock read.
+    is called before each clock read. ``timer(fn) -> seconds`` replaces the
+    host clock (:func:`cuda_event_timer`: CUDA events over many calls).
     """
     sync = sync or (lambda: None)
     for impl in impls:
@@ -98,6 +136,9 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None):
     for _ in range(repeat):
         for impl in impls:
             gc.collect()
+            if timer is not None:
+                times[impl.library].append(timer(impl.fn))
+                continue
             sync()
             t0 = time.perf_counter()
             impl.fn()
@@ -106,12 +147,35 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None):
     return times
 
 
-def run_case(case, repeat=5, warmup=1, sync=None):
+def cuda_event_timer(calls=10):
+    """A timer for :func:`time_alternating`: CUDA events around ``calls`` back-to-back calls, seconds per call.
+
+    The events are recorded on the current stream (CuPy's and torch's default
+    stream: the legacy default stream both libraries queue on), so the time
+    is the device's, from the first call's first kernel to the last call's
+    last one, host gaps included (an operation that synchronises pays for it).
+    """
+    import cupy
+
+    def timer(fn):
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        cupy.cuda.Device().synchronize()
+        start.record()
+        for _ in range(calls):
+            fn()
+        stop.record()
+        stop.synchronize()
+        return cupy.cuda.get_elapsed_time(start, stop) / 1e3 / calls
+
+    return timer
+
+
+def run_case(case, repeat=5, warmup=1, sync=None, timer=None):
     """Time one case; returns a list of result rows.
 
     ``peak_bytes`` stays None: peak memory is read in a separate process (module doc).
     """
-    times = time_alternating(case.impls, repeat=repeat, warmup=warmup, sync=sync)
+    times = time_alternating(case.impls, repeat=repeat, warmup=warmup, sync=sync, timer=timer)
     ours = statistics.median(times["coosparse"]) if "coosparse" in times else None
     rows = []
     for impl in case.impls:
@@ -135,9 +199,9 @@ def run_case(case, repeat=5, warmup=1, sync=None):
     return rows
 
 
-def run_cases(cases, repeat=5, warmup=1, sync=None):
+def run_cases(cases, repeat=5, warmup=1, sync=None, timer=None):
     """Time every case (no memory: see the module doc); flat result rows."""
-    return [r for case in cases for r in run_case(case, repeat=repeat, warmup=warmup, sync=sync)]
+    return [r for case in cases for r in run_case(case, repeat=repeat, warmup=warmup, sync=sync, timer=timer)]
 
 
 def format_rows(rows):

@@ -55,6 +55,43 @@ template <typename... Args>
 inline void launch(void (*kernel)(Args...), unsigned int grid, unsigned int block, void** args) {
     launch_impl(kernel, grid, block, args, std::index_sequence_for<Args...>{});
 }
+
+// What each parameter of a kernel is, for the strict launch check in Python
+// (coosparse/_cuda/emulated.py): 5 numbers per parameter,
+// (size, is_pointer, pointee size, kind, pointee is const); kind is 'f'
+// (floating), 'i' (signed integer), 'u' (unsigned integer) or 's' (struct).
+template <typename T>
+constexpr long long kind_of() {
+    if constexpr (std::is_floating_point_v<T>) return 'f';
+    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return 'i';
+    else if constexpr (std::is_integral_v<T>) return 'u';
+    else return 's';
+}
+
+template <typename A>
+inline void describe_one(long long* o) {
+    using D = std::decay_t<A>;
+    o[0] = sizeof(D);
+    if constexpr (std::is_pointer_v<D>) {
+        using P = std::remove_pointer_t<D>;
+        o[1] = 1;
+        o[2] = sizeof(std::remove_cv_t<P>);
+        o[3] = kind_of<std::remove_cv_t<P>>();
+        o[4] = std::is_const_v<P> ? 1 : 0;
+    } else {
+        o[1] = 0;
+        o[2] = 0;
+        o[3] = kind_of<D>();
+        o[4] = 0;
+    }
+}
+
+template <typename... Args>
+inline int describe(void (*)(Args...), long long* out) {
+    long long* o = out;
+    ((describe_one<Args>(o), o += 5), ...);
+    return (int)sizeof...(Args);
+}
 }  // namespace coo_host
 
 #define threadIdx coo_host::thread_idx
@@ -75,6 +112,8 @@ inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dsub_rn(double a, double b) { return a - b; }
 
+template <typename T>
+inline T atomicOr(T* p, T v) { T old = *p; *p = old | v; return old; }
 template <typename T>
 inline T atomicMax(T* p, T v) { T old = *p; if (v > old) *p = v; return old; }
 template <typename T>

@@ -1,0 +1,81 @@
+"""The operations documented as sync-free, as runnable cases: one list for CI and the GPU check.
+
+``tests/test_cuda_strict.py`` runs each case on the emulated device inside
+``strict.sync_free()`` (no host<->device transfer allowed); ``scripts/
+gpu_check.py`` runs each one behind a ~1 s spin kernel (the host must return
+before the stream drains) and inside a CUDA-graph capture. An operation
+documented as sync-free gets a case here (docs/cuda.md, "Adding a kernel").
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import coosparse
+
+
+def random_coo(rng, shape, nnz, *, sorted=False, unique=False, sparse_ndim=None, dtype=np.float64, scale=1.0):
+    """A COO of ``shape`` with ``nnz`` random entries (``unique``: distinct indices), flags as asked."""
+    sparse_ndim = len(shape) if sparse_ndim is None else sparse_ndim
+    sparse = shape[:sparse_ndim]
+    total = int(np.prod(sparse))
+    if unique:
+        keys = rng.permutation(np.unique(rng.integers(0, total, int(nnz * 1.3) + 8))[:nnz])
+    else:
+        keys = rng.integers(0, total, nnz)
+    if sorted:
+        keys = np.sort(keys)
+    idx = np.stack(np.unravel_index(keys, sparse)).astype(np.int64)
+    vals = (rng.standard_normal((keys.shape[0],) + tuple(shape[sparse_ndim:])) * scale).astype(dtype)
+    return coosparse.COO(idx, vals, shape, sorted=sorted, unique=unique, check=False)
+
+
+def cases(put, n=400, seed=3):
+    """name -> zero-argument callable on inputs already moved with ``put`` (an upload inside would count).
+
+    ``n`` entries per operand (at least 400; the test suite: a few hundred; the GPU check: ~10**6).
+    """
+    if n < 400:
+        raise ValueError("n must be at least 400 (the strided views need the room)")
+    rng = np.random.default_rng(seed)
+    rows = max(n // 10, 40)
+    shape = (rows, 30)
+    c = put(random_coo(rng, shape, n, sorted=True, unique=True))  # coalesced probe
+    u = put(random_coo(rng, shape, n))  # uncoalesced, any order
+    u32 = put(random_coo(rng, shape, n, dtype=np.float32))
+    s = put(random_coo(rng, shape, n // 2, sorted=True))  # sorted with duplicates
+    q = put(random_coo(rng, shape, n // 2, unique=True))  # unique, any order
+    h = put(random_coo(rng, (rows, 10, 3, 2), n // 4, sparse_ndim=2))  # hybrid, 6-element blocks
+    m2 = put(random_coo(rng, (rows, 10), n // 8))
+    x = put(rng.standard_normal(shape))
+    xh = put(rng.standard_normal((rows, 10, 3, 2)))
+    inp = put(rng.standard_normal(5 * n).astype(np.float32))
+    src = rng.standard_normal(2 * n).astype(np.float32)
+    r = n // 50
+    src1, src2, src3, src4 = (put(src), put(src[: 50 * r].reshape(r, 50)), put(src[:20]),
+                              put(src[: 30 * r].reshape(r, 30)))
+    return {
+        "multiply(u, c, compact=False)": lambda: coosparse.multiply(u, c, compact=False),
+        "multiply(u, u, compact=False)": lambda: coosparse.multiply(u, u, compact=False),
+        "multiply(u, u32, compact=False)": lambda: coosparse.multiply(u, u32, compact=False),
+        "multiply(coo, dense)": lambda: coosparse.multiply(u, x),
+        "multiply(hybrid, dense)": lambda: coosparse.multiply(h, xh),
+        "multiply(coo, scalar)": lambda: u * 2.5,
+        "sparse_mask(coo, mask)": lambda: coosparse.sparse_mask(c, u),
+        "sparse_mask(unsorted probe)": lambda: coosparse.sparse_mask(u, c),
+        "sparse_mask(dense, mask)": lambda: coosparse.sparse_mask(x, u),
+        "sparse_mask(dense hybrid, mask)": lambda: coosparse.sparse_mask(xh, m2),
+        "mask_projection": lambda: coosparse.mask_projection(u, c),
+        "mask_projection(accumulate)": lambda: coosparse.mask_projection(u, s, accumulate=True),
+        "add by concatenation": lambda: coosparse.add(u, c),
+        "to_dense (uncoalesced)": lambda: u.to_dense(),
+        "to_dense (sorted, duplicates)": lambda: s.to_dense(),
+        "to_dense (unique)": lambda: q.to_dense(),
+        "to_dense (F order)": lambda: u.to_dense(order="F"),
+        "to_dense (hybrid)": lambda: h.to_dense(),
+        "dense + COO": lambda: x + u,
+        "as_strided_scatter (fused fill)": lambda: coosparse.as_strided_scatter(inp, src1, (2 * n,), (2,)),
+        "as_strided_scatter (2-d view)": lambda: coosparse.as_strided_scatter(inp, src2, (r, 50), (100, 2), 1),
+        "as_strided_scatter (wide gaps)": lambda: coosparse.as_strided_scatter(inp, src3, (20,), (99,), 3),
+        "as_strided_scatter (overlapping)": lambda: coosparse.as_strided_scatter(inp, src4, (r, 30), (10, 1), 5),
+        "COO(check=False)": lambda: coosparse.COO(u.indices, u.values, shape, check=False),
+    }
