@@ -864,14 +864,27 @@ class CudaLayer:
     # ---- linear algebra (issue 13) ----------------------------------------------
     # One thread per output element, each summing in the kernel API's order: the Numba
     # layer's bits. Grouping (sorting by row or by column) uses this layer's stable sort.
-    def _none_i64(self):
-        return self.xp.empty(0, dtype=np.int64)
+    # Nullable arguments (perm, batch_base, batch_offsets) go to the kernels as null
+    # pointers; every data-dependent read is guarded there and reported (COO_ERR_*).
+    def _opt(self, a):
+        """``a`` as a C-contiguous int64 device array, or None (a null pointer)."""
+        return None if a is None else self._c(a, np.int64)
+
+    def _host(self, a):
+        """``validate`` only: a host copy of device array ``a`` (the emulation's uncounted view)."""
+        return np.asarray(self._peek(a))
 
     def row_offsets(self, rows, nrows):
-        """CSR row pointer of non-decreasing ``rows``: int64[nrows + 1]. Sync-free (binary searches)."""
+        """CSR row pointer of non-decreasing ``rows``: int64[nrows + 1]. Sync-free (binary searches).
+
+        Rows outside ``[0, nrows)`` (reported: KEY) fall outside every row;
+        rows out of order (lying flags) are reported (ORDER).
+        """
         rows = self._c(rows, np.int64)
-        out = self.xp.empty(int(nrows) + 1, dtype=np.int64)
-        self._run("coo_linalg_row_offsets", int(nrows) + 1, rows, _i64(rows.shape[0]), _i64(nrows), out)
+        nrows = int(nrows)
+        n = rows.shape[0]
+        out = self.xp.empty(nrows + 1, dtype=np.int64)
+        self._run("coo_linalg_row_offsets", max(nrows + 1, n), rows, _i64(n), _i64(nrows), out, self._err())
         return out
 
     def spmm(self, offsets, perm, cols, values, dense, rows_per_batch, batch_base):
@@ -883,27 +896,27 @@ class CudaLayer:
         dense = self._c(dense, values.dtype)
         nrows, ncols = offsets.shape[0] - 1, dense.shape[1]
         out = xp.empty((nrows, ncols), dtype=values.dtype)
-        if nrows == 0 or ncols == 0:
+        if nrows <= 0 or ncols == 0:
             return out
-        perm_arr = self._none_i64() if perm is None else self._c(perm, np.int64)
-        base = self._none_i64() if batch_base is None else self._c(batch_base, np.int64)
+        perm_arr, base = self._opt(perm), self._opt(batch_base)
         rpb = max(int(rows_per_batch), 1)
+        n = values.shape[0]
         if self._validate:
-            n = values.shape[0]
             self._check_range(offsets, 0, n + 1, "spmm offsets")
-            if perm is not None:
+            if perm_arr is not None:
                 self._check_range(perm_arr, 0, n, "spmm perm")
-            hi = dense.shape[0] - (int(base.max()) if base.size else 0)
-            self._check_range(cols, 0, max(hi, 0), "spmm cols")
-            if batch_base is not None:
+            hb = self._host(base) if base is not None else np.zeros(1, np.int64)
+            self._check_range(cols, 0, max(dense.shape[0] - (int(hb.max()) if hb.size else 0), 0), "spmm cols")
+            if base is not None:
                 self._check_range(base, 0, dense.shape[0], "spmm batch_base")
                 if (nrows - 1) // rpb >= base.shape[0]:
                     raise IndexError("spmm: batch_base is shorter than the number of batches")
         vview, ctype = self._product_view(values)
         dview, _ = self._product_view(dense)
         oview, _ = self._product_view(out)
-        self._run(f"coo_linalg_spmm<{ctype}>", nrows * ncols, offsets, perm_arr, _i64(perm is not None), cols,
-                  vview, dview, _i64(ncols), _i64(nrows), _i64(rpb), base, _i64(batch_base is not None), oview)
+        self._run(f"coo_linalg_spmm<{ctype}>", nrows * ncols, offsets, _i64(nrows), perm_arr, cols, vview, _i64(n),
+                  dview, _i64(dense.shape[0]), _i64(ncols), _i64(rpb), base,
+                  _i64(0 if base is None else base.shape[0]), oview, self._err())
         return out
 
     def spmm_unsorted(self, rows, cols, values, dense, nrows, rows_per_batch, batch_base):
@@ -923,38 +936,36 @@ class CudaLayer:
         krow = self._c(krow, np.int64)
         cols = self._c(cols, np.int64)
         n, ncols, m = krow.shape[0], int(ncols), int(rows_per_batch)
-        if batch_offsets is None:
-            nbatch = 1
-            boff = xp.zeros(2, dtype=np.int64)
-            boff[1] = n
-        else:
-            boff = self._c(batch_offsets, np.int64)
-            nbatch = boff.shape[0] - 1
-        base = xp.zeros(nbatch, dtype=np.int64) if batch_base is None else self._c(batch_base, np.int64)
+        boff = self._opt(batch_offsets)
+        nbatch = 1 if boff is None else boff.shape[0] - 1
+        base = self._opt(batch_base)
         out = xp.empty((nbatch * m, ncols), dtype=values.dtype)
         if out.size == 0:
             return out
-        perm_arr = self._none_i64() if perm is None else self._c(perm, np.int64)
+        perm_arr = self._opt(perm)
         if self._validate:
             self._check_range(krow, 0, dense.shape[1], "dense_spmm krow")
             self._check_range(cols, 0, ncols, "dense_spmm cols")
-            self._check_range(base, 0, max(dense.shape[0] - m + 1, 0), "dense_spmm batch_base")
-            self._check_range(boff, 0, n + 1, "dense_spmm batch_offsets")
-            if perm is not None:
+            if base is not None:
+                self._check_range(base, 0, max(dense.shape[0] - m + 1, 0), "dense_spmm batch_base")
+            if boff is not None:
+                self._check_range(boff, 0, n + 1, "dense_spmm batch_offsets")
+            if perm_arr is not None:
                 self._check_range(perm_arr, 0, n, "dense_spmm perm")
+        ngroups = nbatch * ncols  # + one sentinel group (entries that cannot be placed, reported)
         key = xp.empty(n, dtype=np.int64)
-        self._run("coo_linalg_batch_col_key", n, boff, _i64(nbatch), perm_arr, _i64(perm is not None), cols,
-                  _i64(n), _i64(ncols), key)
-        sorted_key, order = self.sort_pairs(key, nbatch * ncols)
-        if perm is not None:
+        self._run("coo_linalg_batch_col_key", n, boff, _i64(nbatch), perm_arr, cols, _i64(n), _i64(ncols), key,
+                  self._err())
+        sorted_key, order = self.sort_pairs(key, ngroups + 1)
+        if perm_arr is not None:
             order = perm_arr[order]
-        goff = self.row_offsets(sorted_key, nbatch * ncols)
+        goff = self.row_offsets(sorted_key, ngroups + 1)
         dview, ctype = self._product_view(dense)
         vview, _ = self._product_view(values)
         oview, _ = self._product_view(out)
-        self._run(f"coo_linalg_dense_spmm<{ctype}>", nbatch * m * ncols, dview, _i64(dense.shape[1]), base,
-                  _i64(max(m, 1)), goff, self._c(order, np.int64), krow, vview, _i64(nbatch * m), _i64(ncols),
-                  oview)
+        self._run(f"coo_linalg_dense_spmm<{ctype}>", nbatch * m * ncols, dview, _i64(dense.shape[0]),
+                  _i64(dense.shape[1]), base, _i64(max(m, 1)), goff, self._c(order, np.int64), krow, vview, _i64(n),
+                  _i64(nbatch * m), _i64(ncols), oview, self._err())
         return out
 
     def sddmm(self, rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k):
@@ -968,7 +979,7 @@ class CudaLayer:
             return out
         if self._validate:
             for idx, st, inner, buf, what in ((rows, row_stride, x_inner, x, "x"), (cols, col_stride, y_inner, y, "y")):
-                a0 = idx * int(st)
+                a0 = self._host(idx) * int(st)
                 ends = [a0, a0 + (k - 1) * int(inner)] if k else [a0]
                 lo = min(int(e.min()) for e in ends)
                 hi = max(int(e.max()) for e in ends)
@@ -977,14 +988,16 @@ class CudaLayer:
         xv, ctype = self._product_view(x)
         yv, _ = self._product_view(y)
         ov, _ = self._product_view(out)
-        self._run(f"coo_linalg_sddmm<{ctype}>", n, rows, _i64(row_stride), cols, _i64(col_stride), xv,
-                  _i64(x_inner), yv, _i64(y_inner), _i64(k), _i64(n), ov)
+        self._run(f"coo_linalg_sddmm<{ctype}>", n, rows, _i64(row_stride), cols, _i64(col_stride),
+                  xv, _i64(xv.shape[0]), _i64(x_inner), yv, _i64(yv.shape[0]), _i64(y_inner), _i64(k), _i64(n), ov,
+                  self._err())
         return out
 
     def spgemm(self, a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols):
         """Expand-sort-compress: products in expansion order, stable sort by (row, col), ordered sums.
 
-        Synchronises twice (the number of products, then of distinct outputs).
+        Synchronises twice (the number of products, then of distinct outputs;
+        each read through :meth:`_sync_size`, with the error word).
         """
         xp = self.xp
         a_offsets = self._c(a_offsets, np.int64)
@@ -994,31 +1007,33 @@ class CudaLayer:
         a_values = self._c(a_values)
         b_values = self._c(b_values, a_values.dtype)
         nrows, na, ncols = a_offsets.shape[0] - 1, a_cols.shape[0], int(ncols)
-        ap = self._none_i64() if a_perm is None else self._c(a_perm, np.int64)
-        bp = self._none_i64() if b_perm is None else self._c(b_perm, np.int64)
+        nbrows, nb = b_offsets.shape[0] - 1, b_cols.shape[0]
+        ap, bp = self._opt(a_perm), self._opt(b_perm)
         if self._validate:
-            self._check_range(a_cols, 0, b_offsets.shape[0] - 1, "spgemm a_cols")
+            self._check_range(a_cols, 0, nbrows, "spgemm a_cols")
             self._check_range(b_cols, 0, ncols, "spgemm b_cols")
             self._check_range(a_offsets, 0, na + 1, "spgemm a_offsets")
-            self._check_range(b_offsets, 0, b_cols.shape[0] + 1, "spgemm b_offsets")
-            if a_perm is not None:
+            self._check_range(b_offsets, 0, nb + 1, "spgemm b_offsets")
+            if ap is not None:
                 self._check_range(ap, 0, na, "spgemm a_perm")
-            if b_perm is not None:
-                self._check_range(bp, 0, b_cols.shape[0], "spgemm b_perm")
+            if bp is not None:
+                self._check_range(bp, 0, nb, "spgemm b_perm")
         count = xp.empty(na, dtype=np.int64)
-        self._run("coo_linalg_spgemm_count", na, ap, _i64(a_perm is not None), a_cols, b_offsets, _i64(na), count)
+        self._run("coo_linalg_spgemm_count", na, ap, a_cols, _i64(na), b_offsets, _i64(nbrows), _i64(nb), count,
+                  self._err())
         start = xp.zeros(na + 1, dtype=np.int64)
         if na:
             start[1:] = xp.cumsum(count)
-        total = int(start[na])  # synchronize! (number of products)
+        total = self._sync_size(start[na])  # synchronize! (number of products, and the error word)
         rows = xp.empty(total, dtype=np.int64)
         cols = xp.empty(total, dtype=np.int64)
         prod = xp.empty(total, dtype=a_values.dtype)
         av, ctype = self._product_view(a_values)
         bv, _ = self._product_view(b_values)
         pv, _ = self._product_view(prod)
-        self._run(f"coo_linalg_spgemm_expand<{ctype}>", na, a_offsets, _i64(nrows), ap, _i64(a_perm is not None),
-                  a_cols, av, b_offsets, bp, _i64(b_perm is not None), b_cols, bv, start, _i64(na), rows, cols, pv)
+        self._run(f"coo_linalg_spgemm_expand<{ctype}>", na, a_offsets, _i64(nrows), ap, a_cols, av, _i64(na),
+                  b_offsets, _i64(nbrows), bp, b_cols, bv, _i64(nb), _i64(ncols), start, _i64(total), rows, cols, pv,
+                  self._err())
         if total == 0:
             return xp.zeros((2, 0), dtype=np.int64), prod
         if max(nrows, 1) * max(ncols, 1) < 2**63:
@@ -1027,14 +1042,14 @@ class CudaLayer:
             starts = self.segment_starts(sorted_keys)  # synchronize! (output size)
             heads = sorted_keys[starts[:-1]]
             out_rows, out_cols = heads // ncols, heads % ncols
-        else:  # keys too wide for one word: two stable sorts (lexicographic)
+        else:  # keys too wide for one word: two stable sorts (lexicographic), then ranks of the pairs
             perm = self._c(self._argsort(cols), np.int64)
             perm = perm[self._c(self._argsort(rows[perm]), np.int64)]
             sr, sc = rows[perm], cols[perm]
-            new = xp.ones(total, dtype=bool)
+            new = xp.ones(total, dtype=np.int64)
             new[1:] = (sr[1:] != sr[:-1]) | (sc[1:] != sc[:-1])
-            heads = xp.nonzero(new)[0]  # synchronize! (output size)
-            starts = xp.concatenate([heads, xp.full(1, total, dtype=np.int64)])
+            starts = self.segment_starts(xp.cumsum(new))  # synchronize! (output size)
+            heads = starts[:-1]
             out_rows, out_cols = sr[heads], sc[heads]
         sums = self.segment_sum(self._sum_pairs(prod), perm, starts)
         if a_rows is not None:
