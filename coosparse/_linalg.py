@@ -48,7 +48,7 @@ import weakref
 import numpy as np
 
 from . import _dtypes
-from ._backend import backend_for
+from ._backend import backend_for, is_device_array
 from ._coo import COO, _namespace
 from ._dispatch import implements
 from ._fill import require_zero_fill
@@ -67,7 +67,7 @@ def _xp_of(x):
 
 def _as_operand(x, op):
     """COO, NumPy/CuPy array (lists and scalars become NumPy arrays), else TypeError."""
-    if _is_coo(x) or isinstance(x, np.ndarray) or type(x).__module__.startswith("cupy"):
+    if _is_coo(x) or isinstance(x, np.ndarray) or is_device_array(x):
         return x
     if isinstance(x, (numbers.Number, np.generic, list, tuple)):
         arr = np.asarray(x)
@@ -164,7 +164,7 @@ class _Key:
         if keys.shape[0] < _SMALL:
             return [(keys // st) % sz if i else keys // st for i, (st, sz) in enumerate(zip(strides, self.sizes))]
         idx = be.unravel_index(xp.ascontiguousarray(keys, dtype=np.int64),
-                               xp.asarray(np.array(strides, dtype=np.int64)))
+                               np.array(strides, dtype=np.int64))  # host strides: passed by value
         return [idx[i] for i in range(len(self.sizes))]
 
 
@@ -567,8 +567,13 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
         b_sorted = False
     else:
         b_sorted = sb.sorted
-    # A grouped by its (compressed) rows, B by its contraction key
-    a_off, a_perm, a_rows = _segments(be, arow_key, rowa.bound, sa.sorted)
+    # A grouped by its rows: on the CPU compressed to the distinct rows (Gustavson's parts balance
+    # over them); on a GPU a row pointer over every row while that is small (no synchronisation)
+    if be.xp is not np and rowa.bound <= max(_DIRECT_ROWS, 4 * n_a):
+        sk, a_perm = (arow_key, None) if sa.sorted else _sort(be, arow_key, rowa.bound)
+        a_off, a_rows = be.row_offsets(sk, rowa.bound), None
+    else:
+        a_off, a_perm, a_rows = _segments(be, arow_key, rowa.bound, sa.sorted)
     if b_sorted:
         b_off, b_perm = be.row_offsets(brow_key, kbound), None
     else:
@@ -839,7 +844,7 @@ def _ravel_1d(a, op):
     xp = be.xp
     if a.ndim == 1:
         return a
-    key = be.linear_index(a.indices, xp.asarray(np.array(_strides(a.shape), dtype=np.int64))) if a.nnz \
+    key = be.linear_index(a.indices, np.array(_strides(a.shape), dtype=np.int64)) if a.nnz \
         else xp.zeros(0, np.int64)
     return COO(key.reshape(1, -1), a.values, (size,), sorted=a.is_sorted, unique=a.is_unique, check=False,
                fill_value=a.fill_value)
@@ -876,7 +881,7 @@ def outer(a, b):
     na, nb = ra.nnz, rb.nnz
     rows = xp.repeat(ra.indices[0], nb)
     cols = xp.tile(rb.indices[0], na)
-    values = xp.multiply.outer(ra.values.astype(dtype, copy=False), rb.values.astype(dtype, copy=False))
+    values = ra.values.astype(dtype, copy=False)[:, None] * rb.values.astype(dtype, copy=False)[None, :]
     return COO(xp.stack([rows, cols]), xp.ascontiguousarray(values.reshape(-1)), (ra.shape[0], rb.shape[0]),
                sorted=ra.is_sorted and rb.is_sorted, unique=ra.is_unique and rb.is_unique, check=False)
 
@@ -1013,7 +1018,7 @@ def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
         if len(ts) == 1 and base == 0:
             return ts[0][0], ts[0][1]
         addr = be.linear_index(xp.ascontiguousarray(xp.stack([t[0] for t in ts])),
-                               xp.asarray(np.array([t[1] for t in ts], dtype=np.int64)))
+                               np.array([t[1] for t in ts], dtype=np.int64))  # host strides: by value
         if base:
             addr += base
         return addr, 1
@@ -1061,7 +1066,7 @@ def _parse_einsum(args):
         terms = [_parse_term(t, "input") for t in lhs.split(",")]
         out = _parse_term(rhs, "output") if arrow else None
         return terms, out, arrays
-    if not (_is_coo(args[0]) or isinstance(args[0], np.ndarray) or type(args[0]).__module__.startswith("cupy")):
+    if not (_is_coo(args[0]) or isinstance(args[0], np.ndarray) or is_device_array(args[0])):
         raise TypeError(
             f"einsum: the first argument must be a subscripts string or an operand; got {type(args[0]).__name__}"
         )
@@ -1136,11 +1141,19 @@ def _take_diagonal(x, syms):
         j = syms.index(s)
         if j != i:
             ok &= x.indices[i] == x.indices[j]
-    idx = x.indices[:, ok][first]
+    pos = xp.nonzero(ok)[0]  # synchronize! (the number of diagonal entries)
+    idx = _index_rows(xp, x.indices, first)[:, pos]
     shape = tuple(x.shape[i] for i in first)
     # restricting to i == j and dropping j keeps row-major order and uniqueness
-    return COO(xp.ascontiguousarray(idx), x.values[ok], shape, sorted=x.is_sorted, unique=x.is_unique,
+    return COO(xp.ascontiguousarray(idx), x.values[pos], shape, sorted=x.is_sorted, unique=x.is_unique,
                check=False), keep
+
+
+def _index_rows(xp, indices, which):
+    """Rows ``which`` (host ints) of ``indices``, stacked: no host index array, so nothing is uploaded."""
+    if not len(which):
+        return xp.zeros((0, indices.shape[1]), dtype=np.int64)
+    return xp.stack([indices[i] for i in which])
 
 
 def _sum_axes(x, axes):
@@ -1154,7 +1167,7 @@ def _sum_axes(x, axes):
     x = sparsify(x)
     rest = [i for i in range(x.ndim) if i not in axes]
     xp = _namespace(x.indices)
-    out = COO(xp.ascontiguousarray(x.indices[rest]), x.values, tuple(x.shape[i] for i in rest), check=False)
+    out = COO(_index_rows(xp, x.indices, rest), x.values, tuple(x.shape[i] for i in rest), check=False)
     return coalesce(out)
 
 
@@ -1168,8 +1181,7 @@ def _permute(x, order):
 
     x = sparsify(x)
     xp = _namespace(x.indices)
-    out = COO(xp.ascontiguousarray(x.indices[list(order)]), x.values, tuple(x.shape[i] for i in order),
-              check=False)
+    out = COO(_index_rows(xp, x.indices, order), x.values, tuple(x.shape[i] for i in order), check=False)
     return coalesce(out)
 
 
@@ -1420,5 +1432,4 @@ def _np_linalg_vecdot(x1, x2, /, *, axis=-1):
 
 def binary_operand(x):
     """True when ``x`` can be the other operand of ``COO @ x`` (else the operator defers)."""
-    return (_is_coo(x) or isinstance(x, (np.ndarray, np.generic, numbers.Number, list, tuple))
-            or type(x).__module__.startswith("cupy"))
+    return _is_coo(x) or isinstance(x, (np.ndarray, np.generic, numbers.Number, list, tuple)) or is_device_array(x)
