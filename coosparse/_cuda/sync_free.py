@@ -53,6 +53,15 @@ def cases(put, n=400, seed=3):
     r = n // 50
     src1, src2, src3, src4 = (put(src), put(src[: 50 * r].reshape(r, 50)), put(src[:20]),
                               put(src[: 30 * r].reshape(r, 30)))
+    # linear algebra (issue 13): the products whose output size is known
+    rhs = put(rng.standard_normal((30, 8)))  # c @ rhs, u @ rhs
+    lhs = put(rng.standard_normal((8, rows)))  # lhs @ c
+    vec = put(rng.standard_normal(30))
+    b3 = put(random_coo(rng, (3, rows, 30), n, sorted=True, unique=True))  # batched, sorted
+    rhs3 = put(rng.standard_normal((3, 30, 4)))
+    hrhs = put(rng.standard_normal((2, 5)))  # h (rows, 10, 3, 2) @ hrhs: batched over (rows, 10)
+    fx, fy = put(rng.standard_normal((rows, 16))), put(rng.standard_normal((16, 30)))
+    fyt = put(rng.standard_normal((30, 16))).T  # a transposed view (strided reads)
     return {
         "multiply(u, c, compact=False)": lambda: coosparse.multiply(u, c, compact=False),
         "multiply(u, u, compact=False)": lambda: coosparse.multiply(u, u, compact=False),
@@ -78,4 +87,13 @@ def cases(put, n=400, seed=3):
         "as_strided_scatter (wide gaps)": lambda: coosparse.as_strided_scatter(inp, src3, (20,), (99,), 3),
         "as_strided_scatter (overlapping)": lambda: coosparse.as_strided_scatter(inp, src4, (r, 30), (10, 1), 5),
         "COO(check=False)": lambda: coosparse.COO(u.indices, u.values, shape, check=False),
+        "matmul(sorted coo, dense)": lambda: coosparse.matmul(c, rhs),
+        "matmul(unsorted coo, dense)": lambda: u @ rhs,
+        "matmul(coo, vector)": lambda: coosparse.matmul(u, vec),
+        "matmul(batched coo, dense)": lambda: coosparse.matmul(b3, rhs3),
+        "matmul(hybrid coo, dense)": lambda: coosparse.matmul(h, hrhs),
+        "matmul(dense, coo)": lambda: lhs @ u,
+        "matmul(dense, sorted coo)": lambda: coosparse.matmul(lhs, c),
+        "sampled_matmul(mask, x, y)": lambda: coosparse.sampled_matmul(u, fx, fy),
+        "sampled_matmul(sorted mask, x, y.T)": lambda: coosparse.sampled_matmul(c, fx, fyt),
     }
