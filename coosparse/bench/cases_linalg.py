@@ -88,6 +88,27 @@ def _pydata(a):
     return sparse.COO(a.indices, a.values, shape=a.shape, has_duplicates=False, sorted=True)
 
 
+def _sparse_dense_impls(a, rhs, peers, device):
+    """``a @ rhs`` (a vector: SpMV, a matrix: SpMM) by us and by each peer in its own best format."""
+    torch = peers.get("torch")
+    impls = [Impl("coosparse", lambda: a @ rhs)]
+    if "scipy" in peers:
+        c = _csr(a)
+        impls.append(Impl("scipy", lambda: c @ rhs, note="CSR"))
+    if "cupyx" in peers:
+        cc = _cupyx_csr(a)
+        impls.append(Impl("cupyx", lambda: cc @ rhs, note="CSR"))
+    if torch is not None:
+        tc, tr, tx = torch_coo(a), _torch_csr(a), _torch_dense(rhs, device)
+        tx2 = tx.reshape(-1, 1) if tx.ndim == 1 else tx  # torch.sparse.mm takes matrices only
+        impls.append(Impl("torch", lambda: torch.sparse.mm(tc, tx2), note="COO, torch.sparse.mm"))
+        impls.append(Impl("torch-csr", lambda: tr @ tx, note="CSR"))
+    if "pydata" in peers:
+        pa = _pydata(a)
+        impls.append(Impl("pydata", lambda: pa @ rhs))
+    return impls
+
+
 def graph(size):
     """The R-MAT graph of ``size``, coalesced, float64."""
     return workloads.rmat(size, coalesced=True)
@@ -121,40 +142,8 @@ def cases(size="medium", libraries=None, device="cpu"):
     wl = f"R-MAT {n}^2, {a.nnz:,} entries"
     out = []
 
-    # SpMV
-    impls = [Impl("coosparse", lambda: a @ x)]
-    if "scipy" in peers:
-        c = _csr(a)
-        impls.append(Impl("scipy", lambda: c @ x, note="CSR"))
-    if "cupyx" in peers:
-        cc = _cupyx_csr(a)
-        impls.append(Impl("cupyx", lambda: cc @ x, note="CSR"))
-    if torch is not None:
-        tc, tr, tx = torch_coo(a), _torch_csr(a), _torch_dense(x, device)
-        tx2 = tx.reshape(-1, 1)
-        impls.append(Impl("torch", lambda: torch.sparse.mm(tc, tx2), note="COO, torch.sparse.mm"))
-        impls.append(Impl("torch-csr", lambda: tr @ tx, note="CSR"))
-    if "pydata" in peers:
-        pa = _pydata(a)
-        impls.append(Impl("pydata", lambda: pa @ x))
-    out.append(Case("spmv", wl, impls, input_bytes=abytes + x.nbytes))
-
-    # SpMM, 64 columns
-    impls = [Impl("coosparse", lambda: a @ xm)]
-    if "scipy" in peers:
-        c = _csr(a)
-        impls.append(Impl("scipy", lambda: c @ xm, note="CSR"))
-    if "cupyx" in peers:
-        cc = _cupyx_csr(a)
-        impls.append(Impl("cupyx", lambda: cc @ xm, note="CSR"))
-    if torch is not None:
-        tc, tr, txm = torch_coo(a), _torch_csr(a), _torch_dense(xm, device)
-        impls.append(Impl("torch", lambda: torch.sparse.mm(tc, txm), note="COO, torch.sparse.mm"))
-        impls.append(Impl("torch-csr", lambda: tr @ txm, note="CSR"))
-    if "pydata" in peers:
-        pa = _pydata(a)
-        impls.append(Impl("pydata", lambda: pa @ xm))
-    out.append(Case(f"spmm {WIDTH}", wl, impls, input_bytes=abytes + xm.nbytes))
+    out.append(Case("spmv", wl, _sparse_dense_impls(a, x, peers, device), input_bytes=abytes + x.nbytes))
+    out.append(Case(f"spmm {WIDTH}", wl, _sparse_dense_impls(a, xm, peers, device), input_bytes=abytes + xm.nbytes))
 
     # SDDMM on the graph's pattern
     impls = [Impl("coosparse", lambda: coosparse.sampled_matmul(a, xm, y))]
