@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test bench docs clean
+.PHONY: test fuzz bench docs clean
 
 $(VENV)/.test-stamp: pyproject.toml requirements/test.txt requirements/docs.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ $(VENV)/.bench-stamp: $(VENV)/.test-stamp requirements/bench.txt
 
 test: $(VENV)/.test-stamp
 	$(PY) -m pytest -q
+
+# the long fuzz mode (docs/reliability.md): 2000 examples per row and kind, fresh seeds
+fuzz: $(VENV)/.test-stamp
+	COOSPARSE_FUZZ_EXAMPLES=$${COOSPARSE_FUZZ_EXAMPLES:-2000} $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz.py --hypothesis-show-statistics
 
 bench: $(VENV)/.bench-stamp
 	$(PY) -m coosparse.bench $(BENCH_ARGS)

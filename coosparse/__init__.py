@@ -40,6 +40,30 @@ __all__ = [
     "to_dense",
 ]
 
+# ---- elementwise: broadcasting and the Array API elementwise functions (issue 11) ----------
+# add, subtract and multiply are imported above (the union and intersection families).
+from ._broadcast import broadcast_arrays, broadcast_to  # noqa: E402
+from ._ufunc import elemwise  # noqa: E402
+from ._math import (  # noqa: E402
+    abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_invert,
+    bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor, ceil, clip, conj, copysign,
+    cos, cosh, divide, equal, exp, expm1, floor, floor_divide, greater, greater_equal, hypot, imag,
+    isfinite, isinf, isnan, less, less_equal, log, log1p, log2, log10, logaddexp, logical_and,
+    logical_not, logical_or, logical_xor, maximum, minimum, negative, nextafter, not_equal,
+    positive, pow, real, reciprocal, remainder, round, sign, signbit, sin, sinh, sqrt, square, tan,
+    tanh, trunc,
+)
+
+__all__ += [
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
+    "bitwise_invert", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "broadcast_arrays", "broadcast_to", "ceil", "clip", "conj", "copysign", "cos", "cosh", "divide",
+    "elemwise", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal", "hypot", "imag",
+    "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log1p", "log2", "log10", "logaddexp",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "negative",
+    "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round", "sign",
+    "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
+]
 # ---- linear algebra (issue 13) ---------------------------------------------------
 from ._linalg import (  # noqa: E402
     dot, einsum, inner, matmul, outer, sampled_matmul, tensordot, vdot, vecdot,

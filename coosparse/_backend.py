@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import sys
 
 import numpy as np
 
@@ -35,6 +36,11 @@ def _is_emulated(a):
 def is_device_array(a):
     """True for arrays on a CUDA device: CuPy arrays, and the emulated device's (tests)."""
     return type(a).__module__.startswith("cupy") or _is_emulated(a)
+
+
+def is_device_array_type(t):
+    """:func:`is_device_array` for a type (NumPy's protocols hand over the operands' types)."""
+    return t.__module__.startswith("cupy") or t.__module__ == "coosparse._cuda.strict"
 
 
 def array_namespace(a):
@@ -69,6 +75,14 @@ def backend_for(*arrays):
         return importlib.import_module(_EMULATED_BACKEND)
     if device.startswith("cuda"):
         return importlib.import_module(_GPU_BACKEND)
+    threads = sys.modules.get("coosparse._numba.threads")
+    if threads is not None and threads.fork_unsafe_layer:
+        raise RuntimeError(
+            "this process was forked after Numba's GNU OpenMP threading layer started, and "
+            "OpenMP cannot run in a forked child; install the 'tbb' package (coosparse then uses "
+            "Numba's fork-safe TBB layer), set NUMBA_THREADING_LAYER=tbb or workqueue, or start "
+            "workers with the 'spawn' or 'forkserver' method"
+        )
     return importlib.import_module(_CPU_BACKENDS[_cpu_backend_name])
 
 

@@ -5,6 +5,7 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import backend_for
+from ._bounds import raise_out_of_bounds
 from ._coo import COO
 from ._keys import is_wide, joint_keys, key_bound, strides_of, unravel_keys
 
@@ -15,8 +16,10 @@ def coalesce(a, prune=False):
     Duplicates are summed in their original order (deterministic and
     bit-identical between the CPU and the GPU); float16 sums in float32. The
     result keeps ``a``'s dtype. An already-coalesced array is returned as is
-    (unless ``prune``). ``prune=True`` also drops explicit zeros (hybrid: entries
-    whose dense block is all zero). Synchronises on a GPU (the number of unique
+    (unless ``prune``). ``prune=True`` also drops the entries whose (summed)
+    value equals the fill (explicit zeros for the default fill 0; NaN counts as
+    equal to a NaN fill; hybrid: entries whose dense block is all fill), so the
+    dense meaning is unchanged. Synchronises on a GPU (the number of unique
     indices decides the output size).
 
     Examples
@@ -34,13 +37,16 @@ def coalesce(a, prune=False):
     be = backend_for(a.indices)
     xp = be.xp
     sparse_shape = a.sparse_shape
-    values2d = xp.ascontiguousarray(_dtypes.to_accumulation(a.values.reshape(a.nnz, -1)))
+    block = int(np.prod(a.dense_shape, dtype=np.int64))
+    values2d = xp.ascontiguousarray(_dtypes.to_accumulation(a.values.reshape(a.nnz, block)))
     complex_dtype = values2d.dtype if values2d.dtype.kind == "c" else None
     if complex_dtype is not None:
         # complex sums are the sums of the real and imaginary parts, operation for
         # operation: summing float columns is bit-identical and saves kernel builds
         values2d = values2d.view(np.float32 if complex_dtype == np.complex64 else np.float64)
     if not a.is_sorted and not is_wide(sparse_shape):
+        if a.nnz and 0 in sparse_shape:  # nothing fits a shape of size 0 (check=False input)
+            raise_out_of_bounds(a.indices, sparse_shape, "coalesce")
         strides, _ = strides_of(sparse_shape)
         out_indices, sums = be.coalesce_linear(
             a.indices, np.array(strides, dtype=np.int64), key_bound(sparse_shape), values2d
@@ -90,9 +96,15 @@ def _coalesce_general(be, a, values2d):
 
 
 def _prune(a):
-    """Drop entries whose values are all zero; keeps flags (a subsequence)."""
+    """Drop entries whose values all equal the fill (NaN equals NaN); keeps flags (a subsequence)."""
     xp = backend_for(a.values).xp
-    keep = a.values.reshape(a.nnz, -1).any(axis=1) if a.dense_ndim else a.values != 0
+    fill = a.fill_value
+    differs = a.values != fill
+    if a.dtype.kind in "fc" and bool(np.isnan(fill)):
+        differs = ~xp.isnan(a.values)
+    # an explicit block size: reshape cannot infer -1 when nnz or a dense dimension is 0
+    block = int(np.prod(a.dense_shape, dtype=np.int64))
+    keep = differs.reshape(a.nnz, block).any(axis=1) if a.dense_ndim else differs
     if bool(keep.all()):  # synchronize!
         return a
     return a._with(xp.ascontiguousarray(a.indices[:, keep]), a.values[keep])

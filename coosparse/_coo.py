@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from . import _dtypes, _fill
-from ._backend import array_namespace, device_of, is_device_array
+from ._backend import array_namespace, device_of, is_device_array, is_device_array_type
 
 
 def _namespace(a):
@@ -73,8 +73,11 @@ class COO:
                 "move one with cupy.asarray or .get()"
             )
         xp = _namespace(values) if is_device_array(values) else _namespace(indices)
+        listed = not hasattr(indices, "dtype")
         indices = xp.asarray(indices)
-        values = xp.asarray(values)
+        if listed and indices.size == 0 and indices.dtype.kind == "f":
+            indices = indices.astype(np.int64)  # empty lists are float64 to NumPy; no index is given
+        values = _dtypes.native(xp.asarray(values))
         shape = _as_shape(shape)
         if device_of(indices) != device_of(values):
             raise ValueError(
@@ -83,6 +86,13 @@ class COO:
         if check:
             self._validate_layout(indices, values, shape)
         if indices.dtype != np.int64 or not indices.flags.c_contiguous:
+            if indices.dtype == np.uint64 and indices.size and int(indices.max()) >= 2**63:  # synchronize!
+                # int64 storage would wrap them to negative indices: refuse, even with check=False
+                d, pos = (int(v) for v in np.unravel_index(int(indices.argmax()), indices.shape))
+                raise IndexError(
+                    f"index {int(indices[d, pos])} at position {pos} of dimension {d} is 2**63 or more; "
+                    "coosparse stores indices as int64, so no index can reach 2**63"
+                )
             indices = xp.ascontiguousarray(indices, dtype=np.int64)
         self._indices = indices
         self._values = values
@@ -233,7 +243,8 @@ class COO:
 
     def __array_function__(self, func, types, args, kwargs):
         # defer to other array types (dask, ...) that may know how to combine with a COO
-        if not all(issubclass(t, COO) or t.__module__.split(".")[0] in ("numpy", "cupy") for t in types):
+        if not all(issubclass(t, COO) or t.__module__.split(".")[0] == "numpy" or is_device_array_type(t)
+                   for t in types):
             return NotImplemented
         from ._dispatch import array_function
 
@@ -299,42 +310,225 @@ class COO:
 
         return to_scipy(self, format=format)
 
-    # Operators dispatch to the public functions, which own validation.
-    def __mul__(self, other):
-        from . import multiply
+    # ---- elementwise: NumPy ufuncs and operators (issue 11) ----------------------------
+    # Every operator is a NumPy ufunc on the engine in coosparse/_ufunc.py (SPEC 9):
+    # reflected spellings swap the operands, in-place spellings return a new array.
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__":
+            from ._reduce import ufunc_method
 
-        return multiply(self, other)
+            return ufunc_method(ufunc, method, *inputs, **kwargs)
+        from ._ufunc import array_ufunc
 
-    def __rmul__(self, other):
-        from . import multiply
-
-        return multiply(other, self)
+        return array_ufunc(ufunc, *inputs, **kwargs)
 
     def __add__(self, other):
-        from . import add
-
-        return add(self, other)
+        return _binary(np.add, self, other)
 
     def __radd__(self, other):
-        from . import add
+        return _binary(np.add, other, self)
 
-        return add(other, self)
+    def __iadd__(self, other):
+        return _inplace(np.add, self, other)
 
     def __sub__(self, other):
-        from . import subtract
-
-        return subtract(self, other)
+        return _binary(np.subtract, self, other)
 
     def __rsub__(self, other):
-        from . import subtract
+        return _binary(np.subtract, other, self)
 
-        return subtract(other, self)
+    def __isub__(self, other):
+        return _inplace(np.subtract, self, other)
+
+    def __mul__(self, other):
+        return _binary(np.multiply, self, other)
+
+    def __rmul__(self, other):
+        return _binary(np.multiply, other, self)
+
+    def __imul__(self, other):
+        return _inplace(np.multiply, self, other)
+
+    def __truediv__(self, other):
+        return _binary(np.true_divide, self, other)
+
+    def __rtruediv__(self, other):
+        return _binary(np.true_divide, other, self)
+
+    def __itruediv__(self, other):
+        return _inplace(np.true_divide, self, other)
+
+    def __floordiv__(self, other):
+        return _binary(np.floor_divide, self, other)
+
+    def __rfloordiv__(self, other):
+        return _binary(np.floor_divide, other, self)
+
+    def __ifloordiv__(self, other):
+        return _inplace(np.floor_divide, self, other)
+
+    def __mod__(self, other):
+        return _binary(np.remainder, self, other)
+
+    def __rmod__(self, other):
+        return _binary(np.remainder, other, self)
+
+    def __imod__(self, other):
+        return _inplace(np.remainder, self, other)
+
+    def __divmod__(self, other):
+        return _binary(np.divmod, self, other)
+
+    def __rdivmod__(self, other):
+        return _binary(np.divmod, other, self)
+
+    def __pow__(self, other, modulo=None):
+        if modulo is not None:
+            return NotImplemented
+        return _binary(np.power, self, other)
+
+    def __rpow__(self, other, modulo=None):
+        if modulo is not None:
+            return NotImplemented
+        return _binary(np.power, other, self)
+
+    def __ipow__(self, other):
+        return _inplace(np.power, self, other)
+
+    def __and__(self, other):
+        return _binary(np.bitwise_and, self, other)
+
+    def __rand__(self, other):
+        return _binary(np.bitwise_and, other, self)
+
+    def __iand__(self, other):
+        return _inplace(np.bitwise_and, self, other)
+
+    def __or__(self, other):
+        return _binary(np.bitwise_or, self, other)
+
+    def __ror__(self, other):
+        return _binary(np.bitwise_or, other, self)
+
+    def __ior__(self, other):
+        return _inplace(np.bitwise_or, self, other)
+
+    def __xor__(self, other):
+        return _binary(np.bitwise_xor, self, other)
+
+    def __rxor__(self, other):
+        return _binary(np.bitwise_xor, other, self)
+
+    def __ixor__(self, other):
+        return _inplace(np.bitwise_xor, self, other)
+
+    def __lshift__(self, other):
+        return _binary(np.left_shift, self, other)
+
+    def __rlshift__(self, other):
+        return _binary(np.left_shift, other, self)
+
+    def __ilshift__(self, other):
+        return _inplace(np.left_shift, self, other)
+
+    def __rshift__(self, other):
+        return _binary(np.right_shift, self, other)
+
+    def __rrshift__(self, other):
+        return _binary(np.right_shift, other, self)
+
+    def __irshift__(self, other):
+        return _inplace(np.right_shift, self, other)
+
+    # comparisons return COO arrays, so a COO is unhashable, like a NumPy array
+    def __eq__(self, other):
+        return _binary(np.equal, self, other)
+
+    def __ne__(self, other):
+        return _binary(np.not_equal, self, other)
+
+    def __lt__(self, other):
+        return _binary(np.less, self, other)
+
+    def __le__(self, other):
+        return _binary(np.less_equal, self, other)
+
+    def __gt__(self, other):
+        return _binary(np.greater, self, other)
+
+    def __ge__(self, other):
+        return _binary(np.greater_equal, self, other)
+
+    __hash__ = None
 
     def __neg__(self):
-        return self._with(values=-self._values, fill_value=-self._fill)
+        return _unary(np.negative, self)
 
     def __pos__(self):
-        return self
+        return _unary(np.positive, self)
+
+    def __abs__(self):
+        return _unary(np.absolute, self)
+
+    def __invert__(self):
+        return _unary(np.invert, self)
+
+    def __bool__(self):
+        """Truth of a one-element array (as NumPy; ValueError otherwise). Synchronises on a GPU."""
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a COO array with {self.size} elements is ambiguous; "
+                "use (a != 0).nnz, or reduce with a.any() / a.all()"
+            )
+        return bool(self.to_dense().reshape(()))  # synchronize!
+
+    @property
+    def real(self):
+        """Real part (a COO; the array itself for real dtypes)."""
+        from ._math import real
+
+        return real(self)
+
+    @property
+    def imag(self):
+        """Imaginary part (a COO; zeros of the dtype for real dtypes)."""
+        from ._math import imag
+
+        return imag(self)
+
+    def conj(self):
+        """Complex conjugate (see :func:`coosparse.conj`)."""
+        return _unary(np.conjugate, self)
+
+    def round(self, decimals=0):
+        """Round to ``decimals`` (see :func:`coosparse.round`)."""
+        from ._math import round as _round
+
+        return _round(self, decimals=decimals)
+
+    def clip(self, min=None, max=None):
+        """Clamp to ``[min, max]`` (see :func:`coosparse.clip`)."""
+        from ._math import clip
+
+        return clip(self, min, max)
+
+
+def _binary(f, a, b):
+    from ._ufunc import operator_call
+
+    return operator_call(f, a, b)
+
+
+def _inplace(f, a, b):
+    from ._ufunc import inplace_call
+
+    return inplace_call(f, a, b)
+
+
+def _unary(f, a):
+    from ._ufunc import elementwise
+
+    return elementwise(f, (a,))
 
     # ---- linear algebra (issue 13) ---------------------------------------------
     def __matmul__(self, other):

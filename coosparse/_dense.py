@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _dtypes, _fill
 from ._backend import backend_for
+from ._bounds import check_indices
 from ._coo import COO, _namespace
 from ._fill import require_zero_fill
 
@@ -53,7 +54,10 @@ def scatter_addresses(a, elem_strides, base):
     xp = be.xp
     sn = a.sparse_ndim
     if a.nnz:
-        addresses = be.linear_index(a.indices, np.array(elem_strides[:sn], dtype=np.int64))
+        # bounds-checked in the same pass: an index outside the shape is an IndexError
+        # (a GPU reports it and skips the entry), never a silently dropped entry or a
+        # write to another element; strides and sizes are host values (passed by value)
+        addresses = be.linear_index(a.indices, np.array(elem_strides[:sn], dtype=np.int64), a.sparse_shape)
         if base:
             addresses += base
     else:
@@ -89,6 +93,7 @@ def scatter_into(out, a, *, add=True):
     if isinstance(out, np.ndarray) and not out.flags.writeable:  # (CuPy arrays have no such flag)
         raise ValueError("the target array is read-only")
     if a.nnz == 0 or out.size == 0:
+        check_indices(a.indices, a.sparse_shape)  # nothing is written, but bad input is still refused
         return out
     be = backend_for(out, a.values)
     flat, base, es = flat_view(out)
@@ -153,6 +158,11 @@ def to_dense(a, order="C"):
     array([[0, 4],
            [2, 0]])
     """
+    if not isinstance(a, COO):
+        raise TypeError(
+            f"to_dense expects a COO array; got {type(a).__name__}"
+            + (" (it is dense already)" if hasattr(a, "shape") and hasattr(a, "dtype") else "")
+        )
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F'; got {order!r}")
     xp = _namespace(a.values)
@@ -184,7 +194,7 @@ def from_dense(x, sparse_ndim=None):
     if isinstance(x, COO):
         raise TypeError("from_dense expects a dense array; got a COO (use .copy())")
     xp = _namespace(x)
-    x = xp.asarray(x)
+    x = _dtypes.native(xp.asarray(x))
     _dtypes.check_dtype(x.dtype)
     if sparse_ndim is None:
         sparse_ndim = x.ndim

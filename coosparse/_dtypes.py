@@ -23,10 +23,27 @@ SUPPORTED_DTYPES = tuple(
 def check_dtype(dtype, what="values"):
     """Return ``np.dtype(dtype)`` or raise TypeError if coosparse does not support it."""
     dt = np.dtype(dtype)
+    if not dt.isnative and dt.newbyteorder("=") in SUPPORTED_DTYPES:
+        raise TypeError(
+            f"{what} dtype {dt.str} has non-native byte order; coosparse computes in native byte "
+            f"order: use {dt.newbyteorder('=').name} (arrays are converted with .astype)"
+        )
     if dt not in SUPPORTED_DTYPES:
         names = ", ".join(d.name for d in SUPPORTED_DTYPES)
         raise TypeError(f"{what} dtype {dt} is not supported; supported dtypes: {names}")
     return dt
+
+
+def native(a):
+    """``a`` itself, or a native-byte-order copy when its dtype is byte-swapped (e.g. big-endian).
+
+    Every array entering coosparse (COO values, dense operands, scatter targets
+    and sources) passes here, so byte order never reaches a kernel.
+    """
+    dt = getattr(a, "dtype", None)
+    if dt is None or dt.isnative:
+        return a
+    return a.astype(dt.newbyteorder("="))
 
 
 def accumulation_dtype(dtype):

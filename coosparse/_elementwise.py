@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import backend_for, is_device_array
+from ._bounds import check_indices
 from ._coo import COO, _namespace, is_scalar
 
 
@@ -24,14 +25,14 @@ def as_dense_operand(x, op):
     if isinstance(x, COO):
         raise TypeError(f"{op}: expected a dense operand, got a COO")
     if is_dense(x):
-        return x
+        return _dtypes.native(x)
     try:
         arr = np.asarray(x)
     except Exception:
         arr = None
     if arr is None or arr.dtype == object:
         raise TypeError(f"{op}: unsupported operand type {type(x).__name__}")
-    return arr
+    return _dtypes.native(arr)
 
 
 def sparse_pair_shape(a, b, op):
@@ -56,11 +57,14 @@ def sparse_dense_shape(a, x_shape, op):
     try:
         shape = tuple(np.broadcast_shapes(a.shape, tuple(x_shape)))
     except ValueError:
-        shape = None
-    if shape is None or len(shape) != a.ndim or shape[: a.sparse_ndim] != a.sparse_shape:
         raise ValueError(
-            f"{op}: COO shape {a.shape} and dense shape {tuple(x_shape)} do not match; the dense "
-            f"operand may broadcast only in the COO's dense dimensions {a.dense_shape}"
+            f"{op}: COO shape {a.shape} and dense shape {tuple(x_shape)} do not broadcast together"
+        ) from None
+    if len(shape) != a.ndim or shape[: a.sparse_ndim] != a.sparse_shape:
+        raise ValueError(
+            f"{op}: COO shape {a.shape} and dense shape {tuple(x_shape)} broadcast to {shape}, "
+            f"which would make the COO grow (its sparse shape {a.sparse_shape} is kept: the dense "
+            "operand may broadcast against the COO, not the COO against it)"
         )
     return shape
 
@@ -112,10 +116,14 @@ def gather_dense(x, indices, sparse_ndim):
     n = indices.shape[1]
     dense_shape = tuple(x.shape[sparse_ndim:])
     if n == 0 or x.size == 0:
+        check_indices(indices, tuple(x.shape[:sparse_ndim]))  # nothing is read, but bad input is refused
         return xp.zeros((n,) + dense_shape, dtype=x.dtype)
     flat, base, es = flat_view(x)
-    # strides and block offsets are host metadata: the CUDA layer passes them by value
-    addresses = be.linear_index(indices, np.array(es[:sparse_ndim], dtype=np.int64))
+    # strides, sizes and block offsets are host metadata: the CUDA layer passes them by value.
+    # Bounds-checked in the same pass: an unchecked index outside x is an IndexError (a GPU
+    # reports it and reads zeros), never a read of another element
+    addresses = be.linear_index(indices, np.array(es[:sparse_ndim], dtype=np.int64),
+                                tuple(x.shape[:sparse_ndim]))
     if base:
         addresses += base
     gathered = copy_kernel(be.gather_strided, flat, addresses, dense_block_offsets(dense_shape, es[sparse_ndim:]))

@@ -6,19 +6,25 @@ compared, and how an operation that needs fill 0 refuses anything else.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 
 def fill_scalar(fill_value, dtype):
     """``fill_value`` as a NumPy scalar of ``dtype``; None means 0.
 
-    The value must be representable in ``dtype`` (NaN counts as equal to
-    itself): ``fill_value=0.5`` for an integer array raises ``ValueError``
-    instead of silently becoming 0.
+    The value must be representable in ``dtype``: ``fill_value=0.5`` for an
+    integer array, a complex value with an imaginary part for a real array,
+    or a finite value that overflows a float dtype raise ``ValueError``
+    instead of silently changing. Floats round to the dtype's nearest value
+    (``0.1`` in float32), as ``numpy.full`` does.
     """
     dt = np.dtype(dtype)
     if fill_value is None:
         return dt.type(0)
+    if isinstance(fill_value, np.generic) and fill_value.dtype == dt:
+        return fill_value  # already a scalar of the dtype (the common case of results)
     if hasattr(fill_value, "get") and _on_device(fill_value):
         fill_value = fill_value.get()  # synchronize! (a device scalar: read once, at construction)
     f = np.asarray(fill_value)
@@ -26,10 +32,17 @@ def fill_scalar(fill_value, dtype):
         raise ValueError(f"fill_value must be a scalar; got an array of shape {f.shape}")
     if f.dtype == object or f.dtype.kind not in "biufc":
         raise TypeError(f"fill_value must be a number or bool; got {fill_value!r}")
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # complex -> real: the imaginary part is checked below
         cast = f.astype(dt)
-        back = cast.astype(f.dtype) if f.dtype.kind != "b" else cast.astype(bool)
-    same = bool(back == f) or (f.dtype.kind in "fc" and bool(np.isnan(f)) and bool(np.isnan(cast)))
+        if f.dtype.kind == "c" and dt.kind != "c" and bool(f.imag != 0):
+            same = False
+        elif dt.kind in "fc":
+            # floats round to the nearest value of the dtype, as np.full does; overflow is refused
+            same = bool(np.isfinite(cast)) or not bool(np.isfinite(f))
+        else:
+            back = cast.astype(f.dtype) if f.dtype.kind != "b" else cast.astype(bool)
+            same = bool(back == f)
     if not same:
         raise ValueError(f"fill_value {fill_value!r} is not representable in dtype {dt}")
     return dt.type(cast[()])

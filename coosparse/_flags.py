@@ -32,3 +32,19 @@ def verify_flags(indices, sparse_shape, sorted, unique):
                 f"flag hint unique=True is false: entries {first} and {second} share index "
                 f"{tuple(int(v) for v in indices[:, first])}"
             )
+
+
+def lying_flag_error(operand=None, unique=False):
+    """The ValueError for a True flag that a kernel's cheap check found false (``check=False`` input).
+
+    One wording for the Numba layer's checks (O(1) ends, the fused merges'
+    in-pass order count); the CUDA layer's ORDER report (``_cuda/errors.py``)
+    reads the same way.
+    """
+    who = f"the {operand} operand's" if operand else "an operand's"
+    flag = "sorted=True is false (or unique=True)" if unique else "sorted=True is false"
+    how = "out of order or repeat" if unique else "out of order"
+    return ValueError(
+        f"{who} flag {flag}: its indices are {how}; an array built with check=False carries a "
+        "wrong flag; rebuild it with check=True, or without the flag"
+    )

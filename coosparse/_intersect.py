@@ -35,14 +35,13 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import backend_for
-from ._coo import COO, _namespace, is_scalar
+from ._coo import COO
 from ._elementwise import (
     as_dense_operand,
     check_coo,
     copy_kernel,
     gather_dense,
     rows2d,
-    sparse_dense_shape,
     sparse_pair_shape,
     values_as,
 )
@@ -115,25 +114,30 @@ def multiply(a, b, *, compact=True):
     Parameters
     ----------
     a, b : COO, dense array or scalar
-        Sparse x sparse: sparse shapes must be equal; dense (hybrid)
-        dimensions broadcast. Sparse x dense and sparse x scalar multiply the
-        stored values only (the result keeps the COO's indices, order and
-        flags); the dense operand may broadcast in the COO's dense dimensions.
+        Operands broadcast like NumPy arrays (sparse and dense dimensions
+        alike; see :func:`coosparse.broadcast_to`). Sparse x dense and
+        sparse x scalar multiply the stored values only (the result keeps the
+        COO's indices, order and flags) when the COO's fill is 0; with another
+        fill a dense operand gives a dense result.
     compact : bool
-        Sparse x sparse only. True: keep only indices present on both sides
-        (the source's entries that matched, in source order). False: keep the
-        source's layout, with explicit zeros where nothing matched; the output
-        size is known in advance and the GPU path never synchronises.
+        Sparse x sparse with both fills 0 only. True: keep only indices
+        present on both sides (the source's entries that matched, in source
+        order). False: keep the source's layout, with explicit zeros where
+        nothing matched; the output size is known in advance and the GPU path
+        never synchronises.
 
     Returns
     -------
-    COO
-        dtype ``result_type(a.dtype, b.dtype)``. Sparse x sparse: the source
-        side (see the module docstring for the choice) gives indices and order;
+    COO (or a dense array, see above)
+        dtype: NumPy's promotion (NEP 50 for Python scalars); fill: the
+        product of the fills. Sparse x sparse with fills 0: the source side
+        (see the module docstring for the choice) gives indices and order;
         flags: compact=True -> sorted if the source is sorted, unique if the
         source is unique; compact=False -> the source's flags. Probe
         duplicates are summed (in stored order) before multiplying; source
         duplicates stay separate. Both modes have the same dense meaning.
+        Non-zero fills follow the pattern rule of the NumPy users page (the
+        pattern of the operand whose fill is 0, or the union).
 
     Synchronisation: compact=True synchronises once on a GPU (output size);
     compact=False, sparse x dense and sparse x scalar never do.
@@ -153,17 +157,9 @@ def multiply(a, b, *, compact=True):
     """
     if not isinstance(compact, bool):
         raise TypeError(f"multiply: compact must be a bool; got {compact!r}")
-    if isinstance(a, COO) and isinstance(b, COO):
-        require_zero_fill("multiply", a, b)
-        return multiply_sparse(a, b, compact)[0]
-    if isinstance(a, COO):
-        return _multiply_other(a, b)
-    if isinstance(b, COO):
-        return _multiply_other(b, a)
-    raise TypeError(
-        f"multiply: at least one operand must be a COO array; got {type(a).__name__} "
-        f"and {type(b).__name__}"
-    )
+    from ._ufunc import elementwise
+
+    return elementwise(np.multiply, (a, b), name="multiply", compact=compact)
 
 
 def multiply_sparse(a, b, compact, keep_match=False):
@@ -188,9 +184,12 @@ def multiply_sparse(a, b, compact, keep_match=False):
     if (fused and compact and not keep_match and src.is_sorted and probe.is_sorted
             and not is_wide(src.sparse_shape)):
         # the common canonical case in one fused merge (keys computed on the fly)
-        strides = np.array(strides_of(src.sparse_shape)[0], dtype=np.int64)  # host: passed by value
+        # strides and sizes are host values (passed by value); the merge checks every index it
+        # reads against the sizes and the order the flags promise, in the pass it makes anyway
+        strides = np.array(strides_of(src.sparse_shape)[0], dtype=np.int64)
         indices, values = be.merge_multiply(
             src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), strides,
+            sizes=src.sparse_shape,
         )  # synchronize! (output size)
         values = values.reshape((values.shape[0],) + dense_shape)
         return COO(indices, values, shape, sorted=True, unique=src.is_unique, check=False), None
@@ -214,27 +213,6 @@ def multiply_sparse(a, b, compact, keep_match=False):
         values = xp.ascontiguousarray(values)
     result = COO(indices, values, shape, sorted=src.is_sorted, unique=src.is_unique, check=False)
     return result, ((src is a, rows, first, count) if perm is None else None)
-
-
-def _multiply_other(a, x):
-    if is_scalar(x):
-        xp = _namespace(a.values)
-        if hasattr(x, "ndim"):
-            backend_for(a.values, x)  # devices must agree
-        values = a.values * x
-        _dtypes.check_dtype(values.dtype, "result")
-        fill = (np.asarray(a.fill_value) * np.asarray(x.get() if hasattr(x, "get") else x))[()]
-        return a._with(values=xp.ascontiguousarray(values), fill_value=fill.astype(values.dtype))
-    require_zero_fill("multiply", a)
-    x = as_dense_operand(x, "multiply")
-    shape = sparse_dense_shape(a, x.shape, "multiply")
-    dtype = _dtypes.result_type(a.dtype, x.dtype)
-    xp = backend_for(a.values, x).xp
-    xg = gather_dense(xp.broadcast_to(x, shape), a.indices, a.sparse_ndim)
-    dense_shape = shape[a.sparse_ndim:]
-    values = values_as(a.values, a.nnz, dense_shape, dtype) * values_as(xg, a.nnz, dense_shape, dtype)
-    return COO(a.indices, xp.ascontiguousarray(values), shape,
-               sorted=a.is_sorted, unique=a.is_unique, check=False)
 
 
 # ----------------------------------------------------------------------------- sparse_mask
@@ -345,8 +323,12 @@ def mask_projection(x, mask, *, accumulate=False):
         )
     xp = backend_for(x.indices, mask.indices).xp
     _, first, count, _ = match(x, mask)
+    hit = _expand(count != 0, x.values.ndim)
     if accumulate:
-        values = x.values * _expand(count.astype(x.dtype), x.values.ndim)
+        # unmatched entries are 0, not value * 0 (NaN for inf/NaN values)
+        with np.errstate(invalid="ignore", over="ignore"):
+            values = xp.where(hit, x.values * _expand(count.astype(x.dtype), x.values.ndim),
+                              xp.zeros((), dtype=x.dtype))
     else:
-        values = xp.where(_expand(count != 0, x.values.ndim), x.values, xp.zeros((), dtype=x.dtype))
+        values = xp.where(hit, x.values, xp.zeros((), dtype=x.dtype))
     return x._with(values=xp.ascontiguousarray(values.astype(x.dtype, copy=False)))

@@ -10,7 +10,14 @@ it on every layer.
 =================  ==========================================================
 name               meaning
 =================  ==========================================================
-linear_index       (indices int64[d, n], strides int64[d]) -> keys int64[n]
+linear_index       (indices int64[d, n], strides int64[d], sizes=None) ->
+                   keys int64[n]; strides and sizes are host values. With
+                   ``sizes`` (the shape the indices must fit) every index is
+                   bounds-checked in the same pass (coosparse._bounds):
+                   Numba raises IndexError before the caller writes
+                   anything; CUDA gives the entry a key far below zero (read
+                   as zero, never written) and reports it through the error
+                   word (IndexError at the next sync or check_device_errors)
 unravel_index      (keys int64[n], strides int64[d]) -> indices int64[d, n]
 sort_pairs         (keys int64[n], bound) -> (sorted_keys, perm); stable
 segment_starts     (sorted_keys) -> int64[nseg + 1] (synchronises on a GPU)
@@ -72,7 +79,11 @@ merge_multiply     (src_idx int64[d, n], src_values[n, k], probe_idx int64[d, np
                    sum(idx * strides) (computed on the fly); the matched
                    source columns in order, values src * ordered probe sum
                    (= merge_matches + gather_columns + multiply_matched);
-                   one arithmetic dtype (synchronises on a GPU: output size)
+                   one arithmetic dtype (synchronises on a GPU: output size);
+                   ``sizes=`` (host shape) bounds every index read, as in
+                   linear_index (default: from the strides, first dim open);
+                   a false sorted flag found on the way is a ValueError
+                   (Numba) or an ORDER report (CUDA)
 gather_columns     (indices int64[d, n], rows int64[m]) -> indices[:, rows],
                    C-contiguous
 gather_strided     (source 1-D, addresses int64[n], inner int64[k]) -> [n, k],
@@ -90,7 +101,17 @@ merge_add          (a_idx int64[d, na], b_idx int64[d, nb], a_values[na, k],
                    values[m, k]): both coalesced by the row-major key
                    sum(idx * strides) (computed on the fly); the sorted
                    union, values (a or 0) + (b or 0), or minus with negate;
-                   one arithmetic dtype (synchronises on a GPU: output size)
+                   one arithmetic dtype (synchronises on a GPU: output size);
+                   ``sizes=`` and false flags as in merge_multiply
+merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
+                   b_words[nb, kb], strides int64[d], a_fill[ka],
+                   b_fill[kb]) -> (idx[d, m], a_out[m, ka], b_out[m, kb]):
+                   both coalesced by the row-major key (computed on the
+                   fly); the sorted union; a_out[u] = a's row where a has
+                   the key, else a_fill (b likewise). Words: unsigned
+                   integers of one size, a bit copy; strides and the fill
+                   rows are host metadata (synchronises on a GPU: output
+                   size); ``sizes=`` as in merge_multiply. The elementwise engine's union
 =================  ==========================================================
 
 Linear algebra (issue 13). Values and dense operands come in one
@@ -161,6 +182,8 @@ KERNEL_API = (
     "union_columns",
     "gather_or_zero",
     "merge_add",
+    # ---- elementwise engine (issue 11)
+    "merge_gather",
     # ---- linear algebra (issue 13)
     "row_offsets",
     "spmm",

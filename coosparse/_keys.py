@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._backend import backend_for
+from ._bounds import outside, raise_out_of_bounds
 
 INT64_LIMIT = 2**63
 
@@ -40,11 +41,17 @@ def key_bound(sparse_shape):
 
 
 def linear_keys(indices, sparse_shape):
-    """int64 keys of one index array of a narrow shape, on its device."""
+    """int64 keys of one index array of a narrow shape, on its device.
+
+    Every index is checked against ``sparse_shape`` in the same pass:
+    ``IndexError`` for an array built with ``check=False`` that holds indices
+    outside its shape (a key of such an index could alias another index).
+    """
     strides, total = strides_of(sparse_shape)
     assert total < INT64_LIMIT
     be = backend_for(indices)
-    return be.linear_index(indices, np.array(strides, dtype=np.int64))  # host strides: passed by value
+    # host strides and sizes: the CUDA layer passes them by value
+    return be.linear_index(indices, np.array(strides, dtype=np.int64), tuple(sparse_shape))
 
 
 def joint_keys(index_arrays, sparse_shape):
@@ -59,6 +66,8 @@ def joint_keys(index_arrays, sparse_shape):
     xp = _xp(index_arrays[0])
     allix = xp.concatenate(index_arrays, axis=1)
     n = allix.shape[1]
+    if n and bool(outside(allix, sparse_shape).any()):  # synchronize! (the wide path synchronises anyway)
+        raise_out_of_bounds(allix, sparse_shape)
     order = xp.lexsort(allix[::-1]) if n else xp.zeros(0, dtype=np.int64)
     s = allix[:, order]
     new_group = xp.empty(n, dtype=bool)

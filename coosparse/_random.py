@@ -1,6 +1,8 @@
 """Random COO arrays for tests, docs and the benchmark."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import _dtypes
@@ -89,7 +91,10 @@ def random(
         if not 0.0 <= density <= 1.0:
             raise ValueError(f"density must be in [0, 1]; got {density}")
         nnz = int(round(density * total))
-    nnz = int(nnz)
+    try:
+        nnz = operator.index(nnz)
+    except TypeError:
+        raise TypeError(f"nnz must be an integer; got {nnz!r}") from None
     if nnz < 0:
         raise ValueError(f"nnz must be non-negative; got {nnz}")
     if nnz and total == 0:
@@ -118,7 +123,8 @@ def random(
 def _wide_indices(rng, sparse_shape, nnz, duplicates):
     """Per-dimension draws for shapes with 2**63 elements or more (no int64 key)."""
     def draw(n):
-        return np.stack([rng.integers(0, s, size=n, dtype=np.int64) for s in sparse_shape])
+        # a dimension of 2**63 or more: indices are int64, so draw from its first 2**63 positions
+        return np.stack([rng.integers(0, min(s, INT64_LIMIT), size=n, dtype=np.int64) for s in sparse_shape])
 
     indices = draw(nnz)
     if duplicates or nnz < 2:

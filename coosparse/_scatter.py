@@ -124,7 +124,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=0):
     array([0., 2., 0.])
     """
     xp = _namespace(input)
-    input = xp.asarray(input)
+    input = _dtypes.native(xp.asarray(input))
     dtype = _dtypes.check_dtype(input.dtype, "input")
     size = _ints(size, "size")
     stride = _ints(stride, "stride")
@@ -137,7 +137,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=0):
     if offset < 0:
         raise ValueError(f"storage_offset must be non-negative; got {offset}")
     if hasattr(src, "dtype") and hasattr(src, "shape"):
-        src = xp.asarray(src)
+        src = _dtypes.native(xp.asarray(src))
         if src.dtype != dtype:
             if not np.can_cast(src.dtype, dtype, "safe"):
                 raise TypeError(

@@ -14,17 +14,15 @@ import numpy as np
 from . import _dtypes
 from ._backend import backend_for
 from ._coalesce import coalesce as _coalesce
-from ._coo import COO, is_scalar
+from ._coo import COO
 from ._dense import scatter_into
 from ._elementwise import (
-    as_dense_operand,
     copy_kernel,
     rows2d,
     sparse_dense_shape,
     sparse_pair_shape,
     values_as,
 )
-from ._fill import require_zero_fill
 from ._keys import is_wide, joint_keys, strides_of
 
 
@@ -33,22 +31,24 @@ def add(a, b, *, coalesce=False):
 
     Parameters
     ----------
-    a, b : COO or dense array
-        Sparse + sparse: sparse shapes must be equal; dense (hybrid)
-        dimensions broadcast. Sparse + dense: the dense operand may broadcast
-        in the COO's dense dimensions only. Scalars are refused (the result
-        would be dense everywhere: use ``a.to_dense() + s``).
+    a, b : COO, dense array or scalar
+        Operands broadcast like NumPy arrays (sparse and dense dimensions
+        alike; see :func:`coosparse.broadcast_to`).
     coalesce : bool
-        Sparse + sparse: return a coalesced result even when an operand is not
-        coalesced (costs a sort).
+        Return a coalesced result even when an operand is not coalesced
+        (costs a sort).
 
     Returns
     -------
     COO or dense array
-        Sparse + sparse: both coalesced -> merged, coalesced (a key present on
-        both sides gives one entry, ``a``'s value + ``b``'s); otherwise ``a``'s
-        entries followed by ``b``'s, flags False (unless ``coalesce``).
-        Sparse + dense: a new dense array. dtype: NumPy promotion.
+        Sparse + sparse with fills 0: both coalesced -> merged, coalesced (a
+        key present on both sides gives one entry, ``a``'s value + ``b``'s);
+        otherwise ``a``'s entries followed by ``b``'s, flags False (unless
+        ``coalesce``). With other fills: the coalesced union, fill
+        ``a.fill_value + b.fill_value``. Sparse + scalar: a COO with the
+        COO's coalesced pattern and fill ``fill + s`` (SPEC 8). Sparse +
+        dense: a new dense array. dtype: NumPy promotion (NEP 50 for Python
+        scalars).
 
     Synchronisation: the merge synchronises once on a GPU (output size); the
     concatenation and the dense result never do.
@@ -63,6 +63,8 @@ def add(a, b, *, coalesce=False):
     (array([[0, 2, 3]]), array([ 1., 12., 20.]), True)
     >>> a + np.ones(4)
     array([2., 1., 3., 1.])
+    >>> (a + 1).fill_value, (a + 1).to_dense()
+    (np.float64(1.0), array([2., 1., 3., 1.]))
     """
     return _union(a, b, False, coalesce, "add")
 
@@ -88,24 +90,12 @@ def subtract(a, b, *, coalesce=False):
 def _union(a, b, negate, coalesce, op):
     if not isinstance(coalesce, bool):
         raise TypeError(f"{op}: coalesce must be a bool; got {coalesce!r}")
-    a_coo, b_coo = isinstance(a, COO), isinstance(b, COO)
-    if not (a_coo or b_coo):
-        raise TypeError(
-            f"{op}: at least one operand must be a COO array; got {type(a).__name__} and "
-            f"{type(b).__name__}"
-        )
-    require_zero_fill(op, *(x for x in (a, b) if isinstance(x, COO)))
-    for x in (a, b):
-        if not isinstance(x, COO) and is_scalar(x):
-            raise TypeError(
-                f"{op}: a COO array and a scalar would give a dense result; "
-                "convert with .to_dense() first"
-            )
-    if a_coo and b_coo:
-        return _union_sparse(a, b, negate, coalesce, op)
-    if a_coo:
-        return _union_dense(a, as_dense_operand(b, op), negate, True, op)
-    return _union_dense(b, as_dense_operand(a, op), negate, False, op)
+    from ._ufunc import elementwise
+
+    out = elementwise(np.subtract if negate else np.add, (a, b), name=op)
+    if coalesce and isinstance(out, COO):
+        out = _coalesce(out)
+    return out
 
 
 def _check_subtract(dtype, negate):
@@ -127,9 +117,11 @@ def _union_sparse(a, b, negate, coalesce, op):
                 and a.dense_shape == dense_shape and b.dense_shape == dense_shape
                 and not is_wide(a.sparse_shape)):
             # one fused kernel over the index columns: merge, columns and values
-            strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)  # host: passed by value
+            # strides and sizes are host values (passed by value); the merge checks every index
+            # against the sizes and the order the flags promise, in the pass it makes anyway
+            strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)
             indices, va = be.merge_add(a.indices, b.indices, rows2d(a.values), rows2d(b.values),
-                                       strides, negate)  # synchronize! (output size)
+                                       strides, negate, sizes=a.sparse_shape)  # synchronize! (output size)
             m = indices.shape[1]
         else:
             (ka, kb), _ = joint_keys([a.indices, b.indices], a.sparse_shape)
@@ -144,6 +136,7 @@ def _union_sparse(a, b, negate, coalesce, op):
                 xp.add(va, vb, out=va)
         return COO(indices, va.reshape((m,) + dense_shape), shape, sorted=True, unique=True,
                    check=False)
+    a, b = _own_sums(a, dtype), _own_sums(b, dtype)
     va = values_as(a.values, a.nnz, dense_shape, dtype)
     vb = values_as(b.values, b.nnz, dense_shape, dtype)
     out = COO(
@@ -153,6 +146,19 @@ def _union_sparse(a, b, negate, coalesce, op):
         check=False,
     )
     return _coalesce(out) if coalesce else out
+
+
+def _own_sums(a, dtype):
+    """``a`` with its duplicates summed in its own dtype when promotion to ``dtype`` changes it.
+
+    Duplicates mean their sum in the array's dtype (SPEC 1): bool ``[True, True]``
+    is True, uint8 ``200 + 100`` is 44. Promoting each entry first would sum them
+    in the wider dtype (2, 300), so the answer would depend on whether the operand
+    was coalesced. Unique arrays and arrays whose dtype is kept pass unchanged.
+    """
+    if a.is_unique or a.dtype == dtype:
+        return a
+    return _coalesce(a)
 
 
 def _union_dense(a, x, negate, coo_first, op):
@@ -166,6 +172,7 @@ def _union_dense(a, x, negate, coo_first, op):
     dtype = _dtypes.result_type(a.dtype, x.dtype)
     _check_subtract(dtype, negate)
     xp = backend_for(a.values, x).xp
+    a = _own_sums(a, dtype)
     out = xp.empty(shape, dtype=dtype)
     if negate and coo_first:
         out[...] = -x.astype(dtype, copy=False)

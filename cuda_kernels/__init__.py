@@ -31,6 +31,7 @@ def _inst(kernel, types):
 KERNELS = {
     "linear_index.cu": (
         "coo_linear_index_compute",
+        "coo_linear_index_checked",
         "coo_linear_index_unravel",
     ),
     "sort.cu": (

@@ -84,6 +84,8 @@ def to_scipy(a, format="coo"):
         raise ValueError(f"to_scipy needs a CPU array; this one is on {a.device} (use .to('cpu'))")
     if a.dense_ndim:
         raise ValueError(f"scipy.sparse has no hybrid arrays; this one has dense shape {a.dense_shape}")
+    if a.dtype == np.float16:  # every format: scipy cannot compute with float16 arrays
+        raise ValueError("scipy.sparse does not support float16; convert first with a.astype(np.float32)")
     if format == "coo":
         if a.ndim == 0:
             raise ValueError("scipy.sparse has no 0-d arrays")

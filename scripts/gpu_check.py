@@ -439,6 +439,8 @@ def bad_input_ops(dev):
     bad2 = coo([[0, 1, 5, 1], [1, big, 0, -1]], [1, 2, 3, 4], (3, 3))
     liar = coo([[3, 1, 2, 2]], [1, 2, 3, 4], (4,), sorted=True, unique=True)
     good = coo([[0, 1, 2, 3]], [1, 2, 3, 4], (4,), sorted=True, unique=True)
+    alias = coo([[0, 1], [5, 1]], [1, 2], (3, 3))  # (0, 5) has the key of (1, 2): only the sizes tell
+    good2 = coo([[1], [2]], [1], (3, 3), sorted=True, unique=True)
     x, x2 = dev.put(np.arange(4.0)), dev.put(np.arange(9.0).reshape(3, 3))
     return [
         ("sparse_mask(dense, bad mask)", lambda: coosparse.sparse_mask(x, bad), IndexError),
@@ -446,6 +448,8 @@ def bad_input_ops(dev):
         ("to_dense(bad)", lambda: bad.to_dense(), IndexError),
         ("dense + bad", lambda: x + bad, IndexError),
         ("coalesce(bad)", lambda: bad.coalesce(), IndexError),
+        ("multiply(aliasing index, good, compact=False)",
+         lambda: coosparse.multiply(alias, good2, compact=False), IndexError),
         ("add(liar, good)", lambda: coosparse.add(liar, good), ValueError),
         ("sparse_mask(liar, good)", lambda: coosparse.sparse_mask(liar, good), ValueError),
     ]

@@ -40,14 +40,45 @@ def test_unrepresentable_fill_is_refused():
         _a(np.ones(2))
 
 
+def _to_torch(a):
+    pytest.importorskip("torch")
+    from coosparse.interop.torch import to_torch
+
+    return to_torch(a)
+
+
 @pytest.mark.parametrize("op", [
-    lambda a: coosparse.add(a, a),
-    lambda a: coosparse.multiply(a, a),
     lambda a: coosparse.sparse_mask(a, a),
     lambda a: coosparse.mask_projection(a, a),
     lambda a: a.to_scipy(),
-    lambda a: a + np.ones(4),
+    _to_torch,
 ])
 def test_ops_needing_fill_zero_name_the_fill(op):
     with pytest.raises(ValueError, match="fill_value"):
         op(_a(1.0))
+
+
+@pytest.mark.parametrize("fill", [1.5, -1.0, np.inf, np.nan])
+@pytest.mark.parametrize("op, ref", [
+    (coosparse.add, np.add), (coosparse.subtract, np.subtract), (coosparse.multiply, np.multiply),
+    (lambda a, b: a + np.arange(4.0), None), (lambda a, b: np.arange(4.0) * a, None),
+    (lambda a, b: a * 3, None), (lambda a, b: 2 - a, None),
+])
+def test_union_and_intersection_family_take_any_fill(op, ref, fill):
+    a = _a(fill)
+    b = COO([[1, 2, 3]], np.array([4.0, -2.0, 8.0]), (4,), fill_value=2.0)
+    with np.errstate(all="ignore"):
+        ref = (ref or op)(a.to_dense(), b.to_dense())
+        r = op(a, b)
+    np.testing.assert_array_equal(r.to_dense() if isinstance(r, COO) else r, ref)
+
+
+@pytest.mark.parametrize("fill", [0.0, 2.0, np.nan])
+def test_coalesce_prune_drops_entries_equal_to_the_fill(fill):
+    a = COO([[0, 1, 1, 2, 3]], np.array([fill, 1.0, 0.5, 5.0, fill]), (5,), fill_value=fill)
+    c = a.coalesce(prune=True)
+    assert c.is_coalesced and c.fill_value is not None
+    np.testing.assert_array_equal(c.indices, [[1, 2]])
+    np.testing.assert_array_equal(c.to_dense(), a.to_dense())
+    h = COO([[0, 1]], np.array([[fill, fill], [fill, 1.0]]), (2, 2), fill_value=fill)
+    np.testing.assert_array_equal(h.coalesce(prune=True).indices, [[1]])

@@ -139,11 +139,13 @@ def test_scatter_into_errors():
 
 
 def test_contract_breaking_entries_never_leave_the_buffer():
-    # check=False trusts the caller; an out-of-range entry must still not corrupt memory
+    # check=False trusts the caller; an out-of-range entry must still not corrupt memory, and
+    # is refused (IndexError, issue 10) before anything is written rather than silently dropped
     a = coosparse.COO(np.array([[0, 5, -7, 2]]), np.array([1.0, 2.0, 3.0, 4.0]), (3,), check=False)
     out = np.zeros(3)
-    scatter_into(out, a)
-    np.testing.assert_array_equal(out, [1.0, 0.0, 4.0])
+    with pytest.raises(IndexError, match="index 5 at position 1 .* dimension 0 with size 3"):
+        scatter_into(out, a)
+    np.testing.assert_array_equal(out, [0.0, 0.0, 0.0])
 
 
 def test_zero_size(backend):

@@ -59,6 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._backend import is_device_array
+from .._bounds import first_out_of_bounds, raise_out_of_bounds, row_major_sizes, size_limits
 from . import errors
 
 _i64 = np.int64
@@ -252,10 +253,15 @@ class CudaLayer:
         return self.xp.asarray(inner), self.dims((), "inner"), inner.shape[0], lo, hi_pad
 
     # ------------------------------------------------------------------ linear index
-    def linear_index(self, indices, strides):
+    def linear_index(self, indices, strides, sizes=None):
         """keys[i] = sum_d indices[d, i] * strides[d] (caller guarantees no overflow). Sync-free.
 
-        ``strides`` are host values (passed by value in the launch).
+        ``strides`` and ``sizes`` are host values (passed by value in the launch).
+        With ``sizes`` (the shape the indices must fit) every index is checked in
+        the same pass: an entry outside gets a key no kernel reads or writes
+        through (``COO_BAD_KEY``, far below zero) and is reported through the
+        error word (``errors.INDEX``), not raised: raising would synchronise.
+        With ``validate`` (emulation) a bad index raises IndexError at once.
         """
         xp = self.xp
         indices = self._c(indices, np.int64)
@@ -265,7 +271,16 @@ class CudaLayer:
         if ndim == 0:
             keys[...] = 0
             return keys
-        self._run("coo_linear_index_compute", n, indices, st, _i64(ndim), _i64(n), keys)
+        if sizes is None:
+            self._run("coo_linear_index_compute", n, indices, st, _i64(ndim), _i64(n), keys)
+            return keys
+        if self._validate and n:
+            host = np.asarray(self._peek(indices))
+            if first_out_of_bounds(host, sizes) is not None:
+                raise_out_of_bounds(host, tuple(sizes))
+        # min(size, 2**63) as the bits of a u64 (the kernel compares unsigned)
+        limits = self.dims(size_limits(sizes).view(np.int64), "linear_index sizes")
+        self._run("coo_linear_index_checked", n, indices, st, limits, _i64(ndim), _i64(n), keys, self._err())
         return keys
 
     def unravel_index(self, keys, strides):
@@ -364,7 +379,7 @@ class CudaLayer:
         bit-identical to the Numba layer's fused kernel. Synchronises once
         (segment_starts sizes the output).
         """
-        keys = self.linear_index(indices, strides)
+        keys = self.linear_index(indices, strides, row_major_sizes(strides, bound))  # bounds: reported
         sorted_keys, perm = self.sort_pairs(keys, bound)
         starts = self.segment_starts(sorted_keys)  # synchronize! (output size)
         sums = self.segment_sum(values, perm, starts)
@@ -530,15 +545,18 @@ class CudaLayer:
         first, count = self._match(src_keys, probe_keys)
         return self._compact(first, count)
 
-    def merge_multiply(self, src_indices, src_values, probe_indices, probe_values, strides):
+    def merge_multiply(self, src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None):
         """Compact product of a sorted source and a sorted probe: (indices, values). Synchronises (output size).
 
         Composed of this layer's kernels (linear index, merge_matches,
         gather_columns, multiply_matched), which is exactly the row's meaning,
         so results are bit-identical to the Numba layer's fused kernel.
+        Indices outside ``sizes`` (host values; default: what the strides
+        tell, the first dimension unbounded) are reported with the output size.
         """
+        sizes = row_major_sizes(strides) if sizes is None else sizes
         rows, first, count = self.merge_matches(
-            self.linear_index(src_indices, strides), self.linear_index(probe_indices, strides)
+            self.linear_index(src_indices, strides, sizes), self.linear_index(probe_indices, strides, sizes)
         )
         values = self.multiply_matched(src_values, rows, probe_values, None, first, count)
         return self.gather_columns(src_indices, rows), values
@@ -760,15 +778,17 @@ class CudaLayer:
                   _i64(a_values.shape[0]), _i64(b_values.shape[0]), _i64(m), _i64(k), ov, self._err())
         return out
 
-    def merge_add(self, a_idx, b_idx, a_values, b_values, strides, negate):
+    def merge_add(self, a_idx, b_idx, a_values, b_values, strides, negate, *, sizes=None):
         """Coalesced union in one call: (indices[d, m], values[m, k]) of a + b (a - b with ``negate``).
 
-        Keys from the index columns (``strides``, host values), the ranks of
+        Keys from the index columns (``strides``, host values; indices outside
+        ``sizes`` reported, default as in :meth:`merge_multiply`), the ranks of
         :meth:`merge_union`, then the index columns and the values
         (``coo_union_values``). Synchronises once (the union size).
         """
-        a_keys = self.linear_index(a_idx, strides)
-        b_keys = self.linear_index(b_idx, strides)
+        sizes = row_major_sizes(strides) if sizes is None else sizes
+        a_keys = self.linear_index(a_idx, strides, sizes)
+        b_keys = self.linear_index(b_idx, strides, sizes)
         a_pos, b_pos = self.merge_union(a_keys, b_keys)  # synchronize! (output size)
         return (self.union_columns(a_idx, b_idx, a_pos, b_pos),
                 self.union_values(a_values, b_values, a_pos, b_pos, negate))
@@ -1083,6 +1103,54 @@ class CudaLayer:
             if guard is not None:
                 fn = _guarded(fn, guard)
             namespace[n] = fn
+
+    # ------------------------------------------------------------------ elementwise engine (issue 11)
+    def merge_gather(self, a_idx, b_idx, a_words, b_words, strides, a_fill, b_fill, *, sizes=None):
+        """Coalesced union: (indices, a's rows or a_fill, b's rows or b_fill), bit copies.
+
+        Composed of the union kernels (keys, :meth:`merge_union`, :meth:`union_columns`)
+        and row gathers (``gather_or_zero``); synchronises once (the union size).
+        ``strides`` and the fill rows are host metadata (a device array raises
+        TypeError): a zero fill needs nothing more, another one is written
+        where a side lacks the key by one ``where`` per distinct word of its
+        period (one for a real dtype, two for complex128's two words), with
+        the words as scalars, so nothing is uploaded. Indices outside ``sizes``
+        are reported as in :meth:`merge_add`.
+        """
+        fills = [self._host_words(f, w, what) for f, w, what in
+                 ((a_fill, a_words, "merge_gather a_fill"), (b_fill, b_words, "merge_gather b_fill"))]
+        sizes = row_major_sizes(strides) if sizes is None else sizes
+        a_keys = self.linear_index(a_idx, strides, sizes)
+        b_keys = self.linear_index(b_idx, strides, sizes)
+        a_pos, b_pos = self.merge_union(a_keys, b_keys)  # synchronize! (output size)
+        idx = self.union_columns(a_idx, b_idx, a_pos, b_pos)
+        outs = []
+        for words, pos, fill in ((a_words, a_pos, fills[0]), (b_words, b_pos, fills[1])):
+            g = self.gather_or_zero(words, pos)
+            if fill.any():
+                self._fill_missing(g, pos < 0, fill)
+            outs.append(g)
+        return idx, outs[0], outs[1]
+
+    @staticmethod
+    def _host_words(fill, words, what):
+        """A fill row (host, one word per column of ``words``) as a NumPy array of the word type."""
+        if is_device_array(fill):
+            raise TypeError(f"{what}: the fill row is host metadata, passed by value; got a device array")
+        f = np.asarray(fill).reshape(-1)
+        if f.shape[0] != words.shape[1]:
+            raise ValueError(f"{what}: {f.shape[0]} words for rows of {words.shape[1]}")
+        return f.astype(words.dtype, copy=False)
+
+    def _fill_missing(self, out, missing, fill):
+        """out[i] = fill where missing[i]: columns of one period share a scalar word (no upload)."""
+        xp = self.xp
+        k = fill.shape[0]
+        period = next(p for p in range(1, k + 1) if k % p == 0 and (fill == np.tile(fill[:p], k // p)).all())
+        m = missing[:, None]
+        for j in range(period):
+            col = out[:, j::period]
+            col[...] = xp.where(m, fill[j], col)  # fill[j]: a NumPy scalar, passed by value
 
 
 def _guarded(fn, guard):

@@ -23,7 +23,8 @@ from . import emulated, strict
 name = "cuda-emulated"
 xp = np
 
-METADATA = frozenset({"strides", "inner", "sizes", "src_strides", "bound", "src_base", "offset", "copy", "negate"})
+METADATA = frozenset({"strides", "inner", "sizes", "src_strides", "bound", "src_base", "offset", "copy", "negate",
+                      "a_fill", "b_fill"})
 IN_PLACE = frozenset({"target", "out"})
 
 

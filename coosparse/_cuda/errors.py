@@ -21,12 +21,15 @@ GATHER = 1  # a gather read outside its source: zero written
 SCATTER = 2  # a scatter element outside its target: not written
 KEY = 4  # a key outside [0, bound): clamped
 ORDER = 8  # keys not sorted / unique as their flags say: an output slot skipped
+INDEX = 16  # an index outside its dimension (linear_index with sizes): the entry's key made out of range
 
 _TEXT = {
     GATHER: "a gather read outside its source (zeros written)",
     SCATTER: "a scatter outside its target (entries skipped)",
     KEY: "linear indices outside the shape (clamped)",
-    ORDER: "keys not sorted or not unique although the flags say so (output slots skipped)",
+    ORDER: ("an operand's flag sorted=True is false (or unique=True): keys not sorted or not unique "
+            "although the flags say so (output slots skipped)"),
+    INDEX: "an index out of bounds for its dimension (the entry skipped)",
 }
 
 
@@ -35,7 +38,7 @@ def device_error(code):
     what = "; ".join(t for bit, t in _TEXT.items() if code & bit) or f"unknown error bits {code:#x}"
     msg = (f"a CUDA kernel met invalid input since the last check: {what}. Results computed since "
            "then are not to be trusted; build the arrays with check=True to find the entry")
-    return (IndexError if code & (GATHER | SCATTER | KEY) else ValueError)(msg)
+    return (IndexError if code & (GATHER | SCATTER | KEY | INDEX) else ValueError)(msg)
 
 
 def check_device_errors():

@@ -344,6 +344,9 @@ def _inplace(name):
     return method
 
 
+_PY_SCALARS = (int, float, bool, complex)  # with NumPy's scalar types: CuPy's scalar_type_set
+
+
 class DeviceArray:
     """An array on the emulated device: ``cupy.ndarray``'s surface over a NumPy array."""
 
@@ -433,11 +436,15 @@ class DeviceArray:
 
     # -- NumPy interoperability, as CuPy implements it
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc.__name__ not in surface()["namespace"]:
+            return NotImplemented
+        for x in inputs + tuple(kwargs.get("out") or ()):
+            # CuPy: an operand of another array type (a sparse array, ...) gets its own turn
+            if not (isinstance(x, (DeviceArray, np.ndarray, np.generic)) or type(x) in _PY_SCALARS):
+                return NotImplemented
         for x in inputs:
             if isinstance(x, np.ndarray):
                 _refuse_host(x, f"numpy.{ufunc.__name__}")
-        if ufunc.__name__ not in surface()["namespace"]:
-            return NotImplemented
         ins = [_unwrap(x, ufunc.__name__) for x in inputs]
         out = kwargs.get("out")
         if out is not None:
@@ -457,6 +464,8 @@ class DeviceArray:
             impl = getattr(target, func.__name__)
         except AttributeError:
             return NotImplemented
+        if not all(issubclass(t, (DeviceArray, np.ndarray)) for t in types):
+            return NotImplemented  # CuPy: only its own arrays and NumPy's (_HANDLED_TYPES)
         return impl(*args, **kwargs)
 
     # -- every other attribute: only CuPy's, computed by NumPy

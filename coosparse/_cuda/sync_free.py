@@ -53,6 +53,8 @@ def cases(put, n=400, seed=3):
     r = n // 50
     src1, src2, src3, src4 = (put(src), put(src[: 50 * r].reshape(r, 50)), put(src[:20]),
                               put(src[: 30 * r].reshape(r, 30)))
+    g = random_coo(rng, shape, n // 2, unique=True)
+    g15 = put(coosparse.COO(g.indices, g.values, shape, unique=True, check=False, fill_value=1.5))
     # linear algebra (issue 13): the products whose output size is known
     rhs = put(rng.standard_normal((30, 8)))  # c @ rhs, u @ rhs
     lhs = put(rng.standard_normal((8, rows)))  # lhs @ c
@@ -87,6 +89,16 @@ def cases(put, n=400, seed=3):
         "as_strided_scatter (wide gaps)": lambda: coosparse.as_strided_scatter(inp, src3, (20,), (99,), 3),
         "as_strided_scatter (overlapping)": lambda: coosparse.as_strided_scatter(inp, src4, (r, 30), (10, 1), 5),
         "COO(check=False)": lambda: coosparse.COO(u.indices, u.values, shape, check=False),
+        # the elementwise engine (coosparse/_ufunc.py): one operand's pattern, values by the namespace's f
+        "exp(coalesced)": lambda: np.exp(c),
+        "exp(unique, fill 1.5)": lambda: np.exp(g15),
+        "negative(uncoalesced)": lambda: -u,
+        "coalesced > 0": lambda: c > 0,
+        "coalesced + 1": lambda: c + 1,
+        "uncoalesced / 2": lambda: u / 2,
+        "maximum(coo, dense) (dense result)": lambda: np.maximum(c, x),
+        "multiply(fill 1.5, dense) (dense result)": lambda: g15 * x,
+        "multiply(uncoalesced, fill 1.5) (one annihilator)": lambda: np.multiply(u, g15),
         "matmul(sorted coo, dense)": lambda: coosparse.matmul(c, rhs),
         "matmul(unsorted coo, dense)": lambda: u @ rhs,
         "matmul(coo, vector)": lambda: coosparse.matmul(u, vec),

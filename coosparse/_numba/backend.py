@@ -2,6 +2,8 @@
 import numba
 import numpy as np
 
+from .._bounds import raise_out_of_bounds, size_limits
+
 from . import coalesce as _co
 from . import intersect as _ix
 from . import linear_index as _li
@@ -13,9 +15,18 @@ from . import union as _un
 name = "numba"
 xp = np
 
-linear_index = _li.linear_index
 unravel_index = _li.unravel_index
 segment_starts = _seg.segment_starts
+
+
+def linear_index(indices, strides, sizes=None):
+    """Row-major keys/addresses; with ``sizes`` every index is bounds-checked in the same pass."""
+    if sizes is None:
+        return _li.linear_index(indices, strides)
+    keys, bad = _li.linear_index_checked(indices, strides, size_limits(sizes))
+    if bad:
+        raise_out_of_bounds(indices, sizes)
+    return keys
 
 
 def sort_pairs(keys, bound):
@@ -80,19 +91,30 @@ def _chunks():
     return 4 * numba.get_num_threads()
 
 
+def _sorted_ends(keys, operand):
+    """The O(1) check of a sorted flag (``intersect.ends_in_order``) on a key array."""
+    if keys.shape[0] > 1:
+        _ix.ends_in_order(keys[0], keys[-1], operand)
+
+
 def match_merge(src_keys, probe_keys):
     """(first, count) of sorted ``src_keys`` in sorted ``probe_keys`` (linear merge)."""
+    _sorted_ends(src_keys, "source")
+    _sorted_ends(probe_keys, "probe")
     n = src_keys.shape[0]
     return _ix.match_merge(src_keys, probe_keys, _chunks(), np.empty(n, _i64), np.empty(n, _i64))
 
 
 def match_search(src_keys, probe_keys):
     """(first, count) of ``src_keys`` in any order in sorted ``probe_keys`` (partitioned search)."""
+    _sorted_ends(probe_keys, "probe")
     return _ix.match_search(src_keys, probe_keys, numba.get_num_threads())
 
 
 def merge_matches(src_keys, probe_keys):
     """(rows, first, count) of the matched entries of sorted ``src_keys`` only."""
+    _sorted_ends(src_keys, "source")
+    _sorted_ends(probe_keys, "probe")
     return _ix.merge_matches(src_keys, probe_keys, _chunks())
 
 
@@ -130,6 +152,8 @@ def gather_strided(source, addresses, inner):
 
 def merge_union(a_keys, b_keys):
     """(a_pos, b_pos) over the sorted union of two strictly increasing key arrays."""
+    _sorted_ends(a_keys, "first")
+    _sorted_ends(b_keys, "second")
     sizes, blo, chunk = _un.union_offsets(a_keys, b_keys, _chunks())
     total = int(sizes[-1])
     a_pos, b_pos = np.empty(total, _i64), np.empty(total, _i64)
@@ -148,9 +172,16 @@ def gather_or_zero(values, rows):
     return _un.gather_or_zero(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
 
 
-def merge_add(a_indices, b_indices, a_values, b_values, strides, negate):
-    """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate)."""
-    sizes, blo, chunk = _un.union_offsets_idx(a_indices, b_indices, strides, _chunks())
+def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None):
+    """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate).
+
+    ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
+    """
+    limits = _ix.merge_limits(strides, sizes)
+    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
+    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
+                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
+    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_val = np.empty((total, a_values.shape[1]), a_values.dtype)
@@ -159,9 +190,43 @@ def merge_add(a_indices, b_indices, a_values, b_values, strides, negate):
     return out_idx, out_val
 
 
-def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides):
-    """Fused compact product of a sorted source and a sorted probe: (indices, values)."""
-    return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks())
+def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None):
+    """Fused compact product of a sorted source and a sorted probe: (indices, values).
+
+    ``sizes``: the sparse shape; every index the merge reads is checked against it in its pass.
+    """
+    return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks(), sizes)
+
+
+# ---- elementwise engine (issue 11) -------------------------------------------------
+from . import ufunc as _uf  # noqa: E402
+
+_MERGE_SERIAL_BELOW = 32768  # entries: below this one thread merges (the pool's wake-up costs more)
+
+
+def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill, *, sizes=None):
+    """Coalesced union over index columns: (indices, a's words or a_fill, b's words or b_fill).
+
+    ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
+    """
+    limits = _ix.merge_limits(strides, sizes)
+    if a_indices.shape[1] + b_indices.shape[1] < _MERGE_SERIAL_BELOW:
+        flags = np.zeros((1, 2), _i64)
+        out = _uf.merge_gather_serial(a_indices, b_indices, strides, limits, flags, a_words, b_words,
+                                      a_fill, b_fill)
+        _ix.raise_merge_flags(flags, limits, a_indices, b_indices)
+        return out
+    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
+    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
+                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
+    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    total = int(sizes[-1])
+    out_idx = np.empty((a_indices.shape[0], total), _i64)
+    out_a = np.empty((total, a_words.shape[1]), a_words.dtype)
+    out_b = np.empty((total, b_words.shape[1]), b_words.dtype)
+    _uf.merge_gather_write(a_indices, b_indices, strides, sizes, blo, chunk, a_words, b_words,
+                           a_fill, b_fill, out_idx, out_a, out_b)
+    return out_idx, out_a, out_b
 
 
 # ---- linear algebra (issue 13) ------------------------------------------------

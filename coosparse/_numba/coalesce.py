@@ -14,6 +14,7 @@ import numpy as np
 
 from . import segment as _seg
 from . import sort as _sort
+from .._bounds import raise_out_of_bounds, row_major_sizes, size_limits
 from .threads import run_parts
 
 
@@ -42,36 +43,46 @@ _BLOCK = 4096  # entries per block of keys computed at once (stays in L1)
 
 
 @nb.njit(cache=True, nogil=True)
-def _keys_block(indices, strides, b0, b1, out):
+def _keys_block(indices, strides, b0, b1, out, limits, check):
     # out[:b1-b0] = linear index of entries b0..b1, one index row at a time
-    # (simple loops the compiler vectorises)
+    # (simple loops the compiler vectorises); with ``check``, also the number of
+    # indices outside the shape (uint64(index) >= limit: negative or too large),
+    # counted while the row is in L1
     ndim = indices.shape[0]
     m = b1 - b0
+    bad = 0
     if ndim == 0:
         for i in range(m):
             out[i] = 0
-        return
-    row = indices[0, b0:b1]
-    s = strides[0]
-    for i in range(m):
-        out[i] = row[i] * s
-    for d in range(1, ndim):
+        return bad
+    for d in range(ndim):
         row = indices[d, b0:b1]
         s = strides[d]
-        for i in range(m):
-            out[i] += row[i] * s
+        if d == 0:
+            for i in range(m):
+                out[i] = row[i] * s
+        else:
+            for i in range(m):
+                out[i] += row[i] * s
+        if check:
+            lim = limits[d]
+            for i in range(m):
+                bad += np.uint64(row[i]) >= lim
+    return bad
 
 
 @nb.njit(cache=True, nogil=True)
-def _hist_part(t, nparts, indices, strides, top_shift, hist):
-    # chunk t: histogram of the top key digit (keys outside the shape count nowhere)
+def _hist_part(t, nparts, indices, strides, limits, top_shift, hist, bad):
+    # chunk t: histogram of the top key digit; indices outside the shape are
+    # counted in bad[t] (and their keys nowhere): the caller raises IndexError
+    # before the scatter writes anything
     lo, hi = _chunk(t, nparts, indices.shape[1])
     nbuckets = hist.shape[1]
     h = hist[t]
     keys = np.empty(_BLOCK, dtype=np.int64)
     for b0 in range(lo, hi, _BLOCK):
         b1 = min(hi, b0 + _BLOCK)
-        _keys_block(indices, strides, b0, b1, keys)
+        bad[t] += _keys_block(indices, strides, b0, b1, keys, limits, True)
         for i in range(b1 - b0):
             b = keys[i] >> top_shift
             if 0 <= b < nbuckets:
@@ -79,7 +90,8 @@ def _hist_part(t, nparts, indices, strides, top_shift, hist):
 
 
 @nb.njit(cache=True, nogil=True)
-def _scatter_part(t, nparts, indices, strides, dst, values, vdst, offsets, bucket_starts, top_shift, sb):
+def _scatter_part(t, nparts, indices, strides, limits, dst, values, vdst, offsets, bucket_starts, top_shift,
+                  sb):
     # chunk t moves in order to its slots of each bucket (stable), writing the
     # word (key's low bits << sb) | slot in bucket and the value row beside it:
     # the bucket stands for the top key bits, the slot for the position order
@@ -90,7 +102,7 @@ def _scatter_part(t, nparts, indices, strides, dst, values, vdst, offsets, bucke
     keys = np.empty(_BLOCK, dtype=np.int64)
     for b0 in range(lo, hi, _BLOCK):
         b1 = min(hi, b0 + _BLOCK)
-        _keys_block(indices, strides, b0, b1, keys)
+        _keys_block(indices, strides, b0, b1, keys, limits, False)
         for q in range(b1 - b0):
             key = keys[q]
             b = key >> top_shift
@@ -183,7 +195,7 @@ _SERIAL_BELOW = 1 << 15  # smaller inputs run as one part on the calling thread
 _PARTS_PER_THREAD = 4
 
 
-def coalesce_bucketed(indices, strides, bound, values, nthreads):
+def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     """The bucketed route: values travel with their keys, so no random gathers.
 
     1. histogram the top ``d1`` key bits (keys computed from the index rows);
@@ -202,7 +214,10 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads):
     _, kb, d1 = _sort.packed_plan(bound, n)
     low_bits = kb - d1
     hist = np.zeros((nparts, 1 << d1), dtype=np.int64)
-    run_parts(_hist_part, nparts, nthreads, indices, strides, low_bits, hist)
+    bad = np.zeros(nparts, dtype=np.int64)
+    run_parts(_hist_part, nparts, nthreads, indices, strides, limits, low_bits, hist, bad)
+    if bad.any():
+        raise_out_of_bounds(indices, row_major_sizes(strides, bound))
     _sort.check_hist(hist, n)
     offsets, bucket_starts = _sort.bucket_offsets(hist)
     biggest = int(np.diff(bucket_starts).max())
@@ -210,7 +225,7 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads):
     word_dtype = np.uint32 if low_bits + sb <= 32 else np.int64
     sorted_words = np.empty(n, dtype=word_dtype)
     vals = np.empty((n, values.shape[1]), dtype=values.dtype)
-    run_parts(_scatter_part, nparts, nthreads, indices, strides, sorted_words, values, vals, offsets,
+    run_parts(_scatter_part, nparts, nthreads, indices, strides, limits, sorted_words, values, vals, offsets,
               bucket_starts, low_bits, sb)
     nbuckets = bucket_starts.shape[0] - 1
     part_buckets = _sort.split_buckets(bucket_starts, nparts)
@@ -232,25 +247,35 @@ def coalesce_linear(indices, strides, bound, values, nchunks):
 
     ``values`` is 2-D (n, k) in its accumulation dtype; ``bound`` the exclusive
     bound of the linear index. The route is chosen here, in Python, so that only
-    the kernels a call needs are compiled.
+    the kernels a call needs are compiled. An index outside the shape (an array
+    built with ``check=False``) raises IndexError before anything is written.
     """
     n = indices.shape[1]
+    limits = size_limits(row_major_sizes(strides, bound))
     # a word holds the key bits below the bucket and the slot bits: at most
     # bits(bound - 1) + bits(n - 1), the packed-word condition
     if n > 1 and _sort.fits_packed(bound, n):
-        return coalesce_bucketed(indices, strides, bound, values, nchunks)
-    return coalesce_pairs(indices, strides, bound, values, nchunks)
+        return coalesce_bucketed(indices, strides, bound, values, nchunks, limits)
+    out_idx, sums, bad = coalesce_pairs(indices, strides, bound, values, nchunks, limits)
+    if bad:
+        raise_out_of_bounds(indices, row_major_sizes(strides, bound))
+    return out_idx, sums
 
 
 @nb.njit(cache=True, nogil=True)
-def coalesce_pairs(indices, strides, bound, values, nchunks):
-    """The fallback when keys and positions do not pack into 63 bits."""
+def coalesce_pairs(indices, strides, bound, values, nchunks, limits):
+    """The fallback when keys and positions do not pack into 63 bits: (indices, sums, bad)."""
     n = indices.shape[1]
     ndim = indices.shape[0]
     keys = np.zeros(n, dtype=np.int64)
+    bad = 0
     for i in range(n):
         for d in range(ndim):
-            keys[i] += indices[d, i] * strides[d]
+            v = indices[d, i]
+            bad += np.uint64(v) >= limits[d]
+            keys[i] += v * strides[d]
+    if bad:
+        return np.empty((ndim, 0), dtype=np.int64), np.empty((0, values.shape[1]), values.dtype), bad
     sorted_keys, perm = _sort.sort_pairs_lsd(keys, bound, nchunks)
     starts = _seg.segment_starts(sorted_keys)
     nseg = starts.shape[0] - 1
@@ -262,4 +287,4 @@ def coalesce_pairs(indices, strides, bound, values, nchunks):
             q = r // strides[d]
             out_idx[d, s] = q
             r -= q * strides[d]
-    return out_idx, sums
+    return out_idx, sums, bad

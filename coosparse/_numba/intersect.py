@@ -28,6 +28,8 @@ one thread, and probe duplicates are summed sequentially in probe order.
 import numba as nb
 import numpy as np
 
+from .._bounds import first_out_of_bounds, raise_out_of_bounds, row_major_sizes, size_limits
+from .._flags import lying_flag_error
 from .sort import bucket_offsets
 
 # below this many probe keys (256 KiB) the probe sits in L2: plain binary search
@@ -375,18 +377,37 @@ def _lower_bound_idx(indices, strides, lo, hi, k):
     return lo
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _outside(indices, limits, i):
+    """1 when column i has an index outside its limit (uint64(index) >= limit), else 0."""
+    for d in range(indices.shape[0]):
+        if np.uint64(indices[d, i]) >= limits[d]:
+            return 1
+    return 0
+
+
 @nb.njit(cache=True, nogil=True)
-def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, rows_tmp, first_tmp):
+def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, first_tmp, flags):
+    # flags[0]: columns outside the limits; flags[1]: source keys out of order (a lying flag),
+    # both counted on the columns this chunk reads anyway
     m = probe_idx.shape[1]
     j = _lower_bound_idx(probe_idx, strides, 0, m, _key(src_idx, strides, lo))
     kp = _key(probe_idx, strides, j) if j < m else 0
+    if j < m:
+        flags[0] += _outside(probe_idx, limits, j)
     u = lo
+    prev = _key(src_idx, strides, lo)
     for i in range(lo, hi):
         k = _key(src_idx, strides, i)
+        flags[0] += _outside(src_idx, limits, i)
+        if k < prev:
+            flags[1] += 1
+        prev = k
         while j < m and kp < k:
             j += 1
             if j < m:
                 kp = _key(probe_idx, strides, j)
+                flags[0] += _outside(probe_idx, limits, j)
         if j < m and kp == k:
             rows_tmp[u] = i
             first_tmp[u] = j
@@ -397,18 +418,20 @@ def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, rows_tmp, first_tmp):
 # the driver of _merge_match_pass around another chunk function: merge loops stay in
 # per-chunk functions (inline in a prange body they compiled ~3x slower, commit 6dfe765)
 @nb.njit(cache=True, parallel=True, nogil=True)
-def _merge_idx_pass(src_idx, probe_idx, strides, nchunks, rows_tmp, first_tmp):
+def _merge_idx_pass(src_idx, probe_idx, strides, limits, nchunks, rows_tmp, first_tmp):
     n = src_idx.shape[1]
     chunk = (n + nchunks - 1) // nchunks
     per = np.zeros(nchunks + 1, dtype=np.int64)
+    flags = np.zeros((nchunks, 2), dtype=np.int64)
     for t in nb.prange(nchunks):
         lo = t * chunk
         hi = min(n, lo + chunk)
         if lo < hi:
-            per[t + 1] = _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, rows_tmp, first_tmp)
+            per[t + 1] = _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp,
+                                          first_tmp, flags[t])
     for t in range(nchunks):
         per[t + 1] += per[t]
-    return per, chunk
+    return per, chunk, flags
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
@@ -437,12 +460,79 @@ def _merge_multiply_pack(rows_tmp, first_tmp, per, chunk, src_idx, src_vals, pro
                 out_vals[u, c] = src_vals[i, c] * acc
 
 
-def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nchunks):
+def merge_limits(strides, sizes=None):
+    """Index limits of the fused merges (coosparse._bounds): of ``sizes``, or from the strides alone.
+
+    From the strides, ``sizes[d] = strides[d - 1] // strides[d]`` for d >= 1 and the
+    first dimension's size is unknown, so only its negative indices are caught.
+    """
+    return size_limits(sizes if sizes is not None else row_major_sizes(strides))
+
+
+def boundaries_in_order(indices, strides, cuts, strict):
+    """The keys on both sides of each cut (a chunk boundary) are in order: O(len(cuts)).
+
+    The merge chunks check the order inside themselves; this closes the gaps.
+    """
+    st = np.asarray(strides, dtype=np.int64)
+    n = indices.shape[1]
+    for c in cuts:
+        c = int(c)
+        if 0 < c < n:
+            k0 = int(indices[:, c - 1] @ st)
+            k1 = int(indices[:, c] @ st)
+            if k1 < k0 or (strict and k1 == k0):
+                return False
+    return True
+
+
+def ends_in_order(first_key, last_key, operand=None):
+    """O(1) test of a sorted flag: a sorted array cannot end below its start.
+
+    Only arrays built with ``check=False`` can carry a false flag; this catches the
+    lie where it is free (the kernels stay memory-safe either way). With
+    ``operand`` a lie raises ValueError naming it; otherwise the answer is returned.
+    """
+    ok = int(last_key) >= int(first_key)
+    if not ok and operand is not None:
+        raise lying_flag_error(operand)
+    return ok
+
+
+def _key_at(indices, strides, i):
+    return int(indices[:, i] @ np.asarray(strides, dtype=np.int64))
+
+
+def raise_merge_flags(flags, limits, *index_arrays, in_order=True):
+    """IndexError / ValueError for what a fused merge pass counted."""
+    if not in_order:
+        flags = flags.copy()
+        flags[:, 1] += 1
+    if flags[:, 0].any():
+        sizes = tuple(int(v) for v in limits)
+        for idx in index_arrays:
+            if first_out_of_bounds(idx, sizes) is not None:
+                raise_out_of_bounds(idx, sizes)
+    if flags[:, 1].any():
+        raise lying_flag_error(unique=True)
+
+
+def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nchunks, sizes=None):
     """Fused compact multiply of a sorted source and a sorted probe (narrow shapes)."""
     n = src_idx.shape[1]
     rows_tmp = np.empty(n, dtype=np.int64)
     first_tmp = np.empty(n, dtype=np.int64)
-    per, chunk = _merge_idx_pass(src_idx, probe_idx, strides, nchunks, rows_tmp, first_tmp)
+    limits = merge_limits(strides, sizes)
+    per, chunk, flags = _merge_idx_pass(src_idx, probe_idx, strides, limits, nchunks, rows_tmp, first_tmp)
+    m = probe_idx.shape[1]
+    # the probe is read only where the source reaches it: its ends are checked too (O(1)),
+    # which covers its first dimension when its order holds
+    in_order = (boundaries_in_order(src_idx, strides, range(chunk, n, chunk or 1), False)
+                and (m < 2 or ends_in_order(_key_at(probe_idx, strides, 0), _key_at(probe_idx, strides, m - 1))))
+    if m and bool((probe_idx[:, [0, m - 1]].astype(np.uint64) >= limits[:, None]).any()):
+        flags = flags.copy()
+        flags[0, 0] += 1
+    raise_merge_flags(flags, limits, src_idx, probe_idx, in_order=in_order)
     total = int(per[-1])
     out_idx = np.empty((src_idx.shape[0], total), dtype=np.int64)
     out_vals = np.empty((total, src_vals.shape[1]), dtype=src_vals.dtype)

@@ -30,3 +30,25 @@ def unravel_index(keys, strides):
             out[d, i] = q
             r -= q * s
     return out
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def linear_index_checked(indices, strides, limits):
+    """:func:`linear_index` that also counts indices outside the shape, in the same pass.
+
+    ``limits[d]`` is ``min(size_d, 2**63)`` as uint64 (``coosparse._bounds``):
+    ``uint64(index) >= limit`` is "negative or too large". Returns
+    ``(keys, number of bad indices)``; keys of bad entries are meaningless.
+    """
+    ndim, n = indices.shape
+    keys = np.empty(n, dtype=np.int64)
+    bad = 0
+    for i in nb.prange(n):
+        h = np.int64(0)
+        for d in range(ndim):
+            v = indices[d, i]
+            if np.uint64(v) >= limits[d]:
+                bad += 1
+            h += v * strides[d]
+        keys[i] = h
+    return keys, bad

@@ -8,7 +8,7 @@ union size, a second writes at the prefix-summed offsets.
 import numba as nb
 import numpy as np
 
-from .intersect import _key, _lower_bound, _lower_bound_idx
+from .intersect import _key, _lower_bound, _lower_bound_idx, _outside
 
 
 @nb.njit(cache=True, nogil=True)
@@ -132,8 +132,14 @@ def _b_splits_idx(a_idx, b_idx, strides, nchunks):
 
 
 @nb.njit(cache=True, nogil=True)
-def _union_size_idx(a_idx, i, ie, b_idx, j, je, strides):
+def _union_size_idx(a_idx, i, ie, b_idx, j, je, strides, limits, flags):
+    # the size of this chunk's union; every column it owns is checked on the way
+    # (flags[0]: outside the limits; flags[1]: keys not strictly increasing)
     c = 0
+    for q in range(i, ie):
+        flags[0] += _outside(a_idx, limits, q)
+    for q in range(j, je):
+        flags[0] += _outside(b_idx, limits, q)
     if i < ie and j < je:
         ka = _key(a_idx, strides, i)
         kb = _key(b_idx, strides, j)
@@ -147,12 +153,18 @@ def _union_size_idx(a_idx, i, ie, b_idx, j, je, strides):
                     if adv_b:
                         j += 1
                     break
-                ka = _key(a_idx, strides, i)
+                kn = _key(a_idx, strides, i)
+                if kn <= ka:
+                    flags[1] += 1
+                ka = kn
             if adv_b:
                 j += 1
                 if j >= je:
                     break
-                kb = _key(b_idx, strides, j)
+                kn = _key(b_idx, strides, j)
+                if kn <= kb:
+                    flags[1] += 1
+                kb = kn
     return c + (ie - i) + (je - j)
 
 
@@ -209,16 +221,18 @@ def _merge_add_idx_chunk(a_idx, i, ie, b_idx, j, je, strides, a_values, b_values
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def union_offsets_idx(a_idx, b_idx, strides, nchunks):
+def union_offsets_idx(a_idx, b_idx, strides, limits, nchunks):
     n = a_idx.shape[1]
     blo, chunk = _b_splits_idx(a_idx, b_idx, strides, nchunks)
     sizes = np.zeros(nchunks + 1, dtype=np.int64)
+    flags = np.zeros((nchunks, 2), dtype=np.int64)
     for t in nb.prange(nchunks):
         i = min(t * chunk, n)
-        sizes[t + 1] = _union_size_idx(a_idx, i, min(n, i + chunk), b_idx, blo[t], blo[t + 1], strides)
+        sizes[t + 1] = _union_size_idx(a_idx, i, min(n, i + chunk), b_idx, blo[t], blo[t + 1], strides,
+                                       limits, flags[t])
     for t in range(nchunks):
         sizes[t + 1] += sizes[t]
-    return sizes, blo, chunk
+    return sizes, blo, chunk, flags
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)

@@ -33,6 +33,7 @@ struct coo_dims {
 #define COO_ERR_SCATTER 2ULL  // a scatter element outside its target: not written
 #define COO_ERR_KEY 4ULL      // a key outside [0, bound): clamped
 #define COO_ERR_ORDER 8ULL    // keys not sorted / unique as their flags say: output slot skipped
+#define COO_ERR_INDEX 16ULL   // an index outside its dimension: the entry's key made out of range
 
 __device__ __forceinline__ void coo_report(u64* err, u64 code) {
     atomicOr(err, code);

@@ -13,7 +13,8 @@ from coosparse._coo import COO
 from coosparse._intersect import multiply_sparse
 
 from ._common import (
-    _arr, _check_same_shape, _conj, _dense_grad, _is_sparse, _out, _require_tensor, _sparse_grad,
+    _arr, _check_same_shape, _conj, _dense_grad, _is_sparse, _out, _promote,
+    _require_tensor, _sparse_grad, _torch_scalar,
 )
 from ._convert import from_torch
 
@@ -217,15 +218,10 @@ def mask_projection(x, mask, *, accumulate=False):
 
 # ---------------------------------------------------------------------------------- multiply
 def _scalar(s, op):
-    if isinstance(s, torch.Tensor):
-        if s.dim() != 0 or s.layout != torch.strided:
-            return None
-        if s.requires_grad:
-            raise NotImplementedError(f"{op}: a 0-d tensor factor that requires grad is not supported")
-        return s.item()
-    if isinstance(s, numbers.Number) and not isinstance(s, bool):
-        return s
-    return None
+    s = _torch_scalar(s)
+    if isinstance(s, torch.Tensor) and s.requires_grad:
+        raise NotImplementedError(f"{op}: a 0-d tensor factor that requires grad is not supported")
+    return s
 
 
 class _Multiply(torch.autograd.Function):
@@ -236,6 +232,7 @@ class _Multiply(torch.autograd.Function):
         B = _arr(b) if isinstance(b, torch.Tensor) else b
         ctx.A, ctx.B = A, B
         ctx.dtypes = (getattr(a, "dtype", None), getattr(b, "dtype", None))
+        ctx.shapes = (tuple(getattr(a, "shape", ())), tuple(getattr(b, "shape", ())))
         ctx.match = None
         if isinstance(A, COO) and isinstance(B, COO) and A.is_coalesced and B.is_coalesced:
             # keep the forward's match: the backward places the gradient with it
@@ -269,13 +266,19 @@ class _Multiply(torch.autograd.Function):
                 # d(a*b)/da = G * conj(b), on a's coalesced pattern
                 pattern = coosparse.coalesce(mine)
                 gv = coosparse.sparse_mask(ga, pattern).values
-                ov = coosparse.sparse_mask(other, pattern).values if not np.isscalar(other) else other
+                if np.isscalar(other):
+                    ov = other
+                else:  # a dense factor may broadcast against the sparse one
+                    xp = np if isinstance(other, np.ndarray) else __import__("cupy")
+                    ov = coosparse.sparse_mask(other if isinstance(other, COO) else
+                                               xp.broadcast_to(other, mine.shape), pattern).values
                 grads.append(_sparse_grad(pattern, gv * _conj(ov), dtype))
             else:
                 # dense factor, sparse other: each stored entry k of other sends G[idx_k] * conj(other_k)
                 gv = coosparse.sparse_mask(ga, other).values
                 back = other._with(values=gv * _conj(other.values))
-                grads.append(_dense_grad(back.to_dense(), dtype))
+                gd = _dense_grad(back.to_dense(), dtype)
+                grads.append(gd.sum_to_size(ctx.shapes[len(grads)]) if tuple(gd.shape) != ctx.shapes[len(grads)] else gd)
         return grads[0], grads[1], None
 
 
@@ -348,8 +351,18 @@ def multiply(a, b, *, compact=True):
     zeros (see SPEC 4 for which side is the source: it depends on the flags
     and nnz, never on the argument order). Sparse x dense and sparse x scalar
     multiply the stored values only and keep the sparse side's layout.
-    Shapes must match exactly. Works at every shape, including
-    (65536, 65536) uncoalesced x uncoalesced, where torch 2.13 crashes.
+    Works at every shape, including (65536, 65536) uncoalesced x uncoalesced,
+    where torch 2.13 crashes.
+
+    Follows torch, not NumPy: the result dtype is ``torch.result_type(a, b)``
+    (int64 sparse times ``1.0`` is float32, float16 times int64 float16),
+    Python scalars of every kind are accepted (``bool`` included) and
+    converted as torch converts them (integer overflow wraps: int8 times 1000
+    multiplies by -24). Sparse x sparse needs equal shapes and sparse
+    dimensions; a dense operand broadcasts against the sparse one as in torch
+    (``(3, 4)`` sparse times ``(4,)`` or ``(3, 1)`` dense), except that the
+    result keeps the sparse operand's shape: where torch would grow it
+    (``(3,)`` sparse times ``(2, 3)`` dense) a ``ValueError`` says so.
 
     Gradients: ``G * conj(other)`` on the indices of ``a.coalesce()`` (sparse
     ``a``) or dense (dense ``a``); the same for ``b``.
@@ -364,21 +377,36 @@ def multiply(a, b, *, compact=True):
     tensor([ 0., 20.,  0., 90.])
     """
     sa, sb = _scalar(a, "multiply"), _scalar(b, "multiply")
-    if sa is not None and _is_sparse(b):
-        a = sa
-    elif sb is not None and _is_sparse(a):
-        b = sb
-    else:
+    if not ((sa is not None and _is_sparse(b)) or (sb is not None and _is_sparse(a))):
         _require_tensor(a, "a", "multiply")
         _require_tensor(b, "b", "multiply")
         if not (_is_sparse(a) or _is_sparse(b)):
             raise TypeError("multiply: at least one operand must be a sparse COO tensor (use torch.mul for dense)")
-        _check_same_shape(a, b, "multiply")
-        if _is_sparse(a) and _is_sparse(b) and a.sparse_dim() != b.sparse_dim():
-            raise ValueError(
-                f"multiply: a has {a.sparse_dim()} sparse dimensions but b has {b.sparse_dim()}"
-            )
+        if _is_sparse(a) and _is_sparse(b):
+            _check_same_shape(a, b, "multiply")
+            if a.sparse_dim() != b.sparse_dim():
+                raise ValueError(
+                    f"multiply: a has {a.sparse_dim()} sparse dimensions but b has {b.sparse_dim()}"
+                )
+        else:
+            _check_dense_broadcast(a if _is_sparse(a) else b, b if _is_sparse(a) else a, "multiply")
+    _, a, b = _promote(a, b, "multiply")
     return _Multiply.apply(a, b, bool(compact))
+
+
+def _check_dense_broadcast(s, d, op):
+    """A dense operand must broadcast to the sparse one's shape (the sparse shape is kept)."""
+    try:
+        shape = tuple(torch.broadcast_shapes(tuple(s.shape), tuple(d.shape)))
+    except RuntimeError:
+        raise ValueError(f"{op}: shapes {tuple(s.shape)} (sparse) and {tuple(d.shape)} (dense) do not "
+                         "broadcast together") from None
+    if shape != tuple(s.shape):
+        raise ValueError(
+            f"{op}: the sparse operand of shape {tuple(s.shape)} and the dense one of shape "
+            f"{tuple(d.shape)} broadcast to {shape}; torch would grow the sparse operand, coosparse "
+            "keeps its shape (broadcast the sparse tensor first, or multiply densely)"
+        )
 
 
 # ---------------------------------------------------------------------------------- add / subtract
@@ -422,7 +450,8 @@ class _Add(torch.autograd.Function):
         return out[0], out[1], None, None
 
 
-def _add_args(a, b, op):
+def _add_args(a, b, alpha, op):
+    """Checked operands cast to ``torch.result_type(a, b)``, and ``alpha`` as torch takes it."""
     _require_tensor(a, "a", op)
     _require_tensor(b, "b", op)
     if not (_is_sparse(a) or _is_sparse(b)):
@@ -430,6 +459,19 @@ def _add_args(a, b, op):
     _check_same_shape(a, b, op)
     if _is_sparse(a) and _is_sparse(b) and a.sparse_dim() != b.sparse_dim():
         raise ValueError(f"{op}: a has {a.sparse_dim()} sparse dimensions but b has {b.sparse_dim()}")
+    dtype, a, b = _promote(a, b, op)
+    alpha = _alpha(alpha)
+    # torch's rules for alpha: no float alpha for integral results, no complex one for real results
+    if isinstance(alpha, complex) and not dtype.is_complex:
+        raise TypeError(f"{op}: a complex alpha needs complex operands; the result dtype is {dtype}")
+    if isinstance(alpha, float) and not (dtype.is_floating_point or dtype.is_complex):
+        raise TypeError(f"{op}: for integral operands (result dtype {dtype}) alpha must not be a float")
+    if alpha != 1 and alpha != -1:
+        try:  # as torch: an alpha the result dtype cannot hold is refused, not wrapped
+            alpha = torch.tensor(alpha, dtype=dtype).item()
+        except RuntimeError:
+            raise ValueError(f"{op}: alpha {alpha} does not fit the result dtype {dtype}") from None
+    return a, b, alpha
 
 
 def add(a, b, *, alpha=1, coalesce=False):
@@ -437,7 +479,10 @@ def add(a, b, *, alpha=1, coalesce=False):
 
     Sparse + sparse: both coalesced gives a linear merge (coalesced result);
     otherwise the entries are concatenated (flag False) unless
-    ``coalesce=True``. Sparse + dense returns dense. Gradients: ``G`` (times
+    ``coalesce=True``. Sparse + dense returns dense. The result dtype is
+    torch's (``torch.result_type(a, b)``: int64 + float32 is float32), and
+    ``alpha`` follows torch's rules (no float alpha for integer operands, and
+    an alpha the result dtype cannot hold is refused). Gradients: ``G`` (times
     ``alpha`` for ``b``) on the indices of ``x.coalesce()`` for a sparse
     input, dense for a dense one.
 
@@ -451,8 +496,8 @@ def add(a, b, *, alpha=1, coalesce=False):
     >>> y._indices(), y._values(), y.is_coalesced()
     (tensor([[0, 2, 3]]), tensor([ 1., 12., 20.]), True)
     """
-    _add_args(a, b, "add")
-    return _Add.apply(a, b, _alpha(alpha), bool(coalesce))
+    a, b, alpha = _add_args(a, b, alpha, "add")
+    return _Add.apply(a, b, alpha, bool(coalesce))
 
 
 def subtract(a, b, *, alpha=1, coalesce=False):
@@ -466,11 +511,15 @@ def subtract(a, b, *, alpha=1, coalesce=False):
     >>> ct.subtract(a, a).to_dense()
     tensor([0., 0., 0., 0.])
     """
-    _add_args(a, b, "subtract")
-    return _Add.apply(a, b, -_alpha(alpha), bool(coalesce))
+    a, b, alpha = _add_args(a, b, alpha, "subtract")
+    return _Add.apply(a, b, -alpha, bool(coalesce))
 
 
 def _alpha(alpha):
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Number):
         raise TypeError(f"alpha must be a number; got {type(alpha).__name__}")
-    return alpha
+    if isinstance(alpha, numbers.Integral):
+        return int(alpha)
+    if isinstance(alpha, numbers.Real):
+        return float(alpha)
+    return complex(alpha)

@@ -1,6 +1,8 @@
 """Helpers shared by the torch bridge's autograd functions and custom ops."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import torch
 
@@ -53,6 +55,46 @@ def _sparse_grad(pattern, values, dtype):
 
 def _dense_grad(array, dtype):
     return _import(array).to(dtype)
+
+
+# ---- torch's promotion, scalars and overflow (issue 10) ------------------------------
+def _torch_scalar(s):
+    """``s`` when it is a Python number (bool included) or a 0-d dense tensor, else None."""
+    if isinstance(s, torch.Tensor):
+        if s.dim() == 0 and s.layout == torch.strided:
+            return s
+        return None
+    if isinstance(s, numbers.Number):
+        return s
+    return None
+
+
+def _as_dtype_scalar(s, dtype):
+    """The scalar ``s`` converted to ``dtype`` as torch converts it (integers wrap), as a Python number."""
+    t = s.detach() if isinstance(s, torch.Tensor) else torch.tensor(s)
+    return t.to(dtype).item()
+
+
+def _promote(a, b, op):
+    """torch's type promotion (``torch.result_type``) of two operands: ``(dtype, a, b)``.
+
+    Tensors are cast to the result dtype with ``Tensor.to`` (differentiable: the
+    gradient is cast back to the input's dtype by autograd); scalars become
+    Python numbers of that dtype, wrapped as torch wraps them (``int8`` times
+    ``1000`` multiplies by ``-24``), so no NumPy overflow error can arise.
+    """
+    try:
+        dtype = torch.result_type(a, b)
+    except (TypeError, RuntimeError) as e:
+        raise TypeError(f"{op}: operands of types {type(a).__name__} and {type(b).__name__} do not "
+                        f"promote together: {e}") from None
+
+    def cast(x):
+        if isinstance(x, torch.Tensor) and _torch_scalar(x) is None:
+            return x if x.dtype == dtype else x.to(dtype)
+        return _as_dtype_scalar(x, dtype)
+
+    return dtype, cast(a), cast(b)
 
 
 def _conj(v):

@@ -115,11 +115,42 @@ def as_strided_scatter(input, src, size, stride, storage_offset=0):
         raise ValueError(f"as_strided_scatter: size {size} and stride {stride} differ in length")
     if tuple(src.shape) != size:
         raise ValueError(f"as_strided_scatter: src has shape {tuple(src.shape)} but size is {size}")
+    size, stride, storage_offset = _int64_view(size, stride, storage_offset, input.numel())
     if src.dtype != input.dtype:
         raise TypeError(f"as_strided_scatter: src dtype {src.dtype} differs from input dtype {input.dtype}")
     if src.device != input.device:
         raise ValueError(f"as_strided_scatter: src lives on {src.device} but input on {input.device}")
     return _as_strided_scatter_op(input, src, list(size), list(stride), storage_offset)
+
+
+def _int64_view(size, stride, storage_offset, numel):
+    """The view in int64 metadata (the custom op's schema), or the error the view deserves.
+
+    A dimension of size 0 or 1 adds nothing to any address, so its stride may be
+    anything (it becomes 0); an empty view addresses nothing (offset 0). Any
+    other stride or offset beyond int64 addresses elements far outside ``input``:
+    IndexError, as for every out-of-range view.
+    """
+    total = 1
+    for n in size:
+        total *= n
+    stride = tuple(0 if n <= 1 or total == 0 else s for n, s in zip(size, stride))
+    if total == 0:
+        return size, stride, 0
+    for k, s in enumerate(stride):
+        if not -_INT64 <= s < _INT64:
+            raise IndexError(
+                f"as_strided_scatter: stride {s} of dimension {k} (size {size[k]}) addresses elements "
+                f"outside the {numel} elements of the input"
+            )
+    if storage_offset >= _INT64:
+        raise IndexError(
+            f"as_strided_scatter: storage_offset {storage_offset} is outside the {numel} elements of the input"
+        )
+    return size, stride, storage_offset
+
+
+_INT64 = 2**63
 
 
 @torch.library.custom_op("coosparse::to_dense_parts", mutates_args=())

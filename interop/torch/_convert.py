@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from coosparse._backend import array_namespace
 from coosparse._coo import COO
 from coosparse._fill import require_zero_fill
 
@@ -23,6 +24,7 @@ def _check_tensor_dtype(t, what):
 
 def _export(t, copy, what):
     """NumPy/CuPy view of the dense tensor ``t`` (a copy only where stated)."""
+    _check_tensor_dtype(t, what)
     t = t.detach()
     if t.is_conj() or t.is_neg():
         # lazy conjugate/negative views have no DLPack form: materialising them copies
@@ -110,9 +112,17 @@ def from_torch(t, *, copy=None, check=False):
 
 
 def _import(a):
-    """torch view of a NumPy/CuPy array (or NumPy scalar)."""
+    """torch view of a NumPy/CuPy array (or NumPy scalar); a copy where torch cannot share it.
+
+    torch has no negative strides (``torch.from_dlpack`` aborts the process on
+    them) and no byte-swapped dtypes: such arrays are copied to a C-contiguous
+    native-order array first.
+    """
     if isinstance(a, np.generic):
         a = np.asarray(a)
+    if any(s < 0 for s in a.strides) or not a.dtype.isnative:
+        xp = array_namespace(a)
+        a = xp.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
     return torch.from_dlpack(a)
 
 
