@@ -512,6 +512,23 @@ class COO:
 
         return clip(self, min, max)
 
+    # ---- linear algebra (issue 13) ---------------------------------------------
+    def __matmul__(self, other):
+        from ._linalg import binary_operand, matmul
+
+        return matmul(self, other) if binary_operand(other) else NotImplemented
+
+    def __rmatmul__(self, other):
+        from ._linalg import binary_operand, matmul
+
+        return matmul(other, self) if binary_operand(other) else NotImplemented
+
+    def dot(self, other):
+        """``numpy.dot(self, other)`` (see :func:`coosparse.dot`)."""
+        from ._linalg import dot
+
+        return dot(self, other)
+
 
 def _binary(f, a, b):
     from ._ufunc import operator_call
@@ -529,23 +546,6 @@ def _unary(f, a):
     from ._ufunc import elementwise
 
     return elementwise(f, (a,))
-
-    # ---- linear algebra (issue 13) ---------------------------------------------
-    def __matmul__(self, other):
-        from ._linalg import binary_operand, matmul
-
-        return matmul(self, other) if binary_operand(other) else NotImplemented
-
-    def __rmatmul__(self, other):
-        from ._linalg import binary_operand, matmul
-
-        return matmul(other, self) if binary_operand(other) else NotImplemented
-
-    def dot(self, other):
-        """``numpy.dot(self, other)`` (see :func:`coosparse.dot`)."""
-        from ._linalg import dot
-
-        return dot(self, other)
 
 
 def is_scalar(x):

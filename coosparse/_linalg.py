@@ -1430,6 +1430,25 @@ def _np_linalg_vecdot(x1, x2, /, *, axis=-1):
     return vecdot(x1, x2, axis=axis)
 
 
+# np.matmul and np.vecdot are generalized ufuncs: COO.__array_ufunc__ (coosparse/_ufunc.py)
+# finds them here after dropping out=/where= (refused there) and the ignored keywords
+@implements(np.matmul)
+def _np_matmul(x1, x2, /, **kwargs):
+    _no_gufunc_keywords("matmul", kwargs)
+    return matmul(x1, x2)
+
+
+@implements(np.vecdot)
+def _np_vecdot(x1, x2, /, *, axis=-1, **kwargs):
+    _no_gufunc_keywords("vecdot", kwargs)
+    return vecdot(x1, x2, axis=axis)
+
+
+def _no_gufunc_keywords(name, kwargs):
+    if kwargs:
+        raise TypeError(f"numpy.{name}: keyword(s) {sorted(kwargs)} not supported for COO operands")
+
+
 def binary_operand(x):
     """True when ``x`` can be the other operand of ``COO @ x`` (else the operator defers)."""
     return _is_coo(x) or isinstance(x, (np.ndarray, np.generic, numbers.Number, list, tuple)) or is_device_array(x)
