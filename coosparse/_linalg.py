@@ -32,6 +32,21 @@ sampled_matmul         SDDMM over the mask's entries, eight interleaved lanes
                        per dot product (see :func:`sampled_matmul`).
 =====================  ========================================================
 
+Bad input (issue 10, docs/reliability.md): arrays built with ``check=False``
+may hold indices outside their shape or flags that lie. Every index is
+checked where it is read, in a pass the product makes anyway: a group of
+several axes is fused by the checked ``linear_index`` row (one unsigned
+compare per index), and a key that is a single axis's index row is checked
+by the kernel that reads it (``row_offsets`` for the rows of a sorted
+operand, the SpMV/SpMM/SDDMM loops for columns, ``spgemm``'s passes for
+SpGEMM). On the CPU the kernel raises at once and :func:`_product` turns the
+IndexError into the one message of ``coosparse._bounds`` (naming the operand's
+dimension, position and value); on a GPU the kernels skip the entry and set
+the error word (reported at the next synchronising call or by
+``coosparse.check_device_errors()``). A ``sorted`` flag that lies is caught
+where the order is relied on (``row_offsets``, SpGEMM's row keys): ValueError
+(``coosparse._flags.lying_flag_error``).
+
 Row offsets cache: the first SpMV/SpMM on a sorted COO computes its row
 offsets (a CSR row pointer) and keeps them in a module-level table keyed by
 the array's identity, released with the array (a weak reference). It is private
@@ -49,6 +64,7 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import backend_for, is_device_array
+from ._bounds import check_indices, first_out_of_bounds, raise_out_of_bounds
 from ._coo import COO, _namespace
 from ._dispatch import implements
 from ._fill import require_zero_fill
@@ -235,17 +251,16 @@ def _group_keys(be, rows_lists, sizes):
         return [_Key(None, 1, ()) for _ in rows_lists]
     if total < INT64_LIMIT:
         out = []
+        strides = np.array(_strides(sizes), dtype=np.int64)
         for rows in rows_lists:
             if len(rows) == 1:
-                key = rows[0]
-            else:
-                key = None
-                for r, s in zip(rows, _strides(sizes)):
-                    term = r * s if s != 1 else r
-                    key = term if key is None else key + term
+                key = rows[0]  # the index row itself: the kernel that reads it checks it
+            else:  # fused and bounds-checked in one pass (host strides and sizes: by value)
+                key = be.linear_index(xp.ascontiguousarray(xp.stack(rows)), strides, sizes)
             out.append(_Key(key, max(total, 1), sizes))
         return out
     cols = [xp.concatenate([rows[d] for rows in rows_lists]) for d in range(len(sizes))]
+    check_indices(xp.stack(cols), sizes)  # wide shapes: ranked by a sort, checked first
     ranks, bound, table = _rank(xp, cols)
     out, start = [], 0
     for rows in rows_lists:
@@ -269,15 +284,14 @@ def _fuse(be, parts_lists):
     total = _prod(bounds)
     out = []
     if total < INT64_LIMIT:
+        strides = np.array(_strides(bounds), dtype=np.int64)
         for parts in parts_lists:
-            key = None
-            for i, s in zip(live, _strides(bounds)):
-                k = parts[i].key
-                term = k * s if s != 1 else k
-                key = term if key is None else key + term
+            # part keys may be raw index rows: fused and bounds-checked in one pass
+            key = be.linear_index(xp.ascontiguousarray(xp.stack([parts[i].key for i in live])), strides, bounds)
             out.append(_Key(key, total, sizes, parts=[parts[i] for i in live]))
         return out
     cols = [xp.concatenate([parts[i].key for parts in parts_lists]) for i in live]
+    check_indices(xp.stack(cols), bounds)  # wide: ranked by a sort, checked first
     ranks, bound, table = _rank(xp, cols)
     start = 0
     for parts in parts_lists:
@@ -324,6 +338,9 @@ def _sparse_side(a, batch_map, row_axes, col_axes, batch_shape, acc):
     rrows = [idx[ax] for ax in row_axes]
     crows = [idx[ax] for ax in col_axes]
     if reps > 1:
+        dropped = [batch_map[d] for d in expanded if batch_map[d] is not None]
+        if dropped:  # size-1 axes broadcast by replication: their index is never read, so check it here
+            check_indices(idx[dropped], (1,) * len(dropped))
         ex_sizes = [batch_shape[d] for d in expanded]
         grid = [g.reshape(-1) for g in xp.meshgrid(*[xp.arange(sz, dtype=np.int64) for sz in ex_sizes],
                                                    indexing="ij")]
@@ -423,14 +440,30 @@ def _product(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, op):
                 f"{a.shape[x]} but axis {y} of the second has size {b.shape[y]}"
             )
     # bool duplicates mean "any", which is not a sum of products: coalesce them first
+    a0, b0 = a, b
     a, b = (x.coalesce() if _is_coo(x) and x.dtype == np.bool_ and not x.is_unique else x for x in (a, b))
-    if _is_coo(a) and _is_coo(b):
-        return _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
-    if _is_coo(a):
-        return _sparse_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
-    if _is_coo(b):
-        return _dense_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
-    return _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
+    if not (_is_coo(a) or _is_coo(b)):
+        return _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
+    path = _sparse_sparse if _is_coo(a) and _is_coo(b) else (_sparse_dense if _is_coo(a) else _dense_sparse)
+    try:
+        return path(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
+    except IndexError:
+        name_bad_index(op, a0, b0)
+        raise
+
+
+def name_bad_index(op, *operands):
+    """After a kernel refused an index: raise the IndexError of ``coosparse._bounds`` naming the first
+    operand's bad index (dimension, position, value), if some COO operand has one (error path only)."""
+    for x in operands:
+        if _is_coo(x):
+            sizes = x.shape[:x.sparse_ndim]
+            if first_out_of_bounds(x.indices, sizes) is not None:  # synchronize! (error path only)
+                try:
+                    raise_out_of_bounds(x.indices, sizes, op)
+                except IndexError as exc:
+                    err = exc
+                raise err from None
 
 
 def _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape):
@@ -478,9 +511,9 @@ def _sparse_dense(a, amap, arows, acols, x, xmap, xrows, xcols, batch_shape, dty
     nrows = nb * m
     if s.sorted:
         offsets = _cached_offsets(be, s.source, s.lead, nrows, lambda: be.row_offsets(rowkey, nrows))
-        out = be.spmm(offsets, None, cols, s.values, x2, m, base)
+        out = be.spmm(offsets, None, cols, s.values, x2, m, base, k)
     else:
-        out = be.spmm_unsorted(rowkey, cols, s.values, x2, nrows, m, base)
+        out = be.spmm_unsorted(rowkey, cols, s.values, x2, nrows, m, base, k)
     return _from_acc(out, dtype).reshape(out_shape)
 
 
@@ -561,8 +594,10 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
     bcol_key = keyof(cb, n_b)
     kbound = conta.bound
     if kbound > max(_DIRECT_ROWS, 4 * (n_a + n_b)):
-        # a huge contraction space: rank the keys that occur (one sort)
-        ranks, kbound, _ = _rank(xp, [xp.concatenate([acol_key, brow_key])])
+        # a huge contraction space: rank the keys that occur (one sort; the keys checked first)
+        both = xp.concatenate([acol_key, brow_key])
+        check_indices(both.reshape(1, -1), (kbound,))
+        ranks, kbound, _ = _rank(xp, [both])
         acol_key, brow_key = ranks[:n_a], ranks[n_a:]
         b_sorted = False
     else:
@@ -580,7 +615,7 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
         sk, b_perm = _sort(be, brow_key, kbound)
         b_off = be.row_offsets(sk, kbound)
     rc, values = be.spgemm(a_off, a_rows, a_perm, acol_key, sa.values, b_off, b_perm, bcol_key, sb.values,
-                           cb.bound)  # synchronize! (output size)
+                           cb.bound, rowa.bound)  # synchronize! (output size)
     if len(rowa.sizes) == 1 and rowa.table is None and len(cb.sizes) == 1 and cb.table is None:
         indices = rc  # a plain matrix product: the kernel wrote the index rows
     else:
@@ -976,7 +1011,13 @@ def sampled_matmul(mask, x, y):
             rows.insert(len(batch), zeros)
         if y.ndim == 1:
             rows.append(zeros)
-    values = sddmm_rows(be, rows, m.nnz, x2, y2, len(batch), dtype)
+    try:
+        if x2.shape[-1] == 0:  # no product reads the indices: check them here (the result keeps them)
+            check_indices(m.indices, m.shape)
+        values = sddmm_rows(be, rows, m.nnz, x2, y2, len(batch), dtype)
+    except IndexError:
+        name_bad_index("sampled_matmul", mask)
+        raise
     return COO(mask.indices, values.reshape((mask.nnz,) + mask.dense_shape), mask.shape,
                sorted=mask.is_sorted, unique=mask.is_unique, check=False)
 
@@ -988,6 +1029,11 @@ def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
     conjugated views included); their batch dimensions broadcast to the
     ``nbatch`` leading rows. The kernel reads both through flat views, so
     nothing is transposed or copied unless a dtype cast is needed.
+
+    Every index row is checked against its size (IndexError on the CPU, the
+    error word on a GPU), by the kernel for a lone row or column index, by the
+    checked ``linear_index`` where batch indices join in; batch dimensions that
+    neither operand reads (both broadcast) join x's address with stride 0.
     """
     from ._dense import flat_view
 
@@ -1007,25 +1053,37 @@ def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
     fx, basex, sx = flat_view(xa)
     fy, basey, sy = flat_view(ya)
 
-    def terms(arr, strides, which):
+    bsizes = (1,) * nbatch + tuple(np.broadcast_shapes(xa.shape[:-2], ya.shape[:-2]))
+    bsizes = bsizes[len(bsizes) - nbatch:]
+
+    def reads(arr, strides, d):
         off = nbatch - (arr.ndim - 2)
-        out = [(rows[d], strides[d - off]) for d in range(nbatch)
-               if d >= off and arr.shape[d - off] != 1 and strides[d - off] != 0]
-        out.append((rows[nbatch + which], strides[-2] if which == 0 else strides[-1]))
+        return d >= off and arr.shape[d - off] != 1 and strides[d - off] != 0
+
+    def terms(arr, strides, which, extra=()):
+        """(index row, stride, size) of the dims that address ``arr``, then ``extra`` (stride 0)."""
+        off = nbatch - (arr.ndim - 2)
+        out = [(rows[d], strides[d - off], arr.shape[d - off]) for d in range(nbatch) if reads(arr, strides, d)]
+        out += [(rows[d], 0, bsizes[d]) for d in extra]
+        out.append((rows[nbatch + which], strides[-2] if which == 0 else strides[-1],
+                    arr.shape[-2] if which == 0 else arr.shape[-1]))
         return out
 
     def resolve(ts, base):
+        """(addresses or the index row, stride, bound the kernel checks: None when linear_index did)."""
         if len(ts) == 1 and base == 0:
-            return ts[0][0], ts[0][1]
+            return ts[0][0], ts[0][1], ts[0][2]
         addr = be.linear_index(xp.ascontiguousarray(xp.stack([t[0] for t in ts])),
-                               np.array([t[1] for t in ts], dtype=np.int64))  # host strides: by value
+                               np.array([t[1] for t in ts], dtype=np.int64),  # host strides: by value
+                               tuple(t[2] for t in ts))  # checked in the same pass
         if base:
             addr += base
-        return addr, 1
+        return addr, 1, None
 
-    rx, rsx = resolve(terms(xa, sx, 0), basex)
-    ry, rsy = resolve(terms(ya, sy, 1), basey)
-    out = be.sddmm(rx, rsx, ry, rsy, fx, sx[-1], fy, sy[-2], k)
+    unread = [d for d in range(nbatch) if not reads(xa, sx, d) and not reads(ya, sy, d)]
+    rx, rsx, bx = resolve(terms(xa, sx, 0, unread), basex)
+    ry, rsy, by = resolve(terms(ya, sy, 1), basey)
+    out = be.sddmm(rx, rsx, ry, rsy, fx, sx[-1], fy, sy[-2], k, bx, by)
     return _from_acc(out, dtype)
 
 

@@ -74,6 +74,7 @@ KERNELS = {
         "coo_linalg_row_offsets",
         "coo_linalg_batch_col_key",
         "coo_linalg_spgemm_count",
+        "coo_linalg_check_keys",
     ) + _inst("coo_linalg_spmm", PRODUCT_TYPES)
     + _inst("coo_linalg_dense_spmm", PRODUCT_TYPES)
     + _inst("coo_linalg_sddmm", PRODUCT_TYPES)

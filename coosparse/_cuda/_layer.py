@@ -885,7 +885,14 @@ class CudaLayer:
     # One thread per output element, each summing in the kernel API's order: the Numba
     # layer's bits. Grouping (sorting by row or by column) uses this layer's stable sort.
     # Nullable arguments (perm, batch_base, batch_offsets) go to the kernels as null
-    # pointers; every data-dependent read is guarded there and reported (COO_ERR_*).
+    # pointers; every data-dependent read is guarded there and reported (COO_ERR_*):
+    # the COO's indices against their bounds (COO_ERR_INDEX: IndexError at the next
+    # synchronising call or check_device_errors()), internal arrays against their lengths.
+    @staticmethod
+    def _bound_bits(b):
+        """A bound for an unsigned compare in a kernel (None: 2**63), as the i64 with its u64 bits."""
+        return np.array([2**63 if b is None else min(int(b), 2**63)], dtype=np.uint64).view(np.int64)[0]
+
     def _opt(self, a):
         """``a`` as a C-contiguous int64 device array, or None (a null pointer)."""
         return None if a is None else self._c(a, np.int64)
@@ -897,7 +904,7 @@ class CudaLayer:
     def row_offsets(self, rows, nrows):
         """CSR row pointer of non-decreasing ``rows``: int64[nrows + 1]. Sync-free (binary searches).
 
-        Rows outside ``[0, nrows)`` (reported: KEY) fall outside every row;
+        Rows outside ``[0, nrows)`` (reported: INDEX) fall outside every row;
         rows out of order (lying flags) are reported (ORDER).
         """
         rows = self._c(rows, np.int64)
@@ -907,8 +914,11 @@ class CudaLayer:
         self._run("coo_linalg_row_offsets", max(nrows + 1, n), rows, _i64(n), _i64(nrows), out, self._err())
         return out
 
-    def spmm(self, offsets, perm, cols, values, dense, rows_per_batch, batch_base):
-        """out[r, j] = sum over row r's grouped entries of values[e] * dense[base + cols[e], j]. Sync-free."""
+    def spmm(self, offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound=None):
+        """out[r, j] = sum over row r's grouped entries of values[e] * dense[base + cols[e], j]. Sync-free.
+
+        ``cols`` outside ``[0, col_bound)`` (default: the rows of ``dense``) are skipped, reported (INDEX).
+        """
         xp = self.xp
         offsets = self._c(offsets, np.int64)
         cols = self._c(cols, np.int64)
@@ -921,12 +931,14 @@ class CudaLayer:
         perm_arr, base = self._opt(perm), self._opt(batch_base)
         rpb = max(int(rows_per_batch), 1)
         n = values.shape[0]
+        kb = dense.shape[0] if col_bound is None else int(col_bound)
         if self._validate:
             self._check_range(offsets, 0, n + 1, "spmm offsets")
             if perm_arr is not None:
                 self._check_range(perm_arr, 0, n, "spmm perm")
             hb = self._host(base) if base is not None else np.zeros(1, np.int64)
-            self._check_range(cols, 0, max(dense.shape[0] - (int(hb.max()) if hb.size else 0), 0), "spmm cols")
+            self._check_range(cols, 0, min(kb, max(dense.shape[0] - (int(hb.max()) if hb.size else 0), 0)),
+                              "spmm cols")
             if base is not None:
                 self._check_range(base, 0, dense.shape[0], "spmm batch_base")
                 if (nrows - 1) // rpb >= base.shape[0]:
@@ -934,19 +946,24 @@ class CudaLayer:
         vview, ctype = self._product_view(values)
         dview, _ = self._product_view(dense)
         oview, _ = self._product_view(out)
-        self._run(f"coo_linalg_spmm<{ctype}>", nrows * ncols, offsets, _i64(nrows), perm_arr, cols, vview, _i64(n),
+        self._run(f"coo_linalg_spmm<{ctype}>", nrows * ncols, offsets, _i64(nrows), perm_arr, cols,
+                  self._bound_bits(kb), vview, _i64(n),
                   dview, _i64(dense.shape[0]), _i64(ncols), _i64(rpb), base,
                   _i64(0 if base is None else base.shape[0]), oview, self._err())
         return out
 
-    def spmm_unsorted(self, rows, cols, values, dense, nrows, rows_per_batch, batch_base):
-        """COO (rows in any order) x dense: a stable sort by row, then :meth:`spmm`. Sync-free."""
+    def spmm_unsorted(self, rows, cols, values, dense, nrows, rows_per_batch, batch_base, col_bound=None):
+        """COO (rows in any order) x dense: a stable sort by row, then :meth:`spmm`. Sync-free.
+
+        Rows outside ``[0, nrows)`` (checked by :meth:`row_offsets` after the sort) and
+        ``cols`` outside ``[0, col_bound)`` are skipped, reported (INDEX).
+        """
         rows = self._c(rows, np.int64)
         if self._validate:
             self._check_range(rows, 0, int(nrows), "spmm_unsorted rows")
         sorted_rows, perm = self.sort_pairs(rows, max(int(nrows), 1))
         return self.spmm(self.row_offsets(sorted_rows, nrows), perm, cols, values, dense, rows_per_batch,
-                         batch_base)
+                         batch_base, col_bound)
 
     def dense_spmm(self, dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols):
         """dense x COO: entries grouped by (batch, column) with a stable sort, one thread per output. Sync-free."""
@@ -988,8 +1005,12 @@ class CudaLayer:
                   _i64(nbatch * m), _i64(ncols), oview, self._err())
         return out
 
-    def sddmm(self, rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k):
-        """Dot products at the entries, eight lanes each (the Numba order). Sync-free."""
+    def sddmm(self, rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, row_bound=None, col_bound=None):
+        """Dot products at the entries, eight lanes each (the Numba order). Sync-free.
+
+        ``rows`` outside ``[0, row_bound)`` or ``cols`` outside ``[0, col_bound)`` (None:
+        2**63) give 0, reported (INDEX).
+        """
         xp = self.xp
         rows = self._c(rows, np.int64)
         cols = self._c(cols, np.int64)
@@ -1005,19 +1026,27 @@ class CudaLayer:
                 hi = max(int(e.max()) for e in ends)
                 if lo < 0 or hi >= buf.shape[0]:
                     raise IndexError(f"sddmm: addresses {lo}..{hi} fall outside {what} of {buf.shape[0]} elements")
+            for idx, bound, what in ((rows, row_bound, "rows"), (cols, col_bound, "cols")):
+                if bound is not None:
+                    self._check_range(idx, 0, int(bound), f"sddmm {what}")
         xv, ctype = self._product_view(x)
         yv, _ = self._product_view(y)
         ov, _ = self._product_view(out)
-        self._run(f"coo_linalg_sddmm<{ctype}>", n, rows, _i64(row_stride), cols, _i64(col_stride),
+        self._run(f"coo_linalg_sddmm<{ctype}>", n, rows, _i64(row_stride), self._bound_bits(row_bound), cols,
+                  _i64(col_stride), self._bound_bits(col_bound),
                   xv, _i64(xv.shape[0]), _i64(x_inner), yv, _i64(yv.shape[0]), _i64(y_inner), _i64(k), _i64(n), ov,
                   self._err())
         return out
 
-    def spgemm(self, a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols):
+    def spgemm(self, a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
+               a_row_bound=None):
         """Expand-sort-compress: products in expansion order, stable sort by (row, col), ordered sums.
 
         Synchronises twice (the number of products, then of distinct outputs;
-        each read through :meth:`_sync_size`, with the error word).
+        each read through :meth:`_sync_size`, with the error word). A's columns
+        outside ``[0, K)``, B's columns outside ``[0, ncols)`` and row keys
+        ``a_rows`` outside ``[0, a_row_bound)`` (or not increasing: ORDER) are
+        reported (INDEX) before the first synchronisation, which raises.
         """
         xp = self.xp
         a_offsets = self._c(a_offsets, np.int64)
@@ -1038,6 +1067,13 @@ class CudaLayer:
                 self._check_range(ap, 0, na, "spgemm a_perm")
             if bp is not None:
                 self._check_range(bp, 0, nb, "spgemm b_perm")
+            if a_rows is not None and a_row_bound is not None:
+                self._check_range(self._c(a_rows, np.int64), 0, int(a_row_bound), "spgemm a_rows")
+        if a_rows is not None and nrows > 0:  # A's distinct row keys: in range and increasing
+            self._run("coo_linalg_check_keys", nrows, self._c(a_rows, np.int64), _i64(nrows),
+                      self._bound_bits(a_row_bound), _i64(1), self._err())
+        if nb:  # every B column, as on the CPU (O(nnz(B)), small beside the products)
+            self._run("coo_linalg_check_keys", nb, b_cols, _i64(nb), self._bound_bits(ncols), _i64(0), self._err())
         count = xp.empty(na, dtype=np.int64)
         self._run("coo_linalg_spgemm_count", na, ap, a_cols, _i64(na), b_offsets, _i64(nbrows), _i64(nb), count,
                   self._err())

@@ -25,6 +25,14 @@ in one thread in the same order:
   else a stable per-row sort of the products; then the touched columns are
   sorted. Two passes (count, then fill), like scipy's.
 
+Bad input (issue 10): every index a kernel reads through is checked against the
+bound it is given, in the pass that reads it (one unsigned compare per index;
+``uint64(i) >= bound`` is "negative or too large"), and counted per part in a
+``flags`` array (column 0: indices out of bounds, column 1: order that sorted
+flags promised and that does not hold). An entry that fails is not read
+through; the wrappers in ``backend.py`` raise IndexError / ValueError from the
+flags before any result is returned.
+
 Accumulation types are the caller's (int64, float32, float64, complex64,
 complex128): the wrappers in ``backend.py`` allocate outputs with NumPy and
 pass them in.
@@ -86,38 +94,58 @@ def nparts_for(work, nthreads, per_thread=4):
 
 # ---------------------------------------------------------------------------- row offsets
 @nb.njit(cache=True, nogil=True)
-def _row_offsets_part(t, nparts, rows, nrows, out):
-    """out[r] = first position i with rows[i] >= r: entries of part t set the r they start."""
+def _row_offsets_part(t, nparts, rows, nrows, out, flags):
+    """out[r] = first position i with rows[i] >= r: entries of part t set the r they start.
+
+    Counts rows outside [0, nrows) (flags[t, 0]) and steps down (flags[t, 1]) in the
+    same pass; every write stays inside ``out`` whatever the rows are.
+    """
     n = rows.shape[0]
     lo = n * t // nparts
     hi = n * (t + 1) // nparts
+    lim = _u(nrows)
+    bad = 0
+    down = 0
     if t == 0:
         first = rows[0] if n else nrows
         for r in range(0, min(first, nrows) + 1):
             out[r] = 0
+        if n and _u(first) >= lim:
+            bad += 1
     for i in range(max(lo, 1), hi):
         a = rows[i - 1]
         b = rows[i]
-        for r in range(a + 1, min(b, nrows) + 1):
+        if _u(b) >= lim:
+            bad += 1
+        if b < a:
+            down += 1
+        for r in range(max(a + 1, 0), min(b, nrows) + 1):
             out[r] = i
     if t == nparts - 1 and n:
         for r in range(max(rows[n - 1] + 1, 0), nrows + 1):
             out[r] = n
+    flags[t, 0] = bad
+    flags[t, 1] = down
 
 
 def row_offsets(rows, nrows, nthreads):
-    """CSR row pointer of non-decreasing ``rows`` in [0, nrows): int64[nrows + 1]."""
+    """(CSR row pointer int64[nrows + 1], flags) of ``rows``, which should be non-decreasing in [0, nrows).
+
+    ``flags`` (int64[nparts, 2]): rows out of bounds, steps down. The pointer is
+    meaningful only when both are zero.
+    """
     out = np.empty(nrows + 1, dtype=np.int64)
     nparts = nparts_for(rows.shape[0], nthreads, 1)
-    run_parts(_row_offsets_part, nparts, nthreads, rows, nrows, out)
-    return out
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_row_offsets_part, nparts, nthreads, rows, nrows, out, flags)
+    return out, flags
 
 
 # ---------------------------------------------------------------------------- COO x dense
 # Indices are converted to uint64 where arrays are read (``_u``): Numba then skips its
-# negative-index wraparound test, which measured 1.5x on the SpMV loop. Indices are
-# in range (validated COO, or the caller's check=False promise); writes are bounded
-# by the loops themselves.
+# negative-index wraparound test, which measured 1.5x on the SpMV loop. Every column
+# index is compared (unsigned) with its bound before it is read through: one compare
+# per entry in the loop that reads it; writes are bounded by the loops themselves.
 _u = np.uint64
 
 
@@ -129,42 +157,58 @@ def _batch_at(r, rpb, base):
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, z):
+def _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z):
+    """(sum of row r, number of its column indices outside [0, kb): not read through)."""
     acc = z
+    bad = 0
     if has_perm:
         for p in range(offsets[r], offsets[r + 1]):
             e = _u(perm[_u(p)])
-            acc += values[e] * x[_u(db + cols[e])]
+            c = cols[e]
+            if _u(c) >= kb:
+                bad += 1
+                continue
+            acc += values[e] * x[_u(db + c)]
     else:
         for p in range(offsets[r], offsets[r + 1]):
-            acc += values[_u(p)] * x[_u(db + cols[_u(p)])]
-    return acc
+            c = cols[_u(p)]
+            if _u(c) >= kb:
+                bad += 1
+                continue
+            acc += values[_u(p)] * x[_u(db + c)]
+    return acc, bad
 
 
 @nb.njit(cache=True, nogil=True)
-def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, rpb, base, zero, out):
+def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, kb, rpb, base, zero, out, flags):
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
         return
     z = zero[0]
+    bad = 0
     bend, db = _batch_at(r0, rpb, base)
     if bend >= r1:  # one batch for the whole part (always, unbatched): no per-row test
         for r in range(r0, r1):
-            out[r] = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, z)
+            out[r], b = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z)
+            bad += b
+        flags[t, 0] = bad
         return
     for r in range(r0, r1):
         if r >= bend:
             bend, db = _batch_at(r, rpb, base)
-        out[r] = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, z)
+        out[r], b = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z)
+        bad += b
+    flags[t, 0] = bad
 
 
 @nb.njit(cache=True, nogil=True)
-def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, rpb, base, zero, out):
+def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, kb, rpb, base, zero, out, flags):
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
         return
+    bad = 0
     n = dense.shape[1]
     z = zero[0]
     flat = dense.reshape(-1)
@@ -184,10 +228,15 @@ def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, 
                 for j in range(0, n, line):
                     prefetch(flat, _u(ahead + j))
             e = _u(perm[_u(p)]) if has_perm else _u(p)
+            k = cols[e]
+            if _u(k) >= kb:
+                bad += 1
+                continue
             v = values[e]
-            c = _u(db + cols[e])
+            c = _u(db + k)
             for j in range(n):
                 out[_u(r), _u(j)] += v * dense[c, _u(j)]
+    flags[t, 0] = bad
 
 
 @nb.njit(cache=True, nogil=True)
@@ -216,61 +265,81 @@ def _balanced_bounds(offsets, nparts):
     return b
 
 
-def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, nthreads):
+_NO_FLAGS = np.zeros((1, 2), dtype=np.int64)
+
+
+def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound, nthreads):
+    """(out, flags): flags[:, 0] counts column indices outside [0, col_bound) (not read through)."""
     nrows = offsets.shape[0] - 1
     n = dense.shape[1]
     if nrows == 0 or n == 0:
-        return np.zeros((nrows, n), dtype=values.dtype)
+        return np.zeros((nrows, n), dtype=values.dtype), _NO_FLAGS
     out = np.empty((nrows, n), dtype=values.dtype)  # every row is written by its part
     nparts = nparts_for(int(offsets[-1]) * max(n, 1) + nrows, nthreads)
     bounds = _balanced_bounds(offsets, nparts)
     has_perm = perm is not None
     args = (bounds, offsets, perm if has_perm else offsets[:0], has_perm, cols, values)
     zero = np.zeros(1, dtype=values.dtype)
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    kb = _u(col_bound)
     if n == 1:
-        run_parts(_spmv_part, nparts, nthreads, *args, dense.reshape(-1), max(int(rows_per_batch), 1),
-                  batch_base, zero, out.reshape(-1))
+        run_parts(_spmv_part, nparts, nthreads, *args, dense.reshape(-1), kb, max(int(rows_per_batch), 1),
+                  batch_base, zero, out.reshape(-1), flags)
     else:
-        run_parts(_spmm_part, nparts, nthreads, *args, dense, max(int(rows_per_batch), 1), batch_base, zero, out)
-    return out
+        run_parts(_spmm_part, nparts, nthreads, *args, dense, kb, max(int(rows_per_batch), 1), batch_base, zero,
+                  out, flags)
+    return out, flags
 
 
 @nb.njit(cache=True, nogil=True)
-def _spmm_owned_part(t, nparts, rows, cols, values, dense, rpb, base, batched, out):
+def _spmm_owned_part(t, nparts, rows, cols, values, dense, kb, rpb, base, batched, out, flags):
     nrows = out.shape[0]
     n = dense.shape[1]
     r0 = nrows * t // nparts
     r1 = nrows * (t + 1) // nparts
     db = base[0]
+    bad = 0
     for e in range(rows.shape[0]):
         r = rows[_u(e)]
         if r < r0 or r >= r1:
+            if _u(r) >= _u(nrows):  # the test that skips other parts' rows catches bad ones too
+                bad += 1
+            continue
+        k = cols[_u(e)]
+        if _u(k) >= kb:
+            bad += 1
             continue
         if batched:
             db = base[r // rpb]
         v = values[_u(e)]
-        c = _u(db + cols[_u(e)])
+        c = _u(db + k)
         for j in range(n):
             out[_u(r), _u(j)] += v * dense[c, _u(j)]
+    flags[t, 0] = bad
 
 
-def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base, nthreads):
+def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base, col_bound, nthreads):
+    """(out, flags): flags[:, 0] counts rows outside [0, nrows) and columns outside [0, col_bound)."""
     n = dense.shape[1]
     out = np.zeros((nrows, n), dtype=values.dtype)
     if nrows == 0 or n == 0 or rows.shape[0] == 0:
-        return out
+        # nothing is read through the indices; an empty result hides no bad one
+        return out, _NO_FLAGS
     # each part scans every row index: one part per thread
     nparts = min(nparts_for(rows.shape[0] * max(n, 1), nthreads, 1), nrows)
     rpb = max(int(rows_per_batch), 1)
-    run_parts(_spmm_owned_part, nparts, nthreads, rows, cols, values, dense, rpb, batch_base,
-              rpb < nrows, out)
-    return out
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_spmm_owned_part, nparts, nthreads, rows, cols, values, dense, _u(col_bound), rpb, batch_base,
+              rpb < nrows, out, flags)
+    return out, flags
 
 
 # ---------------------------------------------------------------------------- dense x COO
 @nb.njit(cache=True, nogil=True)
-def _dense_spmm_part(t, nparts, by_rows, dense, base, rpb, boff, perm, has_perm, krow, cols, values, out):
+def _dense_spmm_part(t, nparts, by_rows, dense, base, rpb, boff, perm, has_perm, krow, cols, values, out, flags):
     nrows, n = out.shape
+    kb = _u(dense.shape[1])
+    bad = 0
     if by_rows:
         ra = nrows * t // nparts
         rb = nrows * (t + 1) // nparts
@@ -287,8 +356,15 @@ def _dense_spmm_part(t, nparts, by_rows, dense, base, rpb, boff, perm, has_perm,
         for p in range(boff[b], boff[b + 1]):
             e = _u(perm[_u(p)]) if has_perm else _u(p)
             c = cols[e]
-            if c >= ca and c < cb:  # also keeps a lying index (check=False) from writing outside
-                out[_u(rr), _u(c)] += dense[arow, _u(krow[e])] * values[e]
+            if c >= ca and c < cb:
+                k = krow[e]
+                if _u(k) >= kb:
+                    bad += 1
+                    continue
+                out[_u(rr), _u(c)] += dense[arow, _u(k)] * values[e]
+            elif _u(c) >= _u(n):  # the part's column test catches bad columns too
+                bad += 1
+    flags[t, 0] = bad
 
 
 def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols, nthreads):
@@ -297,16 +373,17 @@ def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, col
     nrows = nb_ * rpb
     out = np.zeros((nrows, int(ncols)), dtype=values.dtype)
     if nrows == 0 or ncols == 0 or krow.shape[0] == 0:
-        return out
+        return out, _NO_FLAGS
     work = krow.shape[0] * max(rpb, 1)
     nparts = nparts_for(work, nthreads)
     by_rows = nrows >= nparts
     if not by_rows:
         nparts = min(nthreads, int(ncols))  # each part walks every entry: one per thread
     has_perm = perm is not None
+    flags = np.zeros((nparts, 2), dtype=np.int64)
     run_parts(_dense_spmm_part, nparts, nthreads, by_rows, dense, batch_base, max(rpb, 1), batch_offsets,
-              perm if has_perm else batch_offsets[:0], has_perm, krow, cols, values, out)
-    return out
+              perm if has_perm else batch_offsets[:0], has_perm, krow, cols, values, out, flags)
+    return out, flags
 
 
 # ---------------------------------------------------------------------------- SDDMM
@@ -350,11 +427,12 @@ def _dot8(x, xa, xj, y, ya, yj, k, zero):
 
 
 @nb.njit(cache=True, nogil=True)
-def _sddmm_part(t, nparts, rows, rs, cols, cs, x, xj, y, yj, k, zero, out):
+def _sddmm_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
     n = rows.shape[0]
     lo = n * t // nparts
     hi = n * (t + 1) // nparts
     z = zero[0]
+    bad = 0
     if xj == 1 and yj == 1:  # the same sums, with unit strides the compiler can see
         # the rows of a later entry are fetched ahead: the entries' y rows (x rows too, for an
         # unsorted mask) are random reads, which measured 2.5x faster with prefetching
@@ -364,39 +442,74 @@ def _sddmm_part(t, nparts, rows, rs, cols, cs, x, xj, y, yj, k, zero, out):
             if f < hi:
                 xa = rows[_u(f)] * rs
                 ya = cols[_u(f)] * cs
-                for j in range(0, k, line):
+                for j in range(0, k, line):  # a hint only: never faults, whatever the index
                     prefetch(x, _u(xa + j))
                     prefetch(y, _u(ya + j))
-            out[e] = _dot8(x, rows[_u(e)] * rs, 1, y, cols[_u(e)] * cs, 1, k, z)
+            r = rows[_u(e)]
+            c = cols[_u(e)]
+            if _u(r) >= rb or _u(c) >= cb:
+                bad += 1
+                out[e] = z
+                continue
+            out[e] = _dot8(x, r * rs, 1, y, c * cs, 1, k, z)
     else:
         for e in range(lo, hi):
-            out[e] = _dot8(x, rows[_u(e)] * rs, xj, y, cols[_u(e)] * cs, yj, k, z)
+            r = rows[_u(e)]
+            c = cols[_u(e)]
+            if _u(r) >= rb or _u(c) >= cb:
+                bad += 1
+                out[e] = z
+                continue
+            out[e] = _dot8(x, r * rs, xj, y, c * cs, yj, k, z)
+    flags[t, 0] = bad
 
 
-def sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, nthreads):
+def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, y, y_inner, k, nthreads):
+    """(out, flags): flags[:, 0] counts entries with rows[e] outside [0, row_bound) or cols[e]
+    outside [0, col_bound) (their value is 0, nothing read). With k == 0 nothing is read."""
     n = rows.shape[0]
     out = np.zeros(n, dtype=x.dtype)
     if n == 0 or k == 0:
-        return out
+        return out, _NO_FLAGS
     nparts = nparts_for(n * int(k), nthreads)
-    run_parts(_sddmm_part, nparts, nthreads, rows, int(row_stride), cols, int(col_stride), x, int(x_inner),
-              y, int(y_inner), int(k), np.zeros(1, dtype=x.dtype), out)
-    return out
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_sddmm_part, nparts, nthreads, rows, int(row_stride), _u(row_bound), cols, int(col_stride),
+              _u(col_bound), x, int(x_inner), y, int(y_inner), int(k), np.zeros(1, dtype=x.dtype), out, flags)
+    return out, flags
 
 
 # ---------------------------------------------------------------------------- SpGEMM
 @nb.njit(cache=True, nogil=True)
-def _row_flops(a_offsets, a_perm, has_a_perm, a_cols, b_offsets):
-    """Products per output row, as a running total: int64[nrows + 1]."""
+def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, flags):
+    """Products per output row, as a running total: int64[nrows + 1].
+
+    The pass that reads every A entry checks it: A's column (B's row) outside
+    [0, K) and A's row keys outside [0, row_bound) count in flags[0, 0] (such a
+    column contributes nothing); row keys that do not increase (a sorted flag
+    that lies) in flags[0, 1].
+    """
     nrows = a_offsets.shape[0] - 1
+    kb = _u(b_offsets.shape[0] - 1)
     out = np.zeros(nrows + 1, dtype=np.int64)
+    bad = 0
+    down = 0
     for r in range(nrows):
+        if has_a_rows:
+            if _u(a_rows[r]) >= row_bound:
+                bad += 1
+            if r and a_rows[r] <= a_rows[r - 1]:
+                down += 1
         f = 0
         for p in range(a_offsets[r], a_offsets[r + 1]):
             e = a_perm[p] if has_a_perm else p
             k = a_cols[e]
+            if _u(k) >= kb:
+                bad += 1
+                continue
             f += b_offsets[k + 1] - b_offsets[k]
         out[r + 1] = out[r] + f
+    flags[0, 0] = bad
+    flags[0, 1] = down
     return out
 
 
@@ -411,7 +524,10 @@ _ONE = np.uint64(1)
 def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
                       a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, out_offsets, out_rc,
                       out_values):
-    """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output."""
+    """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output.
+
+    Every index it reads through was checked before (``spgemm``).
+    """
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
@@ -528,14 +644,34 @@ def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows,
                 out_values[base] += prods[j]
 
 
-def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, nthreads):
+@nb.njit(cache=True, nogil=True)
+def _count_outside(keys, bound, flags):
+    """flags[0, 0] += number of keys outside [0, bound) (one unsigned compare each)."""
+    bad = 0
+    for i in range(keys.shape[0]):
+        if _u(keys[i]) >= bound:
+            bad += 1
+    flags[0, 0] += bad
+
+
+def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,
+           nthreads, on_flags):
+    """The product (see the module docstring); ``on_flags(flags)`` raises for what the checks found.
+
+    A's entries are checked in :func:`_row_flops` (the pass that reads them), B's
+    columns in one pass of their own (O(nnz(B)), small beside the products), so
+    a bad index of either operand is refused whichever entries the product reaches.
+    """
     nrows = a_offsets.shape[0] - 1
     ncols = int(ncols)
     has_r, has_a, has_b = a_rows is not None, a_perm is not None, b_perm is not None
     ar = a_rows if has_r else a_offsets[:0]
     ap = a_perm if has_a else a_offsets[:0]
     bp = b_perm if has_b else b_offsets[:0]
-    flops = _row_flops(a_offsets, ap, has_a, a_cols, b_offsets)
+    flags = np.zeros((1, 2), dtype=np.int64)
+    flops = _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, flags)
+    _count_outside(b_cols, _u(ncols), flags)
+    on_flags(flags)
     nparts = nparts_for(int(flops[-1]) + nrows, nthreads) if nrows else 1
     bounds = _balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
     counts = np.zeros(nrows, dtype=np.int64)
