@@ -439,9 +439,12 @@ def _product(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, op):
                 f"{op}: shapes {a.shape} and {b.shape} do not match: axis {x} of the first has size "
                 f"{a.shape[x]} but axis {y} of the second has size {b.shape[y]}"
             )
-    # bool duplicates mean "any", which is not a sum of products: coalesce them first
+    # duplicates mean their sum in the array's own dtype (SPEC 1, issue 10): bool duplicates mean
+    # "any", and an operand that promotion widens must sum (wrap, round) before it is widened, so
+    # such an operand is coalesced first; same-dtype duplicates take part in the product as they are
     a0, b0 = a, b
-    a, b = (x.coalesce() if _is_coo(x) and x.dtype == np.bool_ and not x.is_unique else x for x in (a, b))
+    a, b = (x.coalesce() if _is_coo(x) and not x.is_unique and (x.dtype == np.bool_ or x.dtype != dtype) else x
+            for x in (a, b))
     if not (_is_coo(a) or _is_coo(b)):
         return _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
     path = _sparse_sparse if _is_coo(a) and _is_coo(b) else (_sparse_dense if _is_coo(a) else _dense_sparse)
@@ -538,6 +541,8 @@ def _dense_sparse(x, xmap, xrows, xcols, b, bmap, brows, bcols, batch_shape, dty
         else:
             sk, perm = _sort(be, bkey, nb)
             boff = be.row_offsets(sk, nb)
+    elif s.batch:  # batch dims of size 1 only: no kernel reads their indices, so check them here
+        check_indices(xp.stack(s.batch), (1,) * len(s.batch))
     base = None if dmap is None else dmap * m
     out = be.dense_spmm(x2, base, m, boff, perm, krow, cols, s.values, n)
     return _from_acc(out, dtype).reshape(out_shape)
@@ -997,7 +1002,6 @@ def sampled_matmul(mask, x, y):
     if x2.shape[-1] != y2.shape[-2]:
         raise ValueError(f"sampled_matmul: x of shape {x.shape} and y of shape {y.shape} cannot be multiplied")
     batch = _broadcast_batch("sampled_matmul", x2.shape[:-2], y2.shape[:-2])
-    full = batch + (x2.shape[-2], y2.shape[-1])
     shape = batch + ((x2.shape[-2],) if x.ndim >= 2 else ()) + ((y2.shape[-1],) if y.ndim >= 2 else ())
     if mask.shape != shape:
         raise ValueError(f"sampled_matmul: mask has shape {mask.shape} but x @ y has shape {shape}")
