@@ -14,21 +14,11 @@ import pytest
 
 import coosparse
 from coosparse import COO
-from test_reliability import expect_error, run_python
+from test_reliability import _bad_arrays, expect_error, run_python
 
 OUT_OF_BOUNDS = r"\w+: index -?\d+ at position \d is out of bounds for dimension \d with size 3"
 # a GPU's error word: an index checked by a product kernel or linear_index, or a row key met by a sort first
 DEVICE = "out of bounds|outside the shape"
-
-
-def _bad_arrays():
-    """check=False (3, 3) arrays with an index outside: far out (a row), aliasing (a column), negative."""
-    v = np.array([1.0, 2.0])
-    return {
-        "huge": COO(np.array([[0, 10**9], [1, 1]]), v, (3, 3), check=False),
-        "aliasing": COO(np.array([[0, 1], [5, 1]]), v, (3, 3), check=False),  # key 5 == (1, 2)
-        "negative": COO(np.array([[0, 1], [-1, 1]]), v, (3, 3), check=False),
-    }
 
 
 def T(a):
