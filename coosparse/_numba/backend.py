@@ -208,16 +208,22 @@ def gather_or_zero(values, rows):
     return _un.gather_or_zero(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
 
 
+def _union_offsets_checked(a_indices, b_indices, strides, limits):
+    """Chunked union sizes of two coalesced index sets: (sizes, blo, chunk), or the IndexError /
+    ValueError for an index outside ``limits`` or keys out of order, met in the same pass."""
+    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
+    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
+                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
+    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    return sizes, blo, chunk
+
+
 def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None):
     """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate).
 
     ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
     """
-    limits = _ix.merge_limits(strides, sizes)
-    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
-    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
-                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
-    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    sizes, blo, chunk = _union_offsets_checked(a_indices, b_indices, strides, _ix.merge_limits(strides, sizes))
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_val = np.empty((total, a_values.shape[1]), a_values.dtype)
@@ -252,10 +258,7 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
                                       a_fill, b_fill)
         _ix.raise_merge_flags(flags, limits, a_indices, b_indices)
         return out
-    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
-    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
-                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
-    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    sizes, blo, chunk = _union_offsets_checked(a_indices, b_indices, strides, limits)
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_a = np.empty((total, a_words.shape[1]), a_words.dtype)
