@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test fuzz bench docs clean
+.PHONY: test array-api-tests fuzz bench docs clean
 
 $(VENV)/.test-stamp: pyproject.toml requirements/test.txt requirements/docs.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,25 @@ $(VENV)/.bench-stamp: $(VENV)/.test-stamp requirements/bench.txt
 
 test: $(VENV)/.test-stamp
 	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory array-api-tests
+
+# The Array API conformance suite (third-party, read-only, next to the repository as in CI:
+# ../shared/array-api-tests), against the `coosparse` namespace, with the project's own
+# expected-failure list (strict: a listed test that passes fails the run). A separate pytest
+# session: its own conftest and rootdir, never collected by the project's session above.
+# Regenerate the list with scripts/array_api_xfails.py.
+ARRAY_API_TESTS ?= ../shared/array-api-tests
+array-api-tests: $(VENV)/.test-stamp
+	@if [ -d "$(ARRAY_API_TESTS)/array_api_tests" ]; then \
+	  ARRAY_API_TESTS_MODULE=coosparse $(PY) -m pytest -c $(ARRAY_API_TESTS)/pytest.ini \
+	    --rootdir=$(ARRAY_API_TESTS) -p no:cacheprovider -p tests.array_api_conformance \
+	    -q --max-examples=2 --derandomize \
+	    --disable-deadline --disable-warnings -o strict_xfail=True \
+	    --xfails-file tests/array-api-xfails.txt $(ARRAY_API_TESTS)/array_api_tests/; \
+	else \
+	  echo "array-api-tests: $(ARRAY_API_TESTS) not found: the Array API conformance suite is SKIPPED" \
+	       "(clone the repository next to shared/, or set ARRAY_API_TESTS=path/to/array-api-tests)"; \
+	fi
 
 # the long fuzz mode (docs/reliability.md): 2000 examples per row and kind, fresh seeds
 fuzz: $(VENV)/.test-stamp

@@ -94,3 +94,26 @@ def raise_out_of_bounds(indices, sizes, op=None):
         f"{where}index {value} at position {pos} is out of bounds for dimension {d} with size "
         f"{sizes[d]} (an array built with check=False holds indices outside its shape)"
     )
+
+
+# ---- shape, indexing and joining (issue 12)
+def run_offsets(offsets, keys, indices, values, op):
+    """``offsets`` of sorted runs of ``keys`` as host int64 (0 .. n, non-decreasing), else
+    ValueError/TypeError; ``indices`` (d, n) and ``values`` (n, k) must hold the same n entries.
+
+    Run boundaries are host metadata (the CUDA layer passes them by value); a
+    device array is refused, as for every small kernel parameter.
+    """
+    n = keys.shape[0]
+    if indices.shape[1] != n or values.shape[0] != n:
+        raise ValueError(f"{op}: indices {tuple(indices.shape)} and values {tuple(values.shape)} must hold "
+                         f"the {n} entries of the keys")
+    from ._backend import is_device_array
+
+    if is_device_array(offsets):
+        raise TypeError(f"{op}: offsets (the run boundaries) are host metadata; pass host integers, not a "
+                        "device array (reading one back would synchronise)")
+    offsets = np.asarray(offsets, dtype=np.int64).reshape(-1)
+    if offsets.shape[0] < 2 or offsets[0] != 0 or offsets[-1] != n or bool((offsets[1:] < offsets[:-1]).any()):
+        raise ValueError(f"{op}: run offsets {offsets.tolist()} must rise from 0 to the {n} keys")
+    return offsets

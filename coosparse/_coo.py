@@ -473,15 +473,6 @@ class COO:
     def __invert__(self):
         return _unary(np.invert, self)
 
-    def __bool__(self):
-        """Truth of a one-element array (as NumPy; ValueError otherwise). Synchronises on a GPU."""
-        if self.size != 1:
-            raise ValueError(
-                f"the truth value of a COO array with {self.size} elements is ambiguous; "
-                "use (a != 0).nnz, or reduce with a.any() / a.all()"
-            )
-        return bool(self.to_dense().reshape(()))  # synchronize!
-
     @property
     def real(self):
         """Real part (a COO; the array itself for real dtypes)."""
@@ -512,6 +503,251 @@ class COO:
 
         return clip(self, min, max)
 
+    # ---- reductions and the Array API namespace (issue 11, reductions half) -----------------
+    # Methods with NumPy's signatures; each delegates to coosparse/_reduce.py or
+    # coosparse/_array_api.py (see those modules for the algorithms and the result's fill).
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Sum over ``axis`` (see :func:`coosparse.sum`); NumPy's keywords."""
+        from ._reduce import np_sum
+
+        return np_sum(self, axis, dtype, out, keepdims, initial, where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Product over ``axis`` (see :func:`coosparse.prod`)."""
+        from ._reduce import np_prod
+
+        return np_prod(self, axis, dtype, out, keepdims, initial, where)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Maximum over ``axis`` (see :func:`coosparse.max`)."""
+        from ._reduce import np_max
+
+        return np_max(self, axis, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Minimum over ``axis`` (see :func:`coosparse.min`)."""
+        from ._reduce import np_min
+
+        return np_min(self, axis, out, keepdims, initial, where)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        """Mean over ``axis`` (see :func:`coosparse.mean`)."""
+        from ._reduce import np_mean
+
+        return np_mean(self, axis, dtype, out, keepdims, where=where)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=np._NoValue, correction=np._NoValue):
+        """Variance over ``axis`` (see :func:`coosparse.var`; ``ddof`` is the correction)."""
+        from ._reduce import np_var
+
+        return np_var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=np._NoValue, correction=np._NoValue):
+        """Standard deviation over ``axis`` (see :func:`coosparse.std`)."""
+        from ._reduce import np_std
+
+        return np_std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Whether any element over ``axis`` is non-zero (see :func:`coosparse.any`)."""
+        from ._reduce import np_any
+
+        return np_any(self, axis, out, keepdims, where=where)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Whether every element over ``axis`` is non-zero (see :func:`coosparse.all`)."""
+        from ._reduce import np_all
+
+        return np_all(self, axis, out, keepdims, where=where)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        """Index of the first maximum (see :func:`coosparse.argmax`)."""
+        from ._reduce import np_argmax
+
+        return np_argmax(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        """Index of the first minimum (see :func:`coosparse.argmin`)."""
+        from ._reduce import np_argmin
+
+        return np_argmin(self, axis, out, keepdims=keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """Cumulative sum (``numpy.cumsum``: axis None flattens); see :func:`coosparse.cumulative_sum`."""
+        from ._reduce import np_cumsum
+
+        return np_cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        """Cumulative product (``numpy.cumprod``); see :func:`coosparse.cumulative_prod`."""
+        from ._reduce import np_cumprod
+
+        return np_cumprod(self, axis, dtype, out)
+
+    def __array_namespace__(self, /, *, api_version=None):
+        """The Array API namespace of COO arrays: the ``coosparse`` module itself."""
+        import sys
+
+        from ._array_api import check_api_version
+
+        check_api_version(api_version)
+        return sys.modules[__name__.rsplit(".", 1)[0]]
+
+    def to_device(self, device, /, *, stream=None):
+        """Array API spelling of :meth:`to` (``stream`` must be None)."""
+        if stream is not None:
+            raise ValueError("to_device: streams are not supported; pass stream=None")
+        return self.to(device)
+
+    def _scalar(self, what):
+        """The single element of a size-1 array as a NumPy scalar (synchronises on a GPU)."""
+        if self.size != 1:
+            raise TypeError(f"only size-1 arrays can be converted to Python scalars ({what}); "
+                            f"this array has shape {self._shape}")
+        d = self.to_dense()
+        if not isinstance(d, np.ndarray):
+            d = d.get()  # synchronize! (a device array)
+        return d.reshape(())[()]
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a COO array with {self.size} elements is ambiguous; "
+                "use (a != 0).nnz, or reduce with a.any() / a.all()"
+            )
+        return bool(self._scalar("bool"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __complex__(self):
+        return complex(self._scalar("complex"))
+
+    def __index__(self):
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index; this array has dtype {self.dtype}")
+        return int(self._scalar("index"))
+    # ---- shape and indexing (issue 12) ------------------------------------------
+    @classmethod
+    def _trusted(cls, indices, values, shape, sorted, unique, fill_value):
+        """Internal fast constructor: parts already valid, indices C-contiguous int64,
+        ``fill_value`` a scalar of ``values.dtype`` (no checks, no conversions).
+
+        Sets exactly the attributes ``__init__`` sets (a test compares them)."""
+        self = object.__new__(cls)
+        self._indices = indices
+        self._values = values
+        self._shape = shape
+        nnz = indices.shape[1]
+        self._sorted = bool(sorted) or nnz <= 1
+        self._unique = bool(unique) or nnz <= 1
+        self._fill = fill_value
+        return self
+
+    @property
+    def T(self):
+        """The transpose (all axes reversed); see :func:`coosparse.transpose` for its flags."""
+        from ._shape import transpose
+
+        return transpose(self)
+
+    @property
+    def mT(self):
+        """The last two axes swapped; see :func:`coosparse.matrix_transpose`."""
+        from ._shape import matrix_transpose
+
+        return matrix_transpose(self)
+
+    def transpose(self, *axes):
+        """Permute the axes: ``a.transpose()``, ``a.transpose(1, 0)`` or ``a.transpose((1, 0))``."""
+        from ._shape import transpose
+
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return transpose(self, axes if axes != () else None)
+
+    def reshape(self, *shape, order="C"):
+        """New shape, C order: ``a.reshape(2, -1)`` or ``a.reshape((2, -1))``; see :func:`coosparse.reshape`."""
+        from ._shape import reshape
+
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = shape[0]
+        return reshape(self, shape, order=order)
+
+    def ravel(self, order="C"):
+        """1-D view of the elements in C order; see :func:`coosparse.ravel`."""
+        from ._shape import ravel
+
+        return ravel(self, order=order)
+
+    def flatten(self, order="C"):
+        """1-D array of the elements in C order; see :func:`coosparse.ravel`."""
+        from ._shape import ravel
+
+        return ravel(self, order=order)
+
+    def swapaxes(self, axis1, axis2):
+        """Interchange two axes; see :func:`coosparse.swapaxes`."""
+        from ._shape import swapaxes
+
+        return swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        """Remove length-1 axes; see :func:`coosparse.squeeze`."""
+        from ._shape import squeeze
+
+        return squeeze(self, axis)
+
+    def to_hybrid(self, dense_ndim):
+        """The same array with ``dense_ndim`` trailing dense dimensions; see :func:`coosparse.to_hybrid`."""
+        from ._shape import to_hybrid
+
+        return to_hybrid(self, dense_ndim)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        """Diagonals; see :func:`coosparse.diagonal`."""
+        from ._join import diagonal
+
+        return diagonal(self, offset=offset, axis1=axis1, axis2=axis2)
+
+    def repeat(self, repeats, axis=None):
+        """Repeat elements; see :func:`coosparse.repeat`."""
+        from ._join import repeat
+
+        return repeat(self, repeats, axis=axis)
+
+    def take(self, indices, axis=None):
+        """Elements at ``indices`` along ``axis``; see :func:`coosparse.take`."""
+        from ._search import take
+
+        return take(self, indices, axis=axis)
+
+    def nonzero(self):
+        """Indices of the non-zero elements, one int64 array per dimension; see :func:`coosparse.nonzero`."""
+        from ._search import nonzero
+
+        return nonzero(self)
+
+    def __getitem__(self, key):
+        """``a[key]`` with NumPy's indexing rules; see the indexing page of the docs.
+
+        Returns a COO, or a NumPy scalar when every dimension gets an integer.
+        """
+        from ._indexing import getitem
+
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        raise TypeError(
+            "coosparse.COO arrays are immutable: a[key] = v is not supported. Build a new array "
+            "instead: coosparse.where(mask, v, a) for a masked update, coosparse.concat / pad to "
+            "extend, or convert: d = a.to_dense(); d[key] = v; coosparse.from_dense(d)"
+        )
     # ---- linear algebra (issue 13) ---------------------------------------------
     def __matmul__(self, other):
         from ._linalg import binary_operand, matmul

@@ -177,11 +177,13 @@ def to_dense(a, order="C"):
     return scatter_into(out, a, add=not a.is_unique)
 
 
-def from_dense(x, sparse_ndim=None):
+def from_dense(x, sparse_ndim=None, *, signed_zeros=False):
     """COO holding the non-zero entries of dense ``x`` (sorted and unique).
 
     With ``sparse_ndim < x.ndim`` the trailing dimensions stay dense (hybrid):
     an entry is stored when any element of its dense block is non-zero.
+    ``signed_zeros=True`` also stores negative zeros (-0.0), so that the
+    result's dense form has ``x``'s bits (``asarray`` asks for it).
 
     Examples
     --------
@@ -207,7 +209,10 @@ def from_dense(x, sparse_ndim=None):
         block *= n
     # an explicit block size: reshape cannot infer -1 when some dimension is 0
     blocks = x.reshape(sparse_shape + (block,))
-    mask = (blocks != 0).any(axis=-1)
+    nz = blocks != 0
+    if signed_zeros and x.dtype.kind in "fc":
+        nz |= xp.signbit(blocks.real) | (xp.signbit(blocks.imag) if x.dtype.kind == "c" else False)
+    mask = nz.any(axis=-1)
     if sparse_ndim == 0:
         nnz = int(mask)  # synchronize!
         indices = xp.zeros((0, nnz), dtype=np.int64)

@@ -15,6 +15,10 @@ def implements(*numpy_functions):
     """Decorator: ``fn`` answers each of ``numpy_functions`` for COO arguments."""
     def register(fn):
         for f in numpy_functions:
+            old = HANDLED_FUNCTIONS.get(f)
+            if old is not None and old is not fn:  # two op modules claiming one function: a merge slip
+                raise RuntimeError(f"{f!r} is registered twice: {old.__module__}.{old.__qualname__} and "
+                                   f"{fn.__module__}.{fn.__qualname__}")
             HANDLED_FUNCTIONS[f] = fn
         return fn
     return register

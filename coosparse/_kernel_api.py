@@ -112,6 +112,54 @@ merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
                    integers of one size, a bit copy; strides and the fill
                    rows are host metadata (synchronises on a GPU: output
                    size); ``sizes=`` as in merge_multiply. The elementwise engine's union
+segment_prod       (values[n, k], perm | None, starts) -> [nseg, k]: each
+                   segment's product taken sequentially in perm order (int64
+                   wraps; complex products as NumPy's); reductions (issue 11)
+segment_minmax     (values[n, k], perm | None, starts, is_max) -> [nseg, k]:
+                   max (min) of each segment in perm order; the first NaN met
+                   is the result (NumPy's rule); int64, float32/64
+segment_arg        (values[n, k], perm | None, starts, sub int64[n], is_max)
+                   -> (best[nseg, k], pos int64[nseg, k], gap int64[nseg]):
+                   each segment visited in perm order, where its subs are
+                   distinct, ascending and >= 0: the max (min) value, the sub
+                   of its first occurrence (the first NaN wins), and the
+                   smallest non-negative integer missing from its subs
+reduce_sorted      (sorted_keys int64[n], values[n, k], op) -> (starts
+                   int64[m + 1], out[m, k]): segment_starts of the keys and
+                   each run of equal keys reduced in order, op 'sum' (int64,
+                   float32/64), 'prod' (also complex64/128), 'max' or 'min'
+                   (int64, float32/64; the first NaN wins): segment_starts +
+                   segment_sum/prod/minmax in one call (synchronises on a
+                   GPU: m)
+reduce_by_key      (keys int64[n] in [0, bound), values[n, k], bound, op,
+                   is_sorted) -> (counts int64[bound], out[bound, k]): the
+                   entries of each key reduced in stored order (op as
+                   reduce_sorted), counts[j] = entries with key j, out[j] = 0
+                   where counts[j] == 0 (the stable-sort + segment reduction's
+                   result, scattered; the CUDA layer computes it so and
+                   synchronises). is_sorted: the caller knows the keys are
+                   sorted (lets the layer split the runs between threads)
+---- shape, indexing and joining (issue 12) ------------------------------------
+mask_positions     (mask bool[n]) -> int64[m]: the ascending positions of the
+                   True entries (synchronises on a GPU: output size)
+search_ranges      (sorted_keys int64[n], lo int64[m], hi int64[m]) ->
+                   (start, stop) int64[m]: start[i] = lower bound of lo[i],
+                   stop[i] = lower bound of hi[i] (start[i] when hi <= lo):
+                   the positions of the keys in [lo[i], hi[i])
+expand_ranges      (start int64[m], count int64[m] >= 0) -> (rows, owner)
+                   int64[sum(count)]: for i in order, rows start[i] ..
+                   start[i]+count[i]-1, each with owner i (synchronises on a
+                   GPU: output size)
+take_ranges        (indices int64[d, n], values[n, k], start int64[m], count
+                   int64[m]) -> (out int64[d+1, t], vals[t, k]): with rows =
+                   expand_ranges(start, count): out[0] = owner, out[1:] =
+                   indices[:, rows], vals = values[rows] (fused; values are
+                   copied as bits; synchronises on a GPU: output size)
+merge_take         (keys int64[n], offsets int64[r+1], indices int64[d, n],
+                   values[n, k]) -> (indices[:, perm], values[perm]): keys
+                   made of r sorted runs keys[offsets[t]:offsets[t+1]]; perm
+                   is their stable sort order (ties: earlier run, then earlier
+                   position), i.e. the r-way merge; values are copied as bits
 =================  ==========================================================
 
 Linear algebra (issue 13). Values and dense operands come in one
@@ -199,6 +247,18 @@ KERNEL_API = (
     "merge_add",
     # ---- elementwise engine (issue 11)
     "merge_gather",
+    # ---- reductions (issue 11)
+    "segment_prod",
+    "segment_minmax",
+    "segment_arg",
+    "reduce_sorted",
+    "reduce_by_key",
+    # ---- shape, indexing and joining (issue 12)
+    "mask_positions",
+    "search_ranges",
+    "expand_ranges",
+    "take_ranges",
+    "merge_take",
     # ---- linear algebra (issue 13)
     "row_offsets",
     "spmm",

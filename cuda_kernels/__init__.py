@@ -20,6 +20,9 @@ ADD_TYPES = ("unsigned char", "unsigned short", "unsigned int", "unsigned long l
 PRODUCT_TYPES = SUM_TYPES + ("coo_complex<float>", "coo_complex<double>")
 """Types of the fused product kernel (complex products are not componentwise)."""
 
+ORDER_TYPES = ("long long", "float", "double")
+"""Types of the comparison kernels (min/max: int64 compared signed; narrower integers are widened)."""
+
 WORD_TYPES = ("unsigned char", "unsigned short", "unsigned int", "unsigned long long")
 """Bit-copy types, one per element width (1, 2, 4, 8 bytes; 16-byte complex is two words)."""
 
@@ -69,6 +72,18 @@ KERNELS = {
         "coo_union_write_b",
         "coo_union_columns",
     ) + _inst("coo_union_values", ADD_TYPES),
+    # ---- reductions (issue 11)
+    "reduce.cu": _inst("coo_reduce_segment_prod", PRODUCT_TYPES)
+    + _inst("coo_reduce_segment_minmax", ORDER_TYPES)
+    + _inst("coo_reduce_segment_arg", ORDER_TYPES),
+    # ---- shape, indexing and joining (issue 12)
+    "indexing.cu": (
+        "coo_indexing_mask_flag",
+        "coo_indexing_mask_write",
+        "coo_indexing_search_ranges",
+        "coo_indexing_expand",
+    ) + _inst("coo_indexing_take_ranges", WORD_TYPES),
+    "join.cu": _inst("coo_join_merge_take", WORD_TYPES),
     # ---- linear algebra (issue 13)
     "linalg.cu": (
         "coo_linalg_row_offsets",

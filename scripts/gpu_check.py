@@ -331,7 +331,7 @@ def check_capture(dev, dry, n=500_000):
 # Operations whose arithmetic is CuPy's own elementwise kernels, not coosparse's: CuPy compiles them with
 # -ftz=true (and contraction), so float32 subnormals may differ there (docs/cuda.md). Reported, not failed.
 CUPY_ARITHMETIC = ("mask_projection(accumulate)",)
-MULTIPLY_SEEDS = (4, 5, 6)  # the identity cases that multiply (below)
+MULTIPLY_SEEDS = (4, 5, 6, 14)  # the identity cases that multiply (below)
 IDENTITY_DTYPES = {"float32": (np.float32, 1e-38), "float64": (np.float64, 1e-306), "complex64": (np.complex64, 1e-38),
                    "float16": (np.float16, 1.0)}  # (integers are exact: modular sums, no rounding to compare)
 
@@ -353,6 +353,9 @@ def identity_cases(n):
                 "x": values(rng, shape, dtype, tiny),
                 "big": values(rng, 4 * n, dtype, tiny),
                 "src": values(rng, (n // 50, 50), dtype, tiny),
+                # two rows, fill 1: a column's product has at most two factors (subnormal, not zero)
+                "pair": random_coo(rng, (2, 4096), 4096, sorted=True, unique=True, dtype=dtype,
+                                   scale=tiny)._with(fill_value=1),
             }
 
         def case(fn, seed, build=build):
@@ -373,6 +376,13 @@ def identity_cases(n):
         cases[f"as_strided_scatter(overlap) {dname}"] = case(
             lambda d: coosparse.as_strided_scatter(d["big"], d["src"], d["src"].shape, (7, 1), 3), 11)
         cases[f"sparse_mask(dense, mask) {dname}"] = case(lambda d: coosparse.sparse_mask(d["x"], d["u"]), 12)
+        # reductions (issue 11): the GPU takes the sort strategies where the CPU fills a table by key
+        cases[f"sum(dup, axis=1) {dname}"] = case(lambda d: coosparse.sum(d["u"], axis=1), 13)
+        cases[f"prod(pair, axis=0, fill 1) {dname}"] = case(lambda d: coosparse.prod(d["pair"], axis=0), 14)
+        cases[f"sum(c, axis=1) {dname}"] = case(lambda d: coosparse.sum(d["c"], axis=1), 16)
+        if np.dtype(dtype).kind != "c":  # (complex numbers are unordered)
+            cases[f"max(c, axis=0) {dname}"] = case(lambda d: coosparse.max(d["c"], axis=0), 15)
+            cases[f"argmax(c, axis=1) {dname}"] = case(lambda d: coosparse.argmax(d["c"], axis=1), 17)
     return cases
 
 
@@ -439,6 +449,7 @@ def bad_input_ops(dev):
     bad2 = coo([[0, 1, 5, 1], [1, big, 0, -1]], [1, 2, 3, 4], (3, 3))
     liar = coo([[3, 1, 2, 2]], [1, 2, 3, 4], (4,), sorted=True, unique=True)
     good = coo([[0, 1, 2, 3]], [1, 2, 3, 4], (4,), sorted=True, unique=True)
+    liar2 = coo([[0, 2, 1, 1], [0, 0, 1, 2]], [1, 2, 3, 4], (3, 3), sorted=True, unique=True)
     alias = coo([[0, 1], [5, 1]], [1, 2], (3, 3))  # (0, 5) has the key of (1, 2): only the sizes tell
     good2 = coo([[1], [2]], [1], (3, 3), sorted=True, unique=True)
     x, x2 = dev.put(np.arange(4.0)), dev.put(np.arange(9.0).reshape(3, 3))
@@ -452,6 +463,8 @@ def bad_input_ops(dev):
          lambda: coosparse.multiply(alias, good2, compact=False), IndexError),
         ("add(liar, good)", lambda: coosparse.add(liar, good), ValueError),
         ("sparse_mask(liar, good)", lambda: coosparse.sparse_mask(liar, good), ValueError),
+        ("sum(bad 2-d, axis=0)", lambda: coosparse.sum(bad2, axis=0), IndexError),
+        ("sum(liar 2-d, axis=1)", lambda: coosparse.sum(liar2, axis=1), ValueError),
     ]
 
 

@@ -954,3 +954,221 @@ ROWS = [
     Row("sampled_matmul", _sampled_matmul_call(), _check_sampled_matmul, _bad_product_call(),
         (TypeError, ValueError)),
 ]
+
+
+# ============================================================================ shape, indexing and joining (issue 12)
+def _elements(ref):
+    """{full index tuple (sparse + dense): value} of the stored elements of a ``Ref`` (exact at any size)."""
+    dense_shape = ref.shape[ref.sparse_ndim:]
+    out = {}
+    for k, block in ref.blocks.items():
+        b = np.asarray(block).reshape(dense_shape)
+        for j in itertools.product(*(range(n) for n in dense_shape)):
+            out[k + j] = b[j]
+    return out
+
+
+def _assert_elements(r, want, shape, dtype, fill):
+    """COO ``r`` has ``shape``/``dtype``/``fill`` and the elements ``want`` (unstored ones are ``fill``)."""
+    assert isinstance(r, COO), type(r)
+    assert r.shape == tuple(shape) and r.dtype == dtype, (r.shape, r.dtype, shape, dtype)
+    assert_values_equal(r.fill_value, fill, dtype)
+    got = _elements(Ref.of(r))
+    for k in set(got) | set(want):
+        assert_values_equal(got.get(k, fill), want.get(k, fill), dtype)
+
+
+def _flat(index, shape):
+    f = 0
+    for i, n in zip(index, shape):
+        f = f * n + i
+    return f
+
+
+def _unflat(f, shape):
+    out = []
+    for n in reversed(shape):
+        out.append(f % n if n else 0)
+        f = f // n if n else 0
+    return tuple(reversed(out))
+
+
+@st.composite
+def _index_keys(draw, shape):
+    """A valid NumPy key for ``shape``: integers (negative too), slices (any step), None, an
+    Ellipsis, and either up to two integer arrays of one shape or one boolean array."""
+    mode = draw(st.sampled_from(["basic", "basic", "ints", "bool"]))
+    n_int_arrays = draw(st.integers(1, 2)) if mode == "ints" else 0
+    arr_shape = draw(st.sampled_from([(0,), (1,), (3,), (2, 2)]))
+    bool_axis = draw(st.integers(0, len(shape) - 1)) if mode == "bool" and shape else None
+    items = []
+    for ax, n in enumerate(shape):
+        kinds = ["full", "slice", "slice"] + (["int"] if n else [])
+        if n_int_arrays and (n or arr_shape == (0,)):
+            kinds += ["array"] * 3
+        kind = "bool" if ax == bool_axis else draw(st.sampled_from(kinds))
+        if kind == "int":
+            items.append(draw(st.integers(-n, n - 1)))
+        elif kind == "slice":
+            bound = st.none() | st.integers(-n - 2, n + 2)
+            items.append(slice(draw(bound), draw(bound), draw(st.sampled_from([None, 1, 2, -1, -2, 3]))))
+        elif kind == "full":
+            items.append(slice(None))
+        elif kind == "array":
+            n_int_arrays -= 1
+            vals = draw(st.lists(st.integers(-n, n - 1), min_size=int(np.prod(arr_shape)),
+                                 max_size=int(np.prod(arr_shape)))) if n else []
+            items.append(np.array(vals, dtype=np.int64).reshape(arr_shape))
+        else:
+            items.append(np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool))
+        if draw(st.integers(0, 6)) == 0:
+            items.append(None)
+    if items and draw(st.booleans()):  # some items left to an Ellipsis (or dropped from the end)
+        i = draw(st.integers(0, len(items)))
+        j = draw(st.integers(i, len(items)))
+        items[i:j] = [] if j == len(items) and draw(st.booleans()) else [Ellipsis]
+    return tuple(items)
+
+
+@st.composite
+def _getitem_call(draw):
+    a = draw(coos(allow_wide=False))
+    if not small(a):
+        a = draw(coos(shape=((4, 3), (2,))))
+    key = draw(_index_keys(a.shape))
+    return Call(COO.__getitem__, a, key)
+
+
+def _check_getitem(call, r):
+    a, key = call.args
+    want = Ref.of(a).dense()[key]
+    if not isinstance(r, COO):  # an all-integer key: the element
+        assert_values_equal(np.asarray(r), want, a.dtype)
+        return
+    assert r.shape == want.shape and r.dtype == a.dtype, (r.shape, want.shape, r.dtype)
+    assert_values_equal(r.fill_value, a.fill_value, a.dtype)
+    assert_values_equal(Ref.of(r).dense(), want, a.dtype)
+
+
+@st.composite
+def _bad_getitem_call(draw):
+    a = draw(coos(allow_wide=False, shape=((3, 4), ())))
+    key = draw(st.sampled_from([
+        (3,), (0, -5), (0, 0, 0), (1.5,), (slice(None, None, 0),), (Ellipsis, Ellipsis),
+        (np.array([True, False]),), (np.array([0, 3]),), (np.array([0, 1]), np.array([0, 1, 2])),
+        ("a",), (np.array([0.5]),), ([0, "x"],),
+    ]))
+    return Call(COO.__getitem__, a, key)
+
+
+@st.composite
+def _new_shapes(draw, shape):
+    """A shape of the same size: adjacent dimensions merged (never above 2**63) or split into 1s, a -1."""
+    dims = list(shape)
+    for _ in range(draw(st.integers(1, 4))):
+        op = draw(st.sampled_from(["merge", "one", "drop_one"]))
+        if op == "merge" and len(dims) >= 2:
+            i = draw(st.integers(0, len(dims) - 2))
+            if dims[i] * dims[i + 1] <= 2**63:
+                dims[i:i + 2] = [dims[i] * dims[i + 1]]
+        elif op == "one":
+            dims.insert(draw(st.integers(0, len(dims))), 1)
+        elif op == "drop_one" and 1 in dims:
+            dims.remove(1)
+    if dims and 0 not in dims and draw(st.booleans()):
+        dims[draw(st.integers(0, len(dims) - 1))] = -1
+    return tuple(dims)
+
+
+@st.composite
+def _reshape_call(draw):
+    a = draw(coos())
+    return Call(coosparse.reshape, a, draw(_new_shapes(a.shape)))
+
+
+def _check_reshape(call, r):
+    a, new = call.args
+    new = tuple(int(np.prod(a.shape, dtype=object) // -int(np.prod(new, dtype=object))) if n == -1 else n
+                for n in new)
+    want = {_unflat(_flat(k, a.shape), new): v for k, v in _elements(Ref.of(a)).items()}
+    _assert_elements(r, want, new, a.dtype, a.fill_value)
+    assert not a.is_sorted or a.nnz <= 1 or r.is_sorted or r.sparse_ndim != a.sparse_ndim
+
+
+@st.composite
+def _transpose_call(draw):
+    a = draw(coos())
+    perm = draw(st.permutations(range(a.ndim)))
+    return Call(coosparse.permute_dims, a, tuple(perm))
+
+
+def _check_transpose(call, r):
+    a, perm = call.args
+    want = {tuple(k[p] for p in perm): v for k, v in _elements(Ref.of(a)).items()}
+    _assert_elements(r, want, tuple(a.shape[p] for p in perm), a.dtype, a.fill_value)
+
+
+@st.composite
+def _concatenate_call(draw):
+    sparse_shape, dense_shape = draw(shapes(max_sparse=3, max_dense=1))
+    shape = sparse_shape + dense_shape
+    axis = draw(st.integers(0, len(shape) - 1))
+    pieces = []
+    for _ in range(draw(st.integers(1, 3))):
+        s = list(shape)
+        s[axis] = draw(st.sampled_from([shape[axis], 0, 1, 3]))
+        ns = len(sparse_shape)
+        pieces.append(draw(coos(shape=(tuple(s[:ns]), tuple(s[ns:])), fill=False)))
+    return Call(coosparse.concatenate, pieces, axis=draw(st.sampled_from([axis, axis - len(shape)])))
+
+
+def _check_concatenate(call, r):
+    pieces = call.args[0]
+    ndim = pieces[0].ndim
+    axis = call.kwargs["axis"] % ndim
+    dtype = np.result_type(*[p.dtype for p in pieces])
+    want, off = {}, 0
+    for p in pieces:  # each piece in the result dtype: its duplicates sum there
+        for k, v in _elements(Ref.of(p.astype(dtype))).items():
+            want[k[:axis] + (k[axis] + off,) + k[axis + 1:]] = v
+        off += p.shape[axis]
+    shape = pieces[0].shape[:axis] + (off,) + pieces[0].shape[axis + 1:]
+    _assert_elements(r, want, shape, dtype, np.zeros((), dtype)[()])
+    if all(p.is_sorted for p in pieces) and pieces[0].sparse_ndim == r.sparse_ndim and axis < r.sparse_ndim:
+        assert r.is_sorted or len(pieces) == 1 and not pieces[0].is_sorted
+
+
+@st.composite
+def _bad_concatenate_call(draw):
+    a = draw(coos(shape=((3, 2), ()), fill=False))
+    kind = draw(st.sampled_from(["shape", "ndim", "fill", "type", "axis", "empty", "zero_d"]))
+    if kind == "shape":
+        return Call(coosparse.concatenate, [a, draw(coos(shape=((3, 4), ())))], axis=0)
+    if kind == "ndim":
+        return Call(coosparse.concatenate, [a, draw(coos(shape=((3,), ())))], axis=0)
+    if kind == "fill":
+        return Call(coosparse.concatenate, [a, COO(a.indices, a.values, a.shape, fill_value=1)], axis=0)
+    if kind == "type":
+        return Call(coosparse.concatenate, [a, draw(st.sampled_from(BAD_SCALARS + [np.ones((3, 2))]))], axis=0)
+    if kind == "axis":
+        return Call(coosparse.concatenate, [a, a], axis=draw(st.sampled_from([2, -3, 10])))
+    if kind == "empty":
+        return Call(coosparse.concatenate, [], axis=0)
+    z = COO(np.zeros((0, 1), np.int64), np.ones(1), ())
+    return Call(coosparse.concatenate, [z, z], axis=0)
+
+
+ROWS += [
+    Row("getitem (random keys)", _getitem_call(), _check_getitem, _bad_getitem_call(),
+        (IndexError, ValueError, TypeError)),
+    Row("reshape", _reshape_call(), _check_reshape,
+        st.builds(lambda a, s: Call(coosparse.reshape, a, s), coos(shape=((3, 4), ())),
+                  st.sampled_from([(5,), (-1, -1), (-2, 6), ("a",), (2**64, 0)])),
+        (ValueError, TypeError)),
+    Row("permute_dims", _transpose_call(), _check_transpose,
+        st.builds(lambda a, p: Call(coosparse.permute_dims, a, p), coos(shape=((3, 4), ())),
+                  st.sampled_from([(0,), (0, 0), (0, 2), ("a", 1)])),
+        (ValueError, TypeError)),
+    Row("concatenate", _concatenate_call(), _check_concatenate, _bad_concatenate_call(),
+        (ValueError, TypeError)),
+]

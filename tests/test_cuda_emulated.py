@@ -19,6 +19,7 @@ if not emulated.available():
     pytest.skip(f"emulated CUDA layer unavailable: {emulated._build_error}", allow_module_level=True)
 
 from coosparse._cuda import emulated_host as H  # noqa: E402
+from coosparse._cuda import strict  # noqa: E402
 from coosparse._cuda.errors import check_device_errors  # noqa: E402
 from coosparse._numba import backend as nb  # noqa: E402
 from strategies import full_range_values  # noqa: E402
@@ -462,6 +463,211 @@ def test_strided_views_out_of_bounds_raise_when_validating(validating):
     assert not out.any()
 
 
+# ---- reductions (issue 11): segment products, min/max, arg-min/max, bit for bit
+def _segments(rng, n, nseg):
+    keys = np.sort(rng.integers(0, nseg, n)).astype(np.int64)
+    return nb.segment_starts(keys)
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("with_perm", [True, False])
+def test_segment_prod_bit_identical(launched, dtype, with_perm):
+    rng = np.random.default_rng(11)
+    n = 3000
+    starts = _segments(rng, n, 400)
+    vals = (rng.standard_normal((n, 2)) * 1.01).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        vals = vals + 1j * rng.standard_normal((n, 2)).astype(dtype)
+    elif np.dtype(dtype).kind == "i":
+        vals = _values(rng, (n, 2), dtype)  # full range: products wrap
+    perm = rng.permutation(n).astype(np.int64) if with_perm else None
+    a, b = nb.segment_prod(vals, perm, starts), H.segment_prod(vals, perm, starts)
+    assert a.dtype == b.dtype == vals.dtype
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64])
+@pytest.mark.parametrize("is_max", [True, False])
+@pytest.mark.parametrize("with_perm", [True, False])
+def test_segment_minmax_and_arg_bit_identical(launched, dtype, is_max, with_perm):
+    rng = np.random.default_rng(12)
+    n = 3000
+    starts = _segments(rng, n, 400)
+    vals = _values(rng, (n, 3), dtype)
+    if np.dtype(dtype).kind == "f":
+        vals[rng.random(vals.shape) < 0.01] = np.nan
+    perm = rng.permutation(n).astype(np.int64) if with_perm else None
+    a, b = nb.segment_minmax(vals, perm, starts, is_max), H.segment_minmax(vals, perm, starts, is_max)
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+    # reference: NumPy's max/min (NaN propagates) per segment
+    ordered = vals if perm is None else vals[perm]
+    f = np.max if is_max else np.min
+    ref = np.stack([f(ordered[starts[s]:starts[s + 1]], axis=0) for s in range(starts.shape[0] - 1)])
+    np.testing.assert_array_equal(a, ref)
+    # arg: subs distinct and ascending within each segment, with gaps
+    sub = np.zeros(n, np.int64)
+    for s in range(starts.shape[0] - 1):
+        m = int(starts[s + 1] - starts[s])
+        sub[starts[s]:starts[s + 1]] = np.sort(rng.choice(m + 2, m, replace=False))
+    sub_in = sub if perm is None else np.empty_like(sub)
+    if perm is not None:
+        sub_in[perm] = sub
+    x = nb.segment_arg(vals, perm, starts, sub_in, is_max)
+    y = H.segment_arg(vals, perm, starts, sub_in, is_max)
+    for p, q in zip(x, y):
+        np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
+    best, pos, gap = x
+    np.testing.assert_array_equal(best, ref)
+    fa = np.argmax if is_max else np.argmin
+    for s in range(starts.shape[0] - 1):
+        seg, ssub = ordered[starts[s]:starts[s + 1]], sub[starts[s]:starts[s + 1]]
+        np.testing.assert_array_equal(pos[s], ssub[fa(seg, axis=0)])  # argmax: first NaN, else first max
+        expect_gap = next(g for g in range(len(ssub) + 1) if g >= len(ssub) or ssub[g] != g)
+        assert gap[s] == expect_gap
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("n", [1000, 70000])  # one part, and the parallel parts of the Numba kernel
+def test_fused_reductions_bit_identical(launched, dtype, op, n):
+    if np.dtype(dtype).kind == "c" and op != "prod":
+        return
+    rng = np.random.default_rng(13)
+    bound = 500
+    keys = rng.integers(0, bound, n).astype(np.int64)
+    vals = (rng.standard_normal((n, 2)) * 1.01).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        vals[rng.random(vals.shape) < 0.001] = np.nan
+    elif np.dtype(dtype).kind == "i":
+        vals = _values(rng, (n, 2), dtype)
+    skeys = np.sort(keys)
+    a = nb.reduce_sorted(skeys, vals, op)
+    b = H.reduce_sorted(skeys, vals, op)
+    for p, q in zip(a, b):
+        np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
+    np.testing.assert_array_equal(a[0], nb.segment_starts(skeys))
+    for ks, is_sorted in ((keys, False), (skeys, True)):
+        c = nb.reduce_by_key(ks, vals, bound + 3, op, is_sorted)
+        d = H.reduce_by_key(ks, vals, bound + 3, op, is_sorted)
+        for p, q in zip(c, d):
+            np.testing.assert_array_equal(p.view(np.uint8), q.view(np.uint8))
+        np.testing.assert_array_equal(c[0], np.bincount(keys, minlength=bound + 3))
+        assert not c[1][bound:].any()  # keys without entries hold 0
+        if is_sorted:  # the runs of the sorted keys, scattered by key
+            present = np.flatnonzero(c[0])
+            np.testing.assert_array_equal(c[1][present].view(np.uint8), a[1].view(np.uint8))
+
+
+def test_segment_reductions_refuse_bad_input():
+    starts = np.array([0, 2], np.int64)
+    with pytest.raises(TypeError):
+        H.segment_minmax(np.zeros((2, 1), np.complex64), None, starts, True)
+    with pytest.raises(ValueError):
+        H.segment_arg(np.zeros((2, 1)), None, starts, np.zeros(3, np.int64), True)
+    with pytest.raises(ValueError, match="unknown reduction"):
+        H.reduce_sorted(np.zeros(2, np.int64), np.zeros((2, 1)), "mean")
+
+
+def test_segment_reductions_bad_perm_raises_when_validating(validating):
+    starts = np.array([0, 2], np.int64)
+    with pytest.raises(IndexError):
+        H.segment_prod(np.zeros((2, 1)), np.array([0, 5]), starts)
+    with pytest.raises(IndexError):
+        H.segment_minmax(np.zeros((2, 1)), None, np.array([0, 3], np.int64), True)
+
+
+@pytest.mark.parametrize("row", ["segment_prod", "segment_minmax", "segment_arg"])
+def test_segment_reductions_bad_perm_and_starts_are_reported(row):
+    # without validation (the GPU's way) the kernels stay in bounds and report
+    vals = np.array([[2.0], [3.0]])
+    extra = {"segment_prod": (), "segment_minmax": (True,), "segment_arg": (np.array([0, 1], np.int64), True)}[row]
+    got = getattr(H, row)(vals, np.array([0, 5], np.int64), np.array([0, 2], np.int64), *extra)
+    got = got[0] if row == "segment_arg" else got
+    assert got[0, 0] == 2.0  # the valid row is reduced, the bad one skipped
+    with pytest.raises(IndexError, match="gather read outside"):
+        check_device_errors()
+    got = getattr(H, row)(vals, None, np.array([0, 3], np.int64), *extra)
+    got = got[0] if row == "segment_arg" else got
+    assert got[0, 0] == 0.0  # a segment beyond the values: zero
+    with pytest.raises(ValueError, match="not sorted or not unique"):
+        check_device_errors()
+
+
+def test_reduce_by_key_reports_keys_outside_the_bound_and_lying_order():
+    vals = np.arange(1.0, 5.0)[:, None]
+    counts, out = H.reduce_by_key(np.array([0, 1, 1, 7], np.int64), vals, 4, "sum", True)
+    np.testing.assert_array_equal(counts, [1, 2, 0, 0])
+    np.testing.assert_array_equal(out[:, 0], [1.0, 5.0, 0.0, 0.0])  # key 7 skipped
+    with pytest.raises(IndexError, match="scatter outside"):
+        check_device_errors()
+    with pytest.raises(IndexError, match="outside the shape"):  # the sort clamps; raised at the size read
+        H.reduce_by_key(np.array([0, 7, 1, 2], np.int64), vals, 4, "sum", False)
+    with pytest.raises(ValueError, match="not sorted"):  # raised at the size read (synchronising row)
+        H.reduce_by_key(np.array([2, 1, 1, 0], np.int64), vals, 4, "max", True)
+    check_device_errors()
+# ---- shape, indexing and joining (issue 12) ---------------------------------------
+@pytest.mark.parametrize("n", [0, 1, 300, 5000])
+def test_mask_search_expand_match_numba(launched, n):
+    rng = np.random.default_rng(n)
+    mask = rng.random(n) < 0.4
+    np.testing.assert_array_equal(H.mask_positions(mask), nb.mask_positions(mask))
+    keys = np.sort(rng.integers(0, 100, n))
+    lo = rng.integers(-3, 103, 50)
+    hi = lo + rng.integers(-2, 10, 50)
+    for a, b in zip(H.search_ranges(keys, lo, hi), nb.search_ranges(keys, lo, hi)):
+        np.testing.assert_array_equal(a, b)
+    start, count = rng.integers(0, 1000, 40), rng.integers(0, 6, 40)
+    for a, b in zip(H.expand_ranges(start, count), nb.expand_ranges(start, count)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+def test_take_ranges_and_merge_take_match_numba(launched, dtype):
+    rng = np.random.default_rng(7)
+    n = 600
+    indices = rng.integers(0, 50, (2, n))
+    values = full_range_values(rng, (n, 3), dtype)
+    start, count = rng.integers(0, n - 8, 30), rng.integers(0, 8, 30)
+    for a, b in zip(H.take_ranges(indices, values, start, count), nb.take_ranges(indices, values, start, count)):
+        np.testing.assert_array_equal(a, b)
+    keys = np.concatenate([np.sort(rng.integers(0, 40, k)) for k in (200, 0, 250, 150)])
+    offsets = np.array([0, 200, 200, 450, 600])
+    for a, b in zip(H.merge_take(keys, offsets, indices, values), nb.merge_take(keys, offsets, indices, values)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_range_rows_stay_in_bounds_and_report():
+    # bad input (the GPU's way: no validation): reads outside the source give zeros and are reported
+    indices = np.arange(10, dtype=np.int64).reshape(2, 5)
+    values = np.arange(5, dtype=np.uint64)[:, None]
+    out, vals = H.take_ranges(indices, values, np.array([3, -2], np.int64), np.array([3, 1], np.int64))
+    np.testing.assert_array_equal(out, [[0, 0, 0, 1], [3, 4, 0, 0], [8, 9, 0, 0]])
+    np.testing.assert_array_equal(vals[:, 0], [3, 4, 0, 0])
+    with pytest.raises(IndexError, match="gather read outside"):
+        check_device_errors()
+    # negative counts (ends not monotonic): a wrong answer, never a wild read
+    rows, owner = H.expand_ranges(np.array([0, 10, 20], np.int64), np.array([3, -2, 1], np.int64))
+    assert rows.shape == (2,) and ((0 <= owner) & (owner < 3)).all()
+    with pytest.raises(ValueError, match="non-negative"):
+        H.expand_ranges(np.array([0, 10], np.int64), np.array([1, -2], np.int64))
+
+
+def test_merge_take_reports_unsorted_runs():
+    keys = np.array([0, 5, 3, 1, 2], np.int64)  # run 0 = [0, 5, 3] is not sorted
+    indices = keys[None, :].copy()
+    values = np.arange(5.0)[:, None].view(np.uint64)
+    H.merge_take(keys, np.array([0, 3, 5]), indices, values)
+    with pytest.raises(ValueError, match="not sorted"):
+        check_device_errors()
+    with pytest.raises(ValueError, match="sorted=True is false"):
+        nb.merge_take(keys, np.array([0, 3, 5]), indices, values)
+    for bad in ([0, 3], [0, 4, 3, 5], [1, 5]):
+        with pytest.raises(ValueError, match="run offsets"):
+            H.merge_take(keys, np.array(bad), indices, values)
+        with pytest.raises(ValueError, match="run offsets"):
+            nb.merge_take(keys, np.array(bad), indices, values)
+    with pytest.raises(TypeError, match="host metadata"):
+        emulated.merge_take(*(strict.to_device(x) for x in (keys, np.array([0, 3, 5]), indices, values)))
 # ---- linear algebra (issue 13) ------------------------------------------------
 def _same(a, b):
     a, b = np.asarray(a), np.asarray(b)

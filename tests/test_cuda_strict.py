@@ -239,6 +239,12 @@ def test_synchronising_operations_read_once():
     for name, fn in {"coalesce": lambda: du.coalesce(), "multiply compact": lambda: coosparse.multiply(du, da),
                      "multiply c*c": lambda: coosparse.multiply(da, db), "add c+c": lambda: coosparse.add(da, db),
                      "sparse_mask + coalesce": lambda: coosparse.sparse_mask(da, du).coalesce(),
+                     # reductions over sparse axes of coalesced arrays: the number of output indices
+                     "sum(axis=1)": lambda: coosparse.sum(da, axis=1), "max(axis=0)": lambda: coosparse.max(da, axis=0),
+                     "mean(axis=0)": lambda: coosparse.mean(da, axis=0),
+                     "L.reduce_sorted": lambda: L.reduce_sorted(da.indices[0], da.values.reshape(-1, 1), "sum"),
+                     "L.reduce_by_key": lambda: L.reduce_by_key(da.indices[1], da.values.reshape(-1, 1), 30, "max",
+                                                                False),
                      # the elementwise engine: a union (merge_gather), a coalesce, an intersection
                      "maximum c, c": lambda: np.maximum(da, db), "sqrt(u)": lambda: np.sqrt(abs(du)),
                      "logical_and c, c": lambda: np.logical_and(da, db)}.items():
@@ -265,6 +271,7 @@ def test_sparse_sparse_matmul_reads_twice():
                                  "match_merge", "match_search", "probe_sum", "multiply_matched", "gather_columns",
                                  "gather_strided", "union_columns", "gather_or_zero", "probe_sum shared",
                                  "multiply_matched shared", "scatter_set distinct", "scatter_add sorted",
+                                 "segment_prod", "segment_minmax", "segment_arg",
                                  "row_offsets", "spmm", "spmm batched", "spmm_unsorted", "dense_spmm",
                                  "dense_spmm batched", "sddmm"])
 def test_sync_free_rows_make_no_transfer(row):
@@ -310,6 +317,9 @@ def test_sync_free_rows_make_no_transfer(row):
                                                       hint="distinct"),
         "scatter_add sorted": lambda: L.scatter_add(strict.xp.zeros(100), keys, vals, np.array([0, 1]),
                                                     hint="sorted"),
+        "segment_prod": lambda: L.segment_prod(vals, None, starts),
+        "segment_minmax": lambda: L.segment_minmax(vals, keys[::-1] % 40, starts, True),
+        "segment_arg": lambda: L.segment_arg(vals, None, starts, ar2, False),
         # linear algebra (issue 13): keys in [0, 50) as rows, a 50 x 3 dense operand
         "row_offsets": lambda: L.row_offsets(keys, 50),
         "spmm": lambda: L.spmm(offsets, None, keys % 7, vals[:, 0], dense, 50, None),
@@ -344,6 +354,9 @@ def _bad_input_ops():
     bad2 = coo([[0, 1, 5, 1], [1, big, 0, -1]], [1.0, 2.0, 3.0, 4.0], (3, 3))
     liar = coo([[3, 1, 2, 2]], [1.0, 2.0, 3.0, 4.0], (4,), sorted=True, unique=True)  # flags lie
     good = coo([[0, 1, 2, 3]], [1.0, 2.0, 3.0, 4.0], (4,), sorted=True, unique=True)
+    liar2 = coo([[0, 2, 1, 1], [0, 0, 1, 2]], [1.0, 2.0, 3.0, 4.0], (3, 3), sorted=True, unique=True)
+    liar3 = coo([[2, 0, 1, 1], [0, 1, 2, 0]], [1.0, 2.0, 3.0, 4.0], (3, 3), sorted=True, unique=True)
+    good2 = coo([[0, 1, 2], [0, 1, 2]], [1.0, 2.0, 3.0], (3, 3), sorted=True, unique=True)
     x = dev(np.arange(4.0))
     x2 = dev(np.arange(9.0).reshape(3, 3))
     liar2 = coo([[2, 0, 1, 1], [0, 1, 2, 2]], [1.0, 2.0, 3.0, 4.0], (3, 3), sorted=True, unique=True)
@@ -365,6 +378,15 @@ def _bad_input_ops():
         ("add(liar, liar)", lambda: coosparse.add(liar, liar), ValueError),
         ("multiply(good, liar) (liar probes)", lambda: coosparse.sparse_mask(liar, good), ValueError),
         ("multiply(liar, good)", lambda: coosparse.multiply(liar, good), None),
+        # reductions (issue 11): keys sorted by the kernels, runs of keys the flags call sorted
+        ("sum(bad 2-d, axis=0)", lambda: coosparse.sum(bad2, axis=0), IndexError),
+        ("argmax(bad 2-d, axis=1)", lambda: coosparse.argmax(bad2, axis=1), IndexError),
+        ("sum(liar 2-d, axis=1)", lambda: coosparse.sum(liar2, axis=1), ValueError),
+        # ---- shape, indexing and joining (issue 12)
+        ("reshape(bad 2-d)", lambda: coosparse.reshape(bad2, (9,)), IndexError),
+        ("concatenate(liar rows, axis=1)", lambda: coosparse.concatenate([liar3, good2], axis=1), ValueError),
+        ("liar[[0, 2]] (range gather)", lambda: liar3[[0, 2]], None),
+        ("liar[1:] (binary search)", lambda: liar3[1:], None),
         # linear algebra (issue 13)
         ("matmul(bad, dense)", lambda: coosparse.matmul(bad, x), IndexError),
         ("matmul(bad 2-d, dense)", lambda: coosparse.matmul(bad2, x2), IndexError),
@@ -505,3 +527,49 @@ def test_gpu_rows_run_on_their_arrays_device(monkeypatch):
     from coosparse._kernel_api import KERNEL_API
 
     assert all(getattr(getattr(backend, n), "__wrapped__", None) is not None for n in KERNEL_API)
+
+
+# ---------------------------------------------------------------------------- shape, indexing and joining (issue 12)
+def test_issue12_rows_transfers():
+    """search_ranges and merge_take are sync-free; mask_positions, expand_ranges and take_ranges read
+    their output size and the error word in one copy."""
+    rng = np.random.default_rng(12)
+    keys = dev(np.sort(rng.integers(0, 50, 40)).astype(np.int64))
+    idx2 = dev(np.stack([rng.integers(0, 5, 40), rng.integers(0, 10, 40)]).astype(np.int64))
+    words = dev(rng.integers(0, 2**63, (40, 2)).astype(np.uint64))
+    lo = dev(np.arange(0, 50, 5, dtype=np.int64))
+    start, stop = L.search_ranges(keys, lo, lo + 5)
+    count = stop - start
+    mask = keys > 20
+    offsets = np.array([0, 15, 15, 40])  # host metadata
+    sync_free = {
+        "search_ranges": lambda: L.search_ranges(keys, lo, lo + 5),
+        "merge_take": lambda: L.merge_take(keys, offsets, idx2, words),
+    }
+    for name, fn in sync_free.items():
+        fn()
+        with strict.sync_free():
+            fn()
+    reads_once = {
+        "mask_positions": lambda: L.mask_positions(mask),
+        "expand_ranges": lambda: L.expand_ranges(start, count),
+        "take_ranges": lambda: L.take_ranges(idx2, words, start, count),
+    }
+    for name, fn in reads_once.items():
+        fn()
+        with strict.count_transfers() as n:
+            fn()
+        assert n == {"h2d": 0, "d2h": 1}, (name, n)
+    with pytest.raises(TypeError, match="host metadata"):
+        L.merge_take(keys, dev(offsets), idx2, words)
+
+
+def test_issue12_synchronising_operations_read_little():
+    # a[i:j] of a sorted array: both binary searches in one read, nothing uploaded
+    rng = np.random.default_rng(13)
+    a = dev(random_coo(rng, (40, 30), 300, sorted=True, unique=True))
+    for key in (slice(3, 17), 5):
+        a[key]
+        with strict.count_transfers() as n:
+            a[key]
+        assert n == {"h2d": 0, "d2h": 1}, (key, n)

@@ -38,6 +38,17 @@ def test_unrepresentable_fill_is_refused():
         _a(0.5, np.int64)
     with pytest.raises(ValueError, match="scalar"):
         _a(np.ones(2))
+    for fill, dtype in ((2**63, np.int64), (-1, np.uint8), (1 + 2j, np.float64), (300, np.int8)):
+        with pytest.raises(ValueError, match="not representable"):  # (2**63 used to wrap to -2**63)
+            _a(fill, dtype)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("fill,dtype", [(0, np.complex128), (1.5, np.complex64), (2 + 0j, np.float32),
+                                        (True, np.complex128), (-1, np.int8), (2**64 - 1, np.uint64)])
+def test_representable_fills_convert_without_warnings(fill, dtype):
+    a = _a(fill, dtype)
+    assert a.fill_value.dtype == dtype and a.fill_value == fill
 
 
 def _to_torch(a):

@@ -59,7 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._backend import is_device_array
-from .._bounds import first_out_of_bounds, raise_out_of_bounds, row_major_sizes, size_limits
+from .._bounds import first_out_of_bounds, raise_out_of_bounds, row_major_sizes, run_offsets, size_limits
 from . import errors
 
 _i64 = np.int64
@@ -1140,6 +1140,147 @@ class CudaLayer:
                 fn = _guarded(fn, guard)
             namespace[n] = fn
 
+    # ---- reductions (issue 11) -----------------------------------------------------------------
+    _ORDER_C = {np.dtype(np.int64): "long long", np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+
+    def _segment_args(self, values, perm, starts, what):
+        """C-contiguous (values, starts, perm or None) of a segment kernel; bounds checked when validating.
+
+        Without validation (the GPU's way) the kernels check the segments and
+        the perm entries themselves and report through the error word.
+        """
+        values = self._c(values)
+        if values.ndim != 2:
+            raise ValueError(f"{what} expects 2-D values; got shape {values.shape}")
+        starts = self._c(starts, np.int64)
+        n = values.shape[0]
+        if self._validate:
+            self._check_range(starts, 0, n + 1, f"{what} starts")
+            h = np.asarray(self._peek(starts))
+            if bool((h[1:] <= h[:-1]).any()):
+                raise ValueError(f"{what}: starts must be strictly increasing")
+        if perm is None:
+            return values, starts, None
+        perm = self._c(perm, np.int64)
+        self._check_range(perm, 0, n, f"{what} perm")
+        return values, starts, perm
+
+    def _order_view(self, a, what):
+        ctype = self._ORDER_C.get(a.dtype)
+        if ctype is None:
+            raise TypeError(f"{what} runs on int64, float32 and float64; got {a.dtype}")
+        return ctype
+
+    def segment_prod(self, values, perm, starts):
+        """out[s] = product of values[perm[starts[s]:starts[s+1]]] in that order (perm None: identity). Sync-free.
+
+        One thread per (segment, column) multiplies sequentially, as the Numba
+        layer. A bad segment (outside [0, n] or empty) gives 0 and a bad perm
+        entry is skipped; both are reported through the error word.
+        """
+        values, starts, perm = self._segment_args(values, perm, starts, "segment_prod")
+        n, nseg, k = values.shape[0], starts.shape[0] - 1, values.shape[1]
+        out = self.xp.empty((nseg, k), dtype=values.dtype)
+        if nseg <= 0 or k == 0:
+            return out
+        view, ctype = self._product_view(values)
+        oview, _ = self._product_view(out)
+        self._run(f"coo_reduce_segment_prod<{ctype}>", nseg * k,
+                  view, _i64(n), perm, _i64(perm is not None), starts, _i64(nseg), _i64(k), oview, self._err())
+        return out
+
+    def segment_minmax(self, values, perm, starts, is_max):
+        """out[s] = max (``is_max``) or min of segment s in perm order; the first NaN wins. Sync-free.
+
+        Bad segments and perm entries as in :meth:`segment_prod`.
+        """
+        values, starts, perm = self._segment_args(values, perm, starts, "segment_minmax")
+        ctype = self._order_view(values, "segment_minmax")
+        n, nseg, k = values.shape[0], starts.shape[0] - 1, values.shape[1]
+        out = self.xp.empty((nseg, k), dtype=values.dtype)
+        if nseg <= 0 or k == 0:
+            return out
+        self._run(f"coo_reduce_segment_minmax<{ctype}>", nseg * k,
+                  values, _i64(n), perm, _i64(perm is not None), starts, _i64(nseg), _i64(k), _i64(bool(is_max)),
+                  out, self._err())
+        return out
+
+    def segment_arg(self, values, perm, starts, sub, is_max):
+        """(best, pos, gap) per segment (kernel API row ``segment_arg``). Sync-free.
+
+        One thread per (segment, column); the column-0 thread also finds the gap.
+        With no columns the gap is not needed by any caller and is returned as zeros.
+        Bad segments and perm entries as in :meth:`segment_prod`.
+        """
+        xp = self.xp
+        values, starts, perm = self._segment_args(values, perm, starts, "segment_arg")
+        ctype = self._order_view(values, "segment_arg")
+        sub = self._c(sub, np.int64)
+        if sub.shape[0] != values.shape[0]:
+            raise ValueError(f"segment_arg: sub has {sub.shape[0]} entries for {values.shape[0]} values")
+        n, nseg, k = values.shape[0], starts.shape[0] - 1, values.shape[1]
+        best = xp.empty((nseg, k), dtype=values.dtype)
+        pos = xp.empty((nseg, k), dtype=np.int64)
+        if nseg <= 0 or k == 0:
+            return best, pos, xp.zeros(max(nseg, 0), dtype=np.int64)
+        gap = xp.empty(nseg, dtype=np.int64)
+        self._run(f"coo_reduce_segment_arg<{ctype}>", nseg * k,
+                  values, _i64(n), perm, _i64(perm is not None), starts, sub, _i64(nseg), _i64(k),
+                  _i64(bool(is_max)), best, pos, gap, self._err())
+        return best, pos, gap
+
+    def _segment_op(self, values, perm, starts, op):
+        if op == "sum":
+            return self.segment_sum(values, perm, starts)
+        if op == "prod":
+            return self.segment_prod(values, perm, starts)
+        if op in ("max", "min"):
+            return self.segment_minmax(values, perm, starts, op == "max")
+        raise ValueError(f"unknown reduction {op!r}; expected 'sum', 'prod', 'max' or 'min'")
+
+    def reduce_sorted(self, sorted_keys, values, op):
+        """(starts, out): run heads of sorted keys and each run reduced in order. Synchronises (m).
+
+        Composed of ``segment_starts`` and the ordered segment kernels, so the
+        results are bit-identical to the Numba layer's fused kernel. Keys out
+        of order (flags that lie) are reported at the size read.
+        """
+        if op not in ("sum", "prod", "max", "min"):
+            raise ValueError(f"unknown reduction {op!r}; expected 'sum', 'prod', 'max' or 'min'")
+        sorted_keys = self._c(sorted_keys, np.int64)
+        self._check_sorted(sorted_keys, strict=False)
+        starts = self.segment_starts(sorted_keys)  # synchronize! (the number of runs)
+        return starts, self._segment_op(values, None, starts, op)
+
+    def reduce_by_key(self, keys, values, bound, op, is_sorted):
+        """(counts[bound], out[bound, k]): each key's entries reduced in stored order. Synchronises once.
+
+        No atomics: a stable sort of the keys (none when ``is_sorted``; the
+        order is then checked and a lie reported), the ordered segment kernels,
+        and a scatter of the per-key results into zeros (``scatter_set`` over
+        distinct keys: a key outside [0, bound) is skipped and reported); the
+        same sequence as the Numba layer's accumulator.
+        """
+        if op not in ("sum", "prod", "max", "min"):
+            raise ValueError(f"unknown reduction {op!r}; expected 'sum', 'prod', 'max' or 'min'")
+        xp = self.xp
+        values = self._c(values)
+        bound, k = int(bound), values.shape[1]
+        keys = self._c(keys, np.int64)
+        if is_sorted:
+            self._check_sorted(keys, strict=False)  # lying flags: reported at the size read below
+            sorted_keys, perm = keys, None
+        else:
+            sorted_keys, perm = self.sort_pairs(keys, bound)
+        starts = self.segment_starts(sorted_keys)  # synchronize! (the number of keys present)
+        seg = self._segment_op(values, perm, starts, op)
+        heads = sorted_keys[starts[:-1]]
+        counts = xp.zeros(bound, dtype=np.int64)
+        out = xp.zeros((bound, k), dtype=values.dtype)
+        self.scatter_set(counts, heads, (starts[1:] - starts[:-1]).reshape(-1, 1), np.zeros(1, np.int64),
+                         hint="distinct")
+        self.scatter_set(out.reshape(-1), heads * k, seg, np.arange(k, dtype=np.int64), hint="distinct")
+        return counts, out
     # ------------------------------------------------------------------ elementwise engine (issue 11)
     def merge_gather(self, a_idx, b_idx, a_words, b_words, strides, a_fill, b_fill, *, sizes=None):
         """Coalesced union: (indices, a's rows or a_fill, b's rows or b_fill), bit copies.
@@ -1187,6 +1328,117 @@ class CudaLayer:
         for j in range(period):
             col = out[:, j::period]
             col[...] = xp.where(m, fill[j], col)  # fill[j]: a NumPy scalar, passed by value
+    # ---- shape, indexing and joining (issue 12) --------------------------------
+    MERGE_MAX_RUNS = 16
+    """Most sorted runs ``merge_take`` merges (their offsets travel by value); more are sorted."""
+
+    def mask_positions(self, mask):
+        """Ascending positions of the True entries of a 1-D bool mask. Synchronises (output size)."""
+        xp = self.xp
+        mask = self._c(mask, np.bool_).view(np.uint8)
+        n = mask.shape[0]
+        if n == 0:
+            return xp.zeros(0, dtype=np.int64)
+        flags = xp.empty(n, dtype=np.int64)
+        self._run("coo_indexing_mask_flag", n, mask, _i64(n), flags)
+        pos = xp.cumsum(flags)
+        m = self._sync_size(pos[-1])  # synchronize! (the number of kept entries; and the error word)
+        out = xp.empty(m, dtype=np.int64)
+        self._run("coo_indexing_mask_write", n, mask, pos, _i64(n), _i64(m), out, self._err())
+        return out
+
+    def search_ranges(self, sorted_keys, lo, hi):
+        """(start, stop) of the key ranges [lo[i], hi[i]) in sorted keys: one binary search per query. Sync-free."""
+        xp = self.xp
+        keys = self._c(sorted_keys, np.int64)
+        lo = self._c(lo, np.int64)
+        hi = self._c(hi, np.int64)
+        m = lo.shape[0]
+        if hi.shape[0] != m:
+            raise ValueError(f"search_ranges: lo and hi differ in length ({m} and {hi.shape[0]})")
+        start = xp.empty(m, dtype=np.int64)
+        stop = xp.empty(m, dtype=np.int64)
+        self._run("coo_indexing_search_ranges", m, keys, _i64(keys.shape[0]), lo, hi, _i64(m), start, stop)
+        return start, stop
+
+    def _range_ends(self, start, count, what):
+        """(start, ends = inclusive scan of count, m, total) for the range rows. Synchronises (total)."""
+        xp = self.xp
+        start = self._c(start, np.int64)
+        count = self._c(count, np.int64)
+        m = start.shape[0]
+        if count.shape[0] != m:
+            raise ValueError(f"{what}: start and count differ in length ({m} and {count.shape[0]})")
+        if m == 0:
+            return start, xp.zeros(0, dtype=np.int64), 0, 0
+        if self._validate and bool((np.asarray(self._peek(count)) < 0).any()):
+            raise ValueError(f"{what}: counts must be non-negative")
+        ends = xp.cumsum(count)
+        total = self._sync_size(ends[-1])  # synchronize! (the total length sizes the output; and the error word)
+        if total < 0:
+            raise ValueError(f"{what}: counts must be non-negative (they sum to {total})")
+        return start, ends, m, total
+
+    def expand_ranges(self, start, count):
+        """(rows, owner) of the concatenated ranges start[i] .. start[i]+count[i]-1. Synchronises (output size)."""
+        xp = self.xp
+        start, ends, m, total = self._range_ends(start, count, "expand_ranges")
+        rows = xp.empty(total, dtype=np.int64)
+        owner = xp.empty(total, dtype=np.int64)
+        self._run("coo_indexing_expand", total, start, ends, _i64(m), _i64(total), rows, owner, self._err())
+        return rows, owner
+
+    def take_ranges(self, indices, values, start, count):
+        """Fused range gather: (out[d + 1, t] with out[0] the owner, values[rows]). Synchronises (output size).
+
+        A source row outside the arrays gives zeros and is reported (``errors.GATHER``).
+        """
+        xp = self.xp
+        indices = self._c(indices, np.int64)
+        values = self._c(values)
+        d, n = indices.shape
+        start, ends, m, total = self._range_ends(start, count, "take_ranges")
+        out = xp.empty((d + 1, total), dtype=np.int64)
+        vals = xp.empty((total,) + values.shape[1:], dtype=values.dtype)
+        if total == 0:
+            return out, vals
+        if self._validate:
+            hs, hc = np.asarray(self._peek(start)), np.asarray(self._peek(count))
+            used = hc > 0
+            if used.any() and (hs[used].min() < 0 or (hs + hc)[used].max() > n):
+                raise IndexError(f"take_ranges: a range leaves the {n} source rows")
+        view, ctype = self._words(values)
+        vview, _ = self._words(vals)
+        self._run(f"coo_indexing_take_ranges<{ctype}>", total, indices, _i64(d), _i64(n), view,
+                  _i64(view.shape[1]), start, ends, _i64(m), _i64(total), out, vview, self._err())
+        return out, vals
+
+    def merge_take(self, keys, offsets, indices, values):
+        """(indices[:, perm], values[perm]) for the stable merge order of sorted runs of keys:
+        each entry's merge rank by binary search in the other runs, then its column and row copied
+        there. Sync-free: ``offsets`` (r + 1 host integers) travel by value. More than
+        ``MERGE_MAX_RUNS`` runs are sorted instead (same order). Keys not sorted within their run
+        are reported (``errors.ORDER``)."""
+        xp = self.xp
+        keys = self._c(keys, np.int64)
+        indices = self._c(indices, np.int64)
+        values = self._c(values)
+        n = keys.shape[0]
+        d = indices.shape[0]
+        offsets = run_offsets(offsets, keys, indices, values, "merge_take")
+        r = offsets.shape[0] - 1
+        if r > self.MERGE_MAX_RUNS:
+            perm = self._c(self._argsort(keys), np.int64) if n else xp.zeros(0, dtype=np.int64)
+            return self.gather_columns(indices, perm), self.gather_rows(values, perm)
+        out_idx = xp.empty((d, n), dtype=np.int64)
+        out_val = xp.empty(values.shape, dtype=values.dtype)
+        if n == 0:
+            return out_idx, out_val
+        view, ctype = self._words(values)
+        oview, _ = self._words(out_val)
+        self._run(f"coo_join_merge_take<{ctype}>", n, keys, self.dims(offsets, "merge_take offsets"), _i64(r),
+                  _i64(n), indices, _i64(d), view, _i64(view.shape[1]), out_idx, oview, self._err())
+        return out_idx, out_val
 
 
 def _guarded(fn, guard):

@@ -24,7 +24,8 @@ name = "cuda-emulated"
 xp = np
 
 METADATA = frozenset({"strides", "inner", "sizes", "src_strides", "bound", "src_base", "offset", "copy", "negate",
-                      "a_fill", "b_fill"})
+                      "a_fill", "b_fill",  # merge_gather's fill rows (issue 11)
+                      "offsets"})  # offsets: merge_take's run boundaries (issue 12)
 IN_PLACE = frozenset({"target", "out"})
 
 

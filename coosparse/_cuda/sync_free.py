@@ -64,7 +64,7 @@ def cases(put, n=400, seed=3):
     hrhs = put(rng.standard_normal((2, 5)))  # h (rows, 10, 3, 2) @ hrhs: batched over (rows, 10)
     fx, fy = put(rng.standard_normal((rows, 16))), put(rng.standard_normal((16, 30)))
     fyt = put(rng.standard_normal((30, 16))).T  # a transposed view (strided reads)
-    return {
+    ops = {
         "multiply(u, c, compact=False)": lambda: coosparse.multiply(u, c, compact=False),
         "multiply(u, u, compact=False)": lambda: coosparse.multiply(u, u, compact=False),
         "multiply(u, u32, compact=False)": lambda: coosparse.multiply(u, u32, compact=False),
@@ -108,4 +108,50 @@ def cases(put, n=400, seed=3):
         "matmul(dense, sorted coo)": lambda: coosparse.matmul(lhs, c),
         "sampled_matmul(mask, x, y)": lambda: coosparse.sampled_matmul(u, fx, fy),
         "sampled_matmul(sorted mask, x, y.T)": lambda: coosparse.sampled_matmul(c, fx, fyt),
+    }
+    # ---- reductions (issue 11): over dense axes only (sums of any array; the others of a
+    # coalesced one, since they coalesce first), and over every axis (one output entry)
+    hc = put(random_coo(rng, (rows, 10, 3, 2), n // 4, sparse_ndim=2, sorted=True, unique=True))
+    hf = put(random_coo(rng, (rows, 10, 3, 2), n // 4, sparse_ndim=2)._with(fill_value=1.5))
+    ops.update({
+        "sum(hybrid, dense axis)": lambda: coosparse.sum(h, axis=3),
+        "sum(hybrid with a fill, dense axes)": lambda: coosparse.sum(hf, axis=(2, 3)),
+        "mean(hybrid, dense axis)": lambda: coosparse.mean(h, axis=-1),
+        "max(coalesced hybrid, dense axes)": lambda: coosparse.max(hc, axis=(2, 3)),
+        "prod(coalesced hybrid, dense axis)": lambda: coosparse.prod(hc, axis=2),
+        "var(coalesced hybrid, dense axis)": lambda: coosparse.var(hc, axis=3),
+        "argmax(coalesced hybrid, dense axis)": lambda: coosparse.argmax(hc, axis=3),
+        "any(coalesced hybrid, dense axis)": lambda: coosparse.any(hc, axis=3),
+        "cumulative_sum(coalesced hybrid, dense axis)": lambda: coosparse.cumulative_sum(hc, axis=3),
+        "sum over every axis": lambda: coosparse.sum(u),
+        "max over every axis (coalesced)": lambda: coosparse.max(c),
+        "prod over every axis (coalesced)": lambda: coosparse.prod(c),
+    })
+    # ---- shape, indexing and joining (issue 12): output sizes known from the inputs
+    ops.update(_shape_cases(rng, put, c, u, s, h, rows))
+    return ops
+
+
+def _shape_cases(rng, put, c, u, s, h, rows):
+    """Issue 12's sync-free operations (the others search or compact: their output sizes are data)."""
+    one = put(random_coo(rng, (rows, 1, 30), 200))  # a length-1 axis to squeeze
+    k = put(random_coo(rng, (20, 20), 30, sorted=True, unique=True))  # kron: nnz**2 entries, kept small
+    return {
+        "transpose (a.T)": lambda: u.T,
+        "transpose (dense axes of a hybrid)": lambda: coosparse.transpose(h, (0, 1, 3, 2)),
+        "moveaxis (dense axis made sparse)": lambda: coosparse.moveaxis(h, 2, 0),
+        "reshape": lambda: coosparse.reshape(u, (rows * 3, 10)),
+        "reshape (hybrid)": lambda: coosparse.reshape(h, (rows * 10, 3, 2)),
+        "expand_dims": lambda: coosparse.expand_dims(u, 1),
+        "squeeze": lambda: coosparse.squeeze(one, 1),
+        "flip": lambda: coosparse.flip(u),
+        "a[:, ::-1, None]": lambda: c[:, ::-1, None],
+        "a[:] (sorted)": lambda: c[:],
+        "a[..., int] (dense axis)": lambda: h[..., 1],
+        "concatenate (axis 0)": lambda: coosparse.concatenate([c, u, s]),
+        "concatenate (axis 1, sorted: merged)": lambda: coosparse.concatenate([c, s], axis=1),
+        "stack (axis 1, sorted: merged)": lambda: coosparse.stack([c, c], axis=1),
+        "pad": lambda: coosparse.pad(c, ((1, 2), (0, 3))),
+        "to_hybrid (fewer dense dims)": lambda: coosparse.to_hybrid(h, 1),
+        "kron": lambda: coosparse.kron(k, k),
     }

@@ -1,4 +1,6 @@
 """The Numba kernel layer: the CPU implementation of ``coosparse/_kernel_api.py``."""
+import contextlib
+
 import numba
 import numpy as np
 
@@ -15,15 +17,42 @@ from . import union as _un
 name = "numba"
 xp = np
 
-unravel_index = _li.unravel_index
 segment_starts = _seg.segment_starts
+
+_ONE_THREAD_BELOW = 1 << 15
+"""Inputs with fewer entries run the ``parallel=True`` kernels on the calling thread only.
+
+Waking the Numba thread pool costs more than such a kernel's work, and on a
+loaded machine a parallel region waits for every worker to be scheduled:
+sorting 6000 keys took 20-110 ms with two threads and 2-4 ms with one under
+load 9 on two cores. Results never depend on the thread count."""
+
+
+@contextlib.contextmanager
+def _threads_for(n):
+    if n >= _ONE_THREAD_BELOW:
+        yield
+        return
+    old = numba.get_num_threads()
+    numba.set_num_threads(1)  # thread-local: other threads' kernels keep their setting
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+def unravel_index(keys, strides):
+    """Inverse of :func:`linear_index`: int64[d, n]."""
+    with _threads_for(keys.shape[0]):
+        return _li.unravel_index(keys, strides)
 
 
 def linear_index(indices, strides, sizes=None):
     """Row-major keys/addresses; with ``sizes`` every index is bounds-checked in the same pass."""
-    if sizes is None:
-        return _li.linear_index(indices, strides)
-    keys, bad = _li.linear_index_checked(indices, strides, size_limits(sizes))
+    with _threads_for(indices.shape[1]):
+        if sizes is None:
+            return _li.linear_index(indices, strides)
+        keys, bad = _li.linear_index_checked(indices, strides, size_limits(sizes))
     if bad:
         raise_out_of_bounds(indices, sizes)
     return keys
@@ -31,7 +60,8 @@ def linear_index(indices, strides, sizes=None):
 
 def sort_pairs(keys, bound):
     """Stable sort of int64 keys in [0, bound): (sorted_keys, perm)."""
-    return _sort.sort_pairs(keys, int(bound), numba.get_num_threads())
+    with _threads_for(keys.shape[0]):
+        return _sort.sort_pairs(keys, int(bound), numba.get_num_threads())
 
 
 def coalesce_linear(indices, strides, bound, values):
@@ -41,13 +71,17 @@ def coalesce_linear(indices, strides, bound, values):
 
 def segment_sum(values, perm, starts):
     """Ordered per-segment sums of 2-D ``values`` (perm None: already in order)."""
-    if perm is None:
-        return _seg.segment_sum(values, starts[:0], starts, False)
-    return _seg.segment_sum(values, perm, starts, True)
+    with _threads_for(values.shape[0]):
+        if perm is None:
+            return _seg.segment_sum(values, starts[:0], starts, False)
+        return _seg.segment_sum(values, perm, starts, True)
 
 
 def gather_rows(values, rows):
-    return _seg.gather_rows(values, rows)
+    if rows.shape[0] * values.shape[1] < _SERIAL_BELOW:  # waking threads costs more (issue 12)
+        return _idx.take_rows(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
+    with _threads_for(rows.shape[0]):
+        return _seg.gather_rows(values, rows)
 
 
 def scatter_add(target, addresses, values, inner, *, hint=None):
@@ -141,6 +175,8 @@ def multiply_matched(src_values, rows, probe_values, perm, first, count, *, shar
 
 def gather_columns(indices, rows):
     """indices[:, rows], C-contiguous."""
+    if rows.shape[0] * indices.shape[0] < _SERIAL_BELOW:  # waking threads costs more (issue 12)
+        return _idx.take_columns(indices, rows, np.empty((indices.shape[0], rows.shape[0]), _i64))
     return _ix.gather_columns(indices, rows, np.empty((indices.shape[0], rows.shape[0]), _i64))
 
 
@@ -172,16 +208,22 @@ def gather_or_zero(values, rows):
     return _un.gather_or_zero(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
 
 
+def _union_offsets_checked(a_indices, b_indices, strides, limits):
+    """Chunked union sizes of two coalesced index sets: (sizes, blo, chunk), or the IndexError /
+    ValueError for an index outside ``limits`` or keys out of order, met in the same pass."""
+    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
+    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
+                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
+    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    return sizes, blo, chunk
+
+
 def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None):
     """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate).
 
     ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
     """
-    limits = _ix.merge_limits(strides, sizes)
-    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
-    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
-                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
-    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    sizes, blo, chunk = _union_offsets_checked(a_indices, b_indices, strides, _ix.merge_limits(strides, sizes))
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_val = np.empty((total, a_values.shape[1]), a_values.dtype)
@@ -216,10 +258,7 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
                                       a_fill, b_fill)
         _ix.raise_merge_flags(flags, limits, a_indices, b_indices)
         return out
-    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
-    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
-                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
-    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    sizes, blo, chunk = _union_offsets_checked(a_indices, b_indices, strides, limits)
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_a = np.empty((total, a_words.shape[1]), a_words.dtype)
@@ -229,6 +268,144 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
     return out_idx, out_a, out_b
 
 
+# ---- reductions (issue 11) ---------------------------------------------------------------------
+from . import reduce as _red  # noqa: E402
+
+
+def segment_prod(values, perm, starts):
+    """Ordered per-segment products of 2-D ``values`` (perm None: already in order)."""
+    return _red.segment_prod(values, starts[:0] if perm is None else perm, perm is not None, starts,
+                             numba.get_num_threads())
+
+
+def segment_minmax(values, perm, starts, is_max):
+    """Per-segment max (``is_max``) or min of 2-D ``values``; the first NaN wins."""
+    return _red.segment_minmax(values, starts[:0] if perm is None else perm, perm is not None, starts,
+                               is_max, numba.get_num_threads())
+
+
+def segment_arg(values, perm, starts, sub, is_max):
+    """Per segment: (extreme value, sub of its first occurrence, first sub missing) by column."""
+    return _red.segment_arg(values, starts[:0] if perm is None else perm, perm is not None, starts, sub,
+                            is_max, numba.get_num_threads())
+
+
+def reduce_sorted(sorted_keys, values, op):
+    """Runs of equal sorted keys and their in-order reductions: (starts, out) in one call."""
+    return _red.reduce_sorted(sorted_keys, values, op, numba.get_num_threads())
+
+
+def reduce_by_key(keys, values, bound, op, is_sorted):
+    """Dense accumulator by key in stored order: (counts[bound], out[bound, k])."""
+    return _red.reduce_by_key(keys, values, int(bound), op, bool(is_sorted), numba.get_num_threads())
+# ---- shape, indexing and joining (issue 12) ----------------------------------
+# The kernels are plain nogil functions of one part, run by threads.run_parts;
+# below these sizes they run as one part on the calling thread (no wake-up).
+from . import indexing as _idx  # noqa: E402
+from .._bounds import run_offsets  # noqa: E402
+from .._flags import lying_flag_error  # noqa: E402
+from . import join as _join  # noqa: E402
+from .threads import run_parts as _run_parts  # noqa: E402
+
+_SERIAL_BELOW = 1 << 20  # elements
+_SERIAL_QUERIES = 1 << 14  # binary searches
+
+
+def _parts(n, serial_below=_SERIAL_BELOW):
+    """(nparts, nthreads) for a pass over n elements."""
+    if n < serial_below:
+        return 1, 1
+    nthreads = numba.get_num_threads()
+    return 4 * nthreads, nthreads
+
+
+def mask_positions(mask):
+    """Ascending positions of the True entries of a 1-D bool mask."""
+    mask = np.ascontiguousarray(mask, dtype=np.bool_)
+    nparts, nthreads = _parts(mask.shape[0])
+    counts = np.zeros(nparts + 1, _i64)
+    _run_parts(_idx.mask_count, nparts, nthreads, mask, counts)
+    offsets = np.cumsum(counts)
+    out = np.empty(int(offsets[-1]), _i64)
+    _run_parts(_idx.mask_write, nparts, nthreads, mask, offsets, out)
+    return out
+
+
+def search_ranges(sorted_keys, lo, hi):
+    """(start, stop): positions of the key ranges [lo[i], hi[i]) in sorted keys (galloping, in lo order)."""
+    lo = np.ascontiguousarray(lo, dtype=_i64)
+    hi = np.ascontiguousarray(hi, dtype=_i64)
+    m = lo.shape[0]
+    if m > 1 and bool((lo[1:] < lo[:-1]).any()):
+        order = np.argsort(lo, kind="stable")
+    else:
+        order = np.arange(m, dtype=_i64)
+    start, stop = np.empty(m, _i64), np.empty(m, _i64)
+    nparts, nthreads = _parts(m, _SERIAL_QUERIES)
+    _run_parts(_idx.search_part, nparts, nthreads, np.ascontiguousarray(sorted_keys, dtype=_i64), lo, hi,
+               order, start, stop)
+    return start, stop
+
+
+def expand_ranges(start, count):
+    """(rows, owner): the ranges start[i] .. start[i]+count[i]-1 concatenated, and each one's i."""
+    start = np.ascontiguousarray(start, dtype=_i64)
+    ends = np.cumsum(count, dtype=_i64)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    rows, owner = np.empty(total, _i64), np.empty(total, _i64)
+    nparts, nthreads = _parts(total)
+    _run_parts(_idx.expand_part, nparts, nthreads, start, ends, total, rows, owner)
+    return rows, owner
+
+
+def take_ranges(indices, values, start, count):
+    """Fused expand_ranges + gathers: (int64[d + 1, t] with row 0 the owner and rows 1.. the
+    gathered index columns, values[rows])."""
+    indices = np.ascontiguousarray(indices, dtype=_i64)
+    start = np.ascontiguousarray(start, dtype=_i64)
+    ends = np.cumsum(count, dtype=_i64)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    out_idx = np.empty((indices.shape[0] + 1, total), _i64)
+    out_val = np.empty((total, values.shape[1]), values.dtype)
+    nparts, nthreads = _parts(total * (indices.shape[0] + 1 + values.shape[1]))
+    _run_parts(_idx.take_ranges_part, nparts, nthreads, indices, values, start, ends, total, out_idx, out_val)
+    return out_idx, out_val
+
+
+def merge_take(keys, offsets, indices, values):
+    """(indices[:, perm], values[perm]) for the stable merge order perm of sorted runs of keys."""
+    keys = np.ascontiguousarray(keys, dtype=_i64)
+    indices = np.ascontiguousarray(indices, dtype=_i64)
+    n = keys.shape[0]
+    offsets = run_offsets(offsets, keys, indices, values, "merge_take")
+    r = offsets.shape[0] - 1
+    if r > _join.MAX_MERGE_RUNS:
+        perm = sort_pairs(keys, int(keys.max()) + 1)[1] if n else np.zeros(0, _i64)
+        return gather_columns(indices, perm), gather_rows(values, perm)
+    nparts, nthreads = _parts(n * (indices.shape[0] + values.shape[1]))
+    cut, out0 = _join.merge_cuts(keys, offsets, _merge_splitters(keys, offsets, nparts))
+    out_idx = np.empty((indices.shape[0], n), _i64)
+    out_val = np.empty((n, values.shape[1]), values.dtype)
+    bad = np.zeros(nparts, np.uint8)
+    _run_parts(_join.merge_take_part, nparts, nthreads, keys, cut, out0, indices, values, out_idx, out_val, bad)
+    if bad.any() or (nparts > 1 and bool((np.diff(cut, axis=0) < 0).any())):
+        raise lying_flag_error()  # keys not sorted within their runs: a sorted flag lies
+    return out_idx, out_val
+
+
+def _merge_splitters(keys, offsets, nparts):
+    """nparts - 1 non-decreasing splitter keys from a sample of every run (in proportion to its length)."""
+    if nparts <= 1:
+        return np.zeros(0, _i64)
+    samples = []
+    n = keys.shape[0]
+    for t in range(offsets.shape[0] - 1):
+        lo, hi = int(offsets[t]), int(offsets[t + 1])
+        if hi > lo:
+            num = min(hi - lo, max(1, (hi - lo) * 256 * nparts // n))
+            samples.append(keys[np.linspace(lo, hi - 1, num=num).astype(_i64)])
+    s = np.sort(np.concatenate(samples))
+    return np.ascontiguousarray(s[(np.arange(1, nparts) * s.shape[0]) // nparts])
 # ---- linear algebra (issue 13) ------------------------------------------------
 # Every kernel checks the indices it reads through against their bounds in the pass that
 # reads them and returns per-part flags (column 0: out of bounds, 1: a sorted flag that

@@ -1,0 +1,100 @@
+"""Merging sorted runs: a concatenation whose pieces are each sorted, put in order.
+
+``merge_take(keys, offsets, indices, values)`` moves the entries of ``r``
+consecutive sorted runs of keys into the stable sort order (ties go to the
+earlier run, then the earlier position), copying their index columns and
+value rows as it goes. Concatenating sorted arrays along a non-leading axis
+and ``roll`` produce such runs; a merge reads them sequentially instead of
+sorting and gathering.
+
+Parallel split: ``nparts - 1`` splitter keys are taken from a sample of every
+run; part ``p`` takes, from each run, the keys in ``[split[p-1], split[p])``
+(``lower_bound`` on both sides, so equal keys never straddle parts) and
+merges them one distinct key at a time (ties: lowest run). A part's output
+offset is the number of keys below its lower splitter in all runs. Parts run
+through ``threads.run_parts`` (see ``indexing.py`` for why not ``prange``).
+More than ``MAX_MERGE_RUNS`` runs are sorted instead (the wrapper decides);
+the permutation is the same.
+"""
+import numba as nb
+import numpy as np
+
+from .intersect import _lower_bound
+
+MAX_MERGE_RUNS = 16
+
+
+@nb.njit(cache=True, nogil=True)
+def merge_cuts(keys, offsets, splitters):
+    """(cut, out0): cut[p, t] = first position of run t in part p; out0[p] = part p's output offset."""
+    r = offsets.shape[0] - 1
+    nparts = splitters.shape[0] + 1
+    cut = np.empty((nparts + 1, r), dtype=np.int64)
+    for t in range(r):
+        cut[0, t] = offsets[t]
+        cut[nparts, t] = offsets[t + 1]
+    for p in range(1, nparts):
+        k = splitters[p - 1]
+        for t in range(r):
+            cut[p, t] = _lower_bound(keys, offsets[t], offsets[t + 1], k)
+    out0 = np.zeros(nparts + 1, dtype=np.int64)
+    for p in range(nparts):
+        s = 0
+        for t in range(r):
+            s += cut[p + 1, t] - cut[p, t]
+        out0[p + 1] = out0[p] + s
+    return cut, out0
+
+
+@nb.njit(cache=True, nogil=True)
+def merge_take_part(p, nparts, keys, cut, out0, indices, values, out_idx, out_val, bad):
+    """Part p of the merge into out[:, out0[p]:out0[p + 1]]: one distinct key at a time (the
+    smallest head key k, then every run's block of keys equal to k, in run order), copying
+    each entry's index column and value row as it is taken.
+
+    Concatenations repeat keys (the key is a prefix of the index: a row has
+    entries in every piece), so whole blocks move per selection; every run is
+    read sequentially and the output written sequentially.
+
+    Keys not sorted within a run (a ``sorted`` flag that lies): a block is
+    followed by a smaller key, which sets ``bad[p]``; writes stay inside the
+    part's slice whatever the keys hold (the caller raises)."""
+    r = cut.shape[1]
+    d = indices.shape[0]
+    k = values.shape[1]
+    head = cut[p].copy()
+    end = cut[p + 1]
+    o = out0[p]
+    stop = out0[p + 1]
+    while o < stop:
+        best = -1
+        bk = 0
+        for t in range(r):
+            if head[t] < end[t]:
+                key = keys[head[t]]
+                if best < 0 or key < bk:
+                    best = t
+                    bk = key
+        if best < 0:  # runs exhausted before the slice is full: cuts of unsorted keys
+            bad[p] = 1
+            break
+        for t in range(best, r):
+            h = head[t]
+            e = h
+            stop_t = end[t]
+            while e < stop_t and keys[e] == bk:
+                e += 1
+            if e < stop_t and keys[e] < bk:
+                bad[p] = 1
+            n = min(e - h, stop - o)
+            if n:
+                for j in range(d):  # block copies: row by row, then the value rows
+                    src = indices[j]
+                    dst = out_idx[j]
+                    for q in range(n):
+                        dst[o + q] = src[h + q]
+                for q in range(n):
+                    for c in range(k):
+                        out_val[o + q, c] = values[h + q, c]
+                o += n
+            head[t] = e
