@@ -64,6 +64,12 @@ __all__ += [
     "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round", "sign",
     "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
 ]
+# ---- linear algebra (issue 13) ---------------------------------------------------
+from ._linalg import (  # noqa: E402
+    dot, einsum, inner, matmul, outer, sampled_matmul, tensordot, vdot, vecdot,
+)
+
+__all__ += ["dot", "einsum", "inner", "matmul", "outer", "sampled_matmul", "tensordot", "vdot", "vecdot"]
 
 # ---- shape, indexing, joining, searching (issue 12) ----------------------------
 from ._join import (  # noqa: E402

@@ -748,6 +748,22 @@ class COO:
             "instead: coosparse.where(mask, v, a) for a masked update, coosparse.concat / pad to "
             "extend, or convert: d = a.to_dense(); d[key] = v; coosparse.from_dense(d)"
         )
+    # ---- linear algebra (issue 13) ---------------------------------------------
+    def __matmul__(self, other):
+        from ._linalg import binary_operand, matmul
+
+        return matmul(self, other) if binary_operand(other) else NotImplemented
+
+    def __rmatmul__(self, other):
+        from ._linalg import binary_operand, matmul
+
+        return matmul(other, self) if binary_operand(other) else NotImplemented
+
+    def dot(self, other):
+        """``numpy.dot(self, other)`` (see :func:`coosparse.dot`)."""
+        from ._linalg import dot
+
+        return dot(self, other)
 
     # ---- dask (issue 15) -------------------------------------------------------------------
     # Pickling and tokenising for Dask (SPEC 11); coosparse/dask.py holds the rest.

@@ -161,6 +161,63 @@ merge_take         (keys int64[n], offsets int64[r+1], indices int64[d, n],
                    is their stable sort order (ties: earlier run, then earlier
                    position), i.e. the r-way merge; values are copied as bits
 =================  ==========================================================
+
+Linear algebra (issue 13). Values and dense operands come in one
+accumulation dtype (int64, float32, float64, complex64, complex128); an
+output element starts at 0 and adds its products in the order stated (SpGEMM:
+starts at its first product), so every layer gives the same bits. Bounds
+(issue 10): every index the rows read through (``rows``, ``cols``, ``krow``,
+A's columns, B's columns, A's row keys) is compared with its bound in the
+pass that reads it; one outside raises IndexError (Numba) or is skipped and
+reported through the error word (CUDA: INDEX); rows that a sorted flag
+promised in order and that step down raise ValueError / report ORDER.
+
+=================  ==========================================================
+row_offsets        (rows int64[n] non-decreasing in [0, nrows), nrows) ->
+                   int64[nrows + 1]: CSR row pointer (first i with
+                   rows[i] >= r); rows outside or stepping down are
+                   refused (see above). Sync-free
+spmm               (offsets int64[R+1], perm | None, cols int64[n],
+                   values[n], dense[D, N], rows_per_batch, batch_base int64[B]
+                   | None, col_bound=None: D) -> [R, N]: out[r, j] = sum over p in
+                   offsets[r]..offsets[r+1]-1 (e = perm[p] or p), in p
+                   order, of values[e] * dense[base + cols[e], j], base =
+                   batch_base[r // rows_per_batch] (0 when None); cols[e]
+                   must lie in [0, col_bound). Sync-free
+spmm_unsorted      (rows int64[n], cols, values, dense, nrows, rows_per_batch,
+                   batch_base, col_bound=None) -> [nrows, N]: the same,
+                   entries of a row in stored order (no grouping needed);
+                   rows must lie in [0, nrows). Sync-free
+dense_spmm         (dense[D, K], batch_base | None, rows_per_batch M,
+                   batch_offsets int64[B+1] | None, perm | None, krow int64[n],
+                   cols int64[n], values[n], ncols) -> [B*M, ncols]:
+                   out[b*M + m, c] = sum over the entries e of batch b
+                   (positions batch_offsets[b].., e = perm[p] or p; None: one
+                   batch of every entry) with cols[e] == c, in that order, of
+                   dense[batch_base[b] + m, krow[e]] * values[e]; krow in
+                   [0, K), cols in [0, ncols). Sync-free
+sddmm              (rows int64[n], row_stride, cols int64[n], col_stride,
+                   x 1-D, x_inner, y 1-D, y_inner, k, row_bound=None,
+                   col_bound=None) -> [n]: the dot product
+                   of x[rows[e]*row_stride + j*x_inner] and
+                   y[cols[e]*col_stride + j*y_inner] over j < k, as eight
+                   interleaved lanes (lane l: j = l, l+8, ..., from 0)
+                   combined ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)); rows in
+                   [0, row_bound), cols in [0, col_bound) (None: 2**63,
+                   for addresses from a checked linear_index). Sync-free
+spgemm             (a_offsets int64[R+1], a_rows int64[R] | None, a_perm |
+                   None, a_cols int64[na], a_values, b_offsets int64[K+1],
+                   b_perm | None, b_cols, b_values, ncols, a_row_bound=None)
+                   -> (rc int64[2, m],
+                   values[m]): per A row r (key a_rows[r], or r), the
+                   distinct columns of the products a_values[e] * b_values[f]
+                   (e in A's row r, f in B's row a_cols[e], both in grouped
+                   order), increasing: rc[0] = row key, rc[1] = column; each
+                   value its first product plus the next in that order; A's
+                   columns in [0, K), every B column in [0, ncols), a_rows
+                   increasing in [0, a_row_bound) (synchronises on a GPU:
+                   output size, with the error word)
+=================  ==========================================================
 """
 
 KERNEL_API = (
@@ -202,4 +259,11 @@ KERNEL_API = (
     "expand_ranges",
     "take_ranges",
     "merge_take",
+    # ---- linear algebra (issue 13)
+    "row_offsets",
+    "spmm",
+    "spmm_unsorted",
+    "dense_spmm",
+    "sddmm",
+    "spgemm",
 )

@@ -84,6 +84,16 @@ KERNELS = {
         "coo_indexing_expand",
     ) + _inst("coo_indexing_take_ranges", WORD_TYPES),
     "join.cu": _inst("coo_join_merge_take", WORD_TYPES),
+    # ---- linear algebra (issue 13)
+    "linalg.cu": (
+        "coo_linalg_row_offsets",
+        "coo_linalg_batch_col_key",
+        "coo_linalg_spgemm_count",
+        "coo_linalg_check_keys",
+    ) + _inst("coo_linalg_spmm", PRODUCT_TYPES)
+    + _inst("coo_linalg_dense_spmm", PRODUCT_TYPES)
+    + _inst("coo_linalg_sddmm", PRODUCT_TYPES)
+    + _inst("coo_linalg_spgemm_expand", PRODUCT_TYPES),
 }
 
 

@@ -701,8 +701,130 @@ def _unchecked_call(draw):
         Call(coosparse.mask_projection, a, other),
         Call(coosparse.add, a, np.ones(a.shape)),
         Call(coosparse.add, a, good, coalesce=True),
-    ]
+    ] + _unchecked_products(a)
     return draw(st.sampled_from(ops))
+
+
+def _unchecked_products(a):
+    """matmul in every role of ``a`` (SpMV/SpMM, dense x COO, SpGEMM as A and as B) and sampled_matmul."""
+    n = a.shape[-1]
+    lead = np.ones((2, a.shape[-2])) if a.ndim >= 2 else np.ones((2, n))
+    x = np.ones(a.shape[:-1] + (2,)) if a.ndim >= 2 else np.ones(2)
+    y = np.ones(a.shape[:-2] + (2, n))
+    return [
+        Call(coosparse.matmul, a, np.ones((n, 2))),
+        Call(coosparse.matmul, a, np.ones(n)),
+        Call(coosparse.matmul, lead if a.ndim >= 2 else np.ones(n), a),
+        Call(coosparse.matmul, a, coosparse.from_dense(np.ones((n, 2)))),
+        Call(coosparse.matmul, coosparse.from_dense(lead), a),
+        Call(coosparse.sampled_matmul, a, x, y),
+    ]
+
+
+# ---------------------------------------------------------------------------- linear algebra (issue 13)
+def _finite(a):
+    """``a`` with inf/NaN values replaced by 1: a dense reference multiplies them by the zeros a COO
+    never stores (0 * inf), which the sparse product rightly never forms."""
+    if a.dtype.kind not in "fc" or a.nnz == 0:
+        return a
+    v = np.asarray(a.values)
+    v = np.where(np.isfinite(v), v, np.ones((), v.dtype)).astype(v.dtype)
+    return COO(a.indices, v, a.shape, sorted=a.is_sorted, unique=a.is_unique, check=False, fill_value=a.fill_value)
+
+
+def _dense_of(x):
+    return Ref.of(x).dense() if isinstance(x, COO) else _native(np.asarray(x))
+
+
+def _product_dims(draw):
+    """(batch, m, k, n) of a product: 0-2 batch dims of size 1-2, matrix sizes 0-4."""
+    batch = tuple(draw(st.lists(st.integers(1, 2), max_size=2)))
+    return (batch,) + tuple(draw(st.integers(0, 4)) for _ in range(3))
+
+
+def _operand(draw, shape, sparse):
+    """A COO (hybrid sometimes, zero fill, finite values) or a dense array (odd layouts) of ``shape``."""
+    dtype = np.dtype(draw(st.sampled_from(DTYPES)))
+    if sparse:
+        sd = draw(st.integers(1, len(shape)))
+        return _finite(_zero_fill(draw(coos(shape=(shape[:sd], shape[sd:]), dtype=dtype, allow_wide=False))))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = small_values_of(rng, 1, shape, dtype)[0] if shape else np.asarray(small_values_of(rng, 1, (), dtype)[0])
+    return _layout(draw, rng, np.asarray(x, dtype=dtype), True)
+
+
+@st.composite
+def _matmul_call(draw):
+    batch, m, k, n = _product_dims(draw)
+    kind = draw(st.sampled_from(["coo@dense", "dense@coo", "coo@coo", "vector"]))
+    if kind == "vector":  # a 1-D operand on one side (NumPy's promotion and removal)
+        left = draw(st.booleans())
+        sa = (k,) if left else batch + (m, k)
+        sb = batch + (k, n) if left else (k,)
+        sparse_a = draw(st.booleans())
+        return Call(coosparse.matmul, _operand(draw, sa, sparse_a), _operand(draw, sb, not sparse_a))
+    # the second operand may lack the batch dims (broadcast)
+    sb = (batch if draw(st.booleans()) else ()) + (k, n)
+    a = _operand(draw, batch + (m, k), kind != "dense@coo")
+    b = _operand(draw, sb, kind != "coo@dense")
+    return Call(coosparse.matmul, a, b)
+
+
+def _check_matmul(call, r):
+    a, b = call.args
+    dtype = np.result_type(a.dtype, b.dtype)
+    assert r.dtype == dtype, (r.dtype, dtype)
+    acc = _acc(dtype)
+    with np.errstate(all="ignore"):
+        want = _from_acc(np.matmul(_dense_of(a).astype(acc), _dense_of(b).astype(acc)), dtype)
+    if isinstance(a, COO) and isinstance(b, COO):
+        assert isinstance(r, COO) and r.is_sorted and r.is_unique
+        assert_values_equal(Ref.of(r).dense(), want, dtype)
+    else:
+        assert isinstance(r, np.ndarray), type(r)
+        assert_values_equal(r, want, dtype)
+
+
+@st.composite
+def _sampled_matmul_call(draw):
+    batch, m, k, n = _product_dims(draw)
+    mask = draw(coos(shape=draw(st.sampled_from([(batch + (m, n), ()), (batch + (m,), (n,))])),
+                     allow_wide=False))
+    x = _operand(draw, (batch if draw(st.booleans()) else ()) + (m, k), False)
+    y = _operand(draw, batch + (k, n), False)
+    return Call(coosparse.sampled_matmul, mask, x, y)
+
+
+def _check_sampled_matmul(call, r):
+    mask, x, y = call.args
+    dtype = np.result_type(x.dtype, y.dtype)
+    assert r.dtype == dtype and r.shape == mask.shape, (r.dtype, dtype, r.shape)
+    assert np.array_equal(r.indices, mask.indices) and (r.is_sorted, r.is_unique) == (mask.is_sorted, mask.is_unique)
+    acc = _acc(dtype)
+    with np.errstate(all="ignore"):
+        full = _from_acc(np.matmul(_dense_of(x).astype(acc), _dense_of(y).astype(acc)), dtype)
+    full = np.broadcast_to(full, mask.shape)
+    for i in range(r.nnz):
+        assert_values_equal(r.values[i], full[tuple(int(v) for v in r.indices[:, i])], dtype)
+
+
+@st.composite
+def _bad_product_call(draw):
+    a = _zero_fill(draw(coos(allow_wide=False, shape=((3, 2), ()))))
+    kind = draw(st.sampled_from(["shape", "fill", "scalar", "type", "mask_type", "mask_shape", "sparse_factor"]))
+    if kind == "shape":
+        return Call(coosparse.matmul, a, draw(st.sampled_from([np.ones((3, 2)), np.ones(3), a])))
+    if kind == "fill":
+        return Call(coosparse.matmul, COO(a.indices, a.values, a.shape, fill_value=1), np.ones((2, 2)))
+    if kind == "scalar":
+        return Call(coosparse.matmul, a, draw(st.sampled_from([2.0, np.float64(2.0), np.ones(())])))
+    if kind == "type":
+        return Call(coosparse.matmul, a, draw(st.sampled_from(BAD_SCALARS)))
+    if kind == "mask_type":
+        return Call(coosparse.sampled_matmul, np.ones((3, 2)), np.ones((3, 4)), np.ones((4, 2)))
+    if kind == "mask_shape":
+        return Call(coosparse.sampled_matmul, a, np.ones((2, 4)), np.ones((4, 3)))
+    return Call(coosparse.sampled_matmul, a, a, np.ones((2, 2)))
 
 
 def _never(call, r):
@@ -827,6 +949,10 @@ ROWS = [
     Row("to_torch/from_torch", _to_torch_call(), _check_torch_roundtrip),
     Row("unchecked out-of-range indices", st.nothing(), _never, _unchecked_call(), (IndexError,),
         subprocess=True),
+    # ---- linear algebra (issue 13)
+    Row("matmul", _matmul_call(), _check_matmul, _bad_product_call(), (TypeError, ValueError)),
+    Row("sampled_matmul", _sampled_matmul_call(), _check_sampled_matmul, _bad_product_call(),
+        (TypeError, ValueError)),
 ]
 
 

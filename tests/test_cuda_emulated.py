@@ -668,6 +668,103 @@ def test_merge_take_reports_unsorted_runs():
             nb.merge_take(keys, np.array(bad), indices, values)
     with pytest.raises(TypeError, match="host metadata"):
         emulated.merge_take(*(strict.to_device(x) for x in (keys, np.array([0, 3, 5]), indices, values)))
+# ---- linear algebra (issue 13) ------------------------------------------------
+def _same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _linalg_values(rng, shape, dtype):
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-2**40, 2**40, size=shape).astype(dtype)
+    return _values(rng, shape, dtype)
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("grouped", ["sorted", "perm", "unsorted"])
+def test_spmm_kernels(launched, dtype, grouped):
+    rng = np.random.default_rng(30)
+    n, nrows, k, rpb = 400, 24, 9, 8
+    rows = np.sort(rng.integers(0, nrows, n)) if grouped == "sorted" else rng.integers(0, nrows, n)
+    cols = rng.integers(0, k, n)
+    vals = _linalg_values(rng, n, dtype)
+    base = np.array([0, k, 2 * k], dtype=np.int64)
+    for ncols in (1, 5):
+        dense = _linalg_values(rng, (3 * k, ncols), dtype)
+        for b in (None, base):
+            if grouped == "unsorted":
+                got = H.spmm_unsorted(rows, cols, vals, dense, nrows, rpb, b)
+                want = nb.spmm_unsorted(rows, cols, vals, dense, nrows, rpb, b)
+            else:
+                perm = None
+                r = rows
+                if grouped == "perm":
+                    perm = np.argsort(rows, kind="stable")
+                    r = rows[perm]
+                off = H.row_offsets(r, nrows)
+                _same(off, nb.row_offsets(r, nrows))
+                got = H.spmm(off, perm, cols, vals, dense, rpb, b)
+                want = nb.spmm(off, perm, cols, vals, dense, rpb, b)
+            _same(got, want)
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+def test_dense_spmm_kernel(launched, dtype):
+    rng = np.random.default_rng(31)
+    n, k, m, ncols = 300, 7, 4, 6
+    krow, cols = rng.integers(0, k, n), rng.integers(0, ncols, n)
+    vals = _linalg_values(rng, n, dtype)
+    dense = _linalg_values(rng, (2 * m, k), dtype)
+    _same(H.dense_spmm(dense, None, m, None, None, krow, cols, vals, ncols),
+          nb.dense_spmm(dense, None, m, None, None, krow, cols, vals, ncols))
+    batch = rng.integers(0, 3, n)
+    perm = np.argsort(batch, kind="stable")
+    boff = nb.row_offsets(batch[perm], 3)
+    base = np.array([0, m, 0], dtype=np.int64)
+    _same(H.dense_spmm(dense, base, m, boff, perm, krow, cols, vals, ncols),
+          nb.dense_spmm(dense, base, m, boff, perm, krow, cols, vals, ncols))
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("k", [0, 3, 8, 21])
+def test_sddmm_kernel(launched, dtype, k):
+    rng = np.random.default_rng(32)
+    n, mrows, ncols = 200, 9, 11
+    rows, cols = rng.integers(0, mrows, n), rng.integers(0, ncols, n)
+    x = _linalg_values(rng, (mrows, max(k, 1)), dtype)
+    y = _linalg_values(rng, (max(k, 1), ncols), dtype)
+    # unit strides (x rows, y^T rows) and strided reads (y's columns as they lie)
+    yt = np.ascontiguousarray(y.T)
+    for args in ((rows, x.shape[1], cols, yt.shape[1], x.reshape(-1), 1, yt.reshape(-1), 1, k),
+                 (rows, x.shape[1], cols, 1, x.reshape(-1), 1, y.reshape(-1), ncols, k)):
+        _same(H.sddmm(*args), nb.sddmm(*args))
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("perms", [False, True])
+def test_spgemm_kernel(launched, dtype, perms):
+    rng = np.random.default_rng(33)
+    na, nb_, nrows, kdim, ncols = 150, 120, 10, 12, 9
+    ar, ac = rng.integers(0, nrows, na), rng.integers(0, kdim, na)
+    br, bc = rng.integers(0, kdim, nb_), rng.integers(0, ncols, nb_)
+    av, bv = _linalg_values(rng, na, dtype), _linalg_values(rng, nb_, dtype)
+    if perms:
+        ap, bp = np.argsort(ar, kind="stable"), np.argsort(br, kind="stable")
+    else:
+        order_a, order_b = np.argsort(ar, kind="stable"), np.argsort(br, kind="stable")
+        ar, ac, av = ar[order_a], ac[order_a], av[order_a]
+        br, bc, bv = br[order_b], bc[order_b], bv[order_b]
+        ap = bp = None
+    sa = ar if ap is None else ar[ap]
+    starts = nb.segment_starts(sa)
+    a_rows = sa[starts[:-1]]
+    b_off = nb.row_offsets(br if bp is None else br[bp], kdim)
+    args = (starts, a_rows, ap, ac, av, b_off, bp, bc, bv, ncols)
+    (rc1, v1), (rc2, v2) = H.spgemm(*args), nb.spgemm(*args)
+    _same(rc1, rc2)
+    _same(v1, v2)
+    args = (starts, None, ap, ac, av, b_off, bp, bc, bv, ncols)
+    _same(H.spgemm(*args)[0], nb.spgemm(*args)[0])
 
 
 def test_every_kernel_is_launched(launched):

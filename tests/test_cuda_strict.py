@@ -254,12 +254,26 @@ def test_synchronising_operations_read_once():
         assert n == {"h2d": 0, "d2h": 1}, (name, n)  # the size and the error word: one copy
 
 
+def test_sparse_sparse_matmul_reads_twice():
+    # SpGEMM: the number of products sizes the expansion, the number of distinct outputs the
+    # result (docs/linalg.md); each read also checks the error word
+    rng = np.random.default_rng(8)
+    a = dev(random_coo(rng, (30, 30), 150, sorted=True, unique=True))
+    b = dev(random_coo(rng, (30, 30), 150, sorted=True, unique=True))
+    coosparse.matmul(a, b)
+    with strict.count_transfers() as n:
+        coosparse.matmul(a, b)
+    assert n == {"h2d": 0, "d2h": 2}  # the number of products, the output size
+
+
 @pytest.mark.parametrize("row", ["linear_index", "unravel_index", "sort_pairs", "segment_sum", "gather_rows",
                                  "scatter_add", "scatter_set", "strided_scatter_sorted", "strided_scatter_ordered",
                                  "match_merge", "match_search", "probe_sum", "multiply_matched", "gather_columns",
                                  "gather_strided", "union_columns", "gather_or_zero", "probe_sum shared",
                                  "multiply_matched shared", "scatter_set distinct", "scatter_add sorted",
-                                 "segment_prod", "segment_minmax", "segment_arg"])
+                                 "segment_prod", "segment_minmax", "segment_arg",
+                                 "row_offsets", "spmm", "spmm batched", "spmm_unsorted", "dense_spmm",
+                                 "dense_spmm batched", "sddmm"])
 def test_sync_free_rows_make_no_transfer(row):
     from coosparse._kernel_api import KERNEL_API
 
@@ -273,6 +287,9 @@ def test_sync_free_rows_make_no_transfer(row):
     b_pos = dev(np.array([-1, 0, 1, 2], np.int64))
     starts = dev(np.array([0, 10, 40], np.int64))
     ar2 = dev(np.arange(0, 80, 2, dtype=np.int64))
+    dense = dev(rng.standard_normal((50, 3)))
+    batch_base = dev(np.array([0, 7], np.int64))
+    boff = dev(np.array([0, 20, 40], np.int64))
     calls = {
         "linear_index": lambda: L.linear_index(idx2, np.array([10, 1])),
         "unravel_index": lambda: L.unravel_index(keys, (10, 1)),
@@ -303,7 +320,17 @@ def test_sync_free_rows_make_no_transfer(row):
         "segment_prod": lambda: L.segment_prod(vals, None, starts),
         "segment_minmax": lambda: L.segment_minmax(vals, keys[::-1] % 40, starts, True),
         "segment_arg": lambda: L.segment_arg(vals, None, starts, ar2, False),
+        # linear algebra (issue 13): keys in [0, 50) as rows, a 50 x 3 dense operand
+        "row_offsets": lambda: L.row_offsets(keys, 50),
+        "spmm": lambda: L.spmm(offsets, None, keys % 7, vals[:, 0], dense, 50, None),
+        "spmm batched": lambda: L.spmm(offsets, None, keys % 7, vals[:, 0], dense, 25, batch_base),
+        "spmm_unsorted": lambda: L.spmm_unsorted(keys[::-1], keys % 7, vals[:, 0], dense, 50, 50, None),
+        "dense_spmm": lambda: L.dense_spmm(dense.T.copy(), None, 3, None, None, keys, keys % 7, vals[:, 0], 7),
+        "dense_spmm batched": lambda: L.dense_spmm(dense.T.copy(), batch_base[:2] * 0, 3, boff, None, keys,
+                                                   keys % 7, vals[:, 0], 7),
+        "sddmm": lambda: L.sddmm(keys, 3, keys % 7, 1, dense.reshape(-1), 1, dense.reshape(-1), 7, 3),
     }
+    offsets = L.row_offsets(keys, 50)
     calls[row]()
     with strict.sync_free():
         calls[row]()
@@ -332,6 +359,10 @@ def _bad_input_ops():
     good2 = coo([[0, 1, 2], [0, 1, 2]], [1.0, 2.0, 3.0], (3, 3), sorted=True, unique=True)
     x = dev(np.arange(4.0))
     x2 = dev(np.arange(9.0).reshape(3, 3))
+    liar2 = coo([[2, 0, 1, 1], [0, 1, 2, 2]], [1.0, 2.0, 3.0, 4.0], (3, 3), sorted=True, unique=True)
+    good2 = coo([[0, 1, 2], [0, 1, 2]], [1.0, 2.0, 3.0], (3, 3), sorted=True, unique=True)
+    bad3 = coo([[0, 1, 1, -3], [0, 2, 7, 1], [1, big, 0, 2]], [1.0, 2.0, 3.0, 4.0], (2, 3, 3))
+    x3 = dev(np.arange(18.0).reshape(2, 3, 3))
     return [
         ("sparse_mask(dense, bad mask)", lambda: coosparse.sparse_mask(x, bad), IndexError),
         ("multiply(bad, dense)", lambda: coosparse.multiply(bad, x), IndexError),
@@ -356,6 +387,16 @@ def _bad_input_ops():
         ("concatenate(liar rows, axis=1)", lambda: coosparse.concatenate([liar3, good2], axis=1), ValueError),
         ("liar[[0, 2]] (range gather)", lambda: liar3[[0, 2]], None),
         ("liar[1:] (binary search)", lambda: liar3[1:], None),
+        # linear algebra (issue 13)
+        ("matmul(bad, dense)", lambda: coosparse.matmul(bad, x), IndexError),
+        ("matmul(bad 2-d, dense)", lambda: coosparse.matmul(bad2, x2), IndexError),
+        ("matmul(dense, bad 2-d)", lambda: coosparse.matmul(x2, bad2), IndexError),
+        ("matmul(batched bad, dense)", lambda: coosparse.matmul(bad3, x3), IndexError),
+        ("matmul(dense, batched bad)", lambda: coosparse.matmul(x3, bad3), IndexError),
+        ("matmul(liar 2-d, dense)", lambda: coosparse.matmul(liar2, x2), ValueError),
+        ("matmul(bad 2-d, bad 2-d)", lambda: coosparse.matmul(bad2, bad2), IndexError),
+        ("matmul(good 2-d, bad 2-d)", lambda: coosparse.matmul(good2, bad2), IndexError),
+        ("sampled_matmul(bad 2-d, x, y)", lambda: coosparse.sampled_matmul(bad2, x2, x2), IndexError),
     ]
 
 

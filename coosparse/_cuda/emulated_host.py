@@ -24,13 +24,16 @@ name = "cuda-emulated"
 xp = np
 
 METADATA = frozenset({"strides", "inner", "sizes", "src_strides", "bound", "src_base", "offset", "copy", "negate",
-                      "a_fill", "b_fill",  # merge_gather's fill rows (issue 11)
-                      "offsets"})  # offsets: merge_take's run boundaries (issue 12)
+                      "a_fill", "b_fill"})  # merge_gather's fill rows (issue 11)
+# parameters that are host metadata of one row only (the same name is a device array elsewhere:
+# spmm's ``offsets`` is a CSR row pointer on the device)
+ROW_METADATA = {"merge_take": frozenset({"offsets"})}  # merge_take's run boundaries (issue 12)
 IN_PLACE = frozenset({"target", "out"})
 
 
 def _adapt(fn):
     params = list(inspect.signature(fn).parameters)
+    metadata = METADATA | ROW_METADATA.get(fn.__name__, frozenset())
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
@@ -38,7 +41,7 @@ def _adapt(fn):
             uploaded = {}  # id(host array) -> device array (one upload per array, aliasing kept)
             dev_args, back = [], []
             for p, a in zip(params, args):
-                if isinstance(a, np.ndarray) and p not in METADATA:
+                if isinstance(a, np.ndarray) and p not in metadata:
                     d = uploaded.get(id(a))
                     if d is None:
                         d = uploaded[id(a)] = strict.to_device(a)

@@ -55,6 +55,15 @@ def cases(put, n=400, seed=3):
                               put(src[: 30 * r].reshape(r, 30)))
     g = random_coo(rng, shape, n // 2, unique=True)
     g15 = put(coosparse.COO(g.indices, g.values, shape, unique=True, check=False, fill_value=1.5))
+    # linear algebra (issue 13): the products whose output size is known
+    rhs = put(rng.standard_normal((30, 8)))  # c @ rhs, u @ rhs
+    lhs = put(rng.standard_normal((8, rows)))  # lhs @ c
+    vec = put(rng.standard_normal(30))
+    b3 = put(random_coo(rng, (3, rows, 30), n, sorted=True, unique=True))  # batched, sorted
+    rhs3 = put(rng.standard_normal((3, 30, 4)))
+    hrhs = put(rng.standard_normal((2, 5)))  # h (rows, 10, 3, 2) @ hrhs: batched over (rows, 10)
+    fx, fy = put(rng.standard_normal((rows, 16))), put(rng.standard_normal((16, 30)))
+    fyt = put(rng.standard_normal((30, 16))).T  # a transposed view (strided reads)
     ops = {
         "multiply(u, c, compact=False)": lambda: coosparse.multiply(u, c, compact=False),
         "multiply(u, u, compact=False)": lambda: coosparse.multiply(u, u, compact=False),
@@ -90,6 +99,15 @@ def cases(put, n=400, seed=3):
         "maximum(coo, dense) (dense result)": lambda: np.maximum(c, x),
         "multiply(fill 1.5, dense) (dense result)": lambda: g15 * x,
         "multiply(uncoalesced, fill 1.5) (one annihilator)": lambda: np.multiply(u, g15),
+        "matmul(sorted coo, dense)": lambda: coosparse.matmul(c, rhs),
+        "matmul(unsorted coo, dense)": lambda: u @ rhs,
+        "matmul(coo, vector)": lambda: coosparse.matmul(u, vec),
+        "matmul(batched coo, dense)": lambda: coosparse.matmul(b3, rhs3),
+        "matmul(hybrid coo, dense)": lambda: coosparse.matmul(h, hrhs),
+        "matmul(dense, coo)": lambda: lhs @ u,
+        "matmul(dense, sorted coo)": lambda: coosparse.matmul(lhs, c),
+        "sampled_matmul(mask, x, y)": lambda: coosparse.sampled_matmul(u, fx, fy),
+        "sampled_matmul(sorted mask, x, y.T)": lambda: coosparse.sampled_matmul(c, fx, fyt),
     }
     # ---- reductions (issue 11): over dense axes only (sums of any array; the others of a
     # coalesced one, since they coalesce first), and over every axis (one output entry)

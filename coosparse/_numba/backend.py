@@ -208,16 +208,22 @@ def gather_or_zero(values, rows):
     return _un.gather_or_zero(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
 
 
+def _union_offsets_checked(a_indices, b_indices, strides, limits):
+    """Chunked union sizes of two coalesced index sets: (sizes, blo, chunk), or the IndexError /
+    ValueError for an index outside ``limits`` or keys out of order, met in the same pass."""
+    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
+    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
+                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
+    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    return sizes, blo, chunk
+
+
 def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None):
     """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate).
 
     ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
     """
-    limits = _ix.merge_limits(strides, sizes)
-    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
-    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
-                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
-    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    sizes, blo, chunk = _union_offsets_checked(a_indices, b_indices, strides, _ix.merge_limits(strides, sizes))
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_val = np.empty((total, a_values.shape[1]), a_values.dtype)
@@ -252,10 +258,7 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
                                       a_fill, b_fill)
         _ix.raise_merge_flags(flags, limits, a_indices, b_indices)
         return out
-    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
-    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
-                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
-    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    sizes, blo, chunk = _union_offsets_checked(a_indices, b_indices, strides, limits)
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_a = np.empty((total, a_words.shape[1]), a_words.dtype)
@@ -403,3 +406,114 @@ def _merge_splitters(keys, offsets, nparts):
             samples.append(keys[np.linspace(lo, hi - 1, num=num).astype(_i64)])
     s = np.sort(np.concatenate(samples))
     return np.ascontiguousarray(s[(np.arange(1, nparts) * s.shape[0]) // nparts])
+# ---- linear algebra (issue 13) ------------------------------------------------
+# Every kernel checks the indices it reads through against their bounds in the pass that
+# reads them and returns per-part flags (column 0: out of bounds, 1: a sorted flag that
+# lies); _raise_linalg_flags turns them into the IndexError / ValueError of issue 10.
+from . import linalg as _la  # noqa: E402
+
+_ZERO_BASE = np.zeros(1, dtype=np.int64)
+
+
+def _raise_linalg_flags(flags, keys=None, bound=None):
+    """IndexError (naming the first key outside ``bound`` when given) / ValueError for kernel flags."""
+    from .._flags import lying_flag_error
+
+    if flags[:, 0].any():
+        if keys is not None:
+            raise_out_of_bounds(keys.reshape(1, -1), (int(bound),))
+        raise IndexError("an index lies outside the shape (an array built with check=False holds indices "
+                         "outside its shape)")
+    if flags[:, 1].any():
+        raise lying_flag_error()
+
+
+def row_offsets(rows, nrows):
+    """CSR row pointer of non-decreasing ``rows`` in [0, nrows): int64[nrows + 1].
+
+    Rows outside [0, nrows) raise IndexError, rows that step down ValueError
+    (a sorted flag that lies), both found in the pass that builds the pointer.
+    """
+    out, flags = _la.row_offsets(rows, int(nrows), numba.get_num_threads())
+    _raise_linalg_flags(flags, rows, nrows)
+    return out
+
+
+def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound=None):
+    """COO rows (offsets, perm) x dense, each output element summed in grouped order.
+
+    ``cols`` must lie in [0, col_bound) (default: the rows of ``dense``); IndexError otherwise.
+    """
+    if col_bound is None:
+        col_bound = dense.shape[0]
+    if batch_base is None:  # one dense batch for every row
+        rows_per_batch, batch_base = offsets.shape[0], _ZERO_BASE
+    out, flags = _la.spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, int(col_bound),
+                          numba.get_num_threads())
+    _raise_linalg_flags(flags)
+    return out
+
+
+def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base, col_bound=None):
+    """COO (rows in any order) x dense, each output element summed in stored order.
+
+    Rows must lie in [0, nrows) and ``cols`` in [0, col_bound); IndexError otherwise.
+    """
+    if col_bound is None:
+        col_bound = dense.shape[0]
+    nthreads = numba.get_num_threads()
+    if nthreads > _la.OWNERSHIP_MAX_THREADS and rows.shape[0] * dense.shape[1] >= _la.SERIAL_WORK:
+        # many threads would each scan every row index: group the rows by a stable sort instead
+        # (the same order within a row, so the same bits); row_offsets checks the sorted rows
+        sorted_rows, perm = sort_pairs(rows, max(int(nrows), 1))
+        return spmm(row_offsets(sorted_rows, nrows), perm, cols, values, dense, rows_per_batch, batch_base,
+                    col_bound)
+    if batch_base is None:  # one dense batch for every row
+        rows_per_batch, batch_base = int(nrows) + 1, _ZERO_BASE
+    out, flags = _la.spmm_unsorted(rows, cols, values, dense, int(nrows), rows_per_batch, batch_base,
+                                   int(col_bound), nthreads)
+    _raise_linalg_flags(flags)
+    return out
+
+
+def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols):
+    """dense x COO, each output element summed over its column's entries in stored order.
+
+    ``krow`` must lie in [0, dense.shape[1]) and ``cols`` in [0, ncols); IndexError otherwise.
+    """
+    if batch_offsets is None:
+        batch_offsets = np.array([0, krow.shape[0]], dtype=np.int64)
+    if batch_base is None:  # one dense batch for every batch of the COO
+        batch_base = np.zeros(batch_offsets.shape[0] - 1, dtype=np.int64)
+    out, flags = _la.dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols,
+                                numba.get_num_threads())
+    _raise_linalg_flags(flags)
+    return out
+
+
+def sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, row_bound=None, col_bound=None):
+    """Dot products of x rows and y columns at the entries (eight fixed lanes each).
+
+    ``rows`` must lie in [0, row_bound) and ``cols`` in [0, col_bound) (None: 2**63, i.e.
+    only negative values refused; addresses then come from a checked ``linear_index``).
+    """
+    out, flags = _la.sddmm(rows, row_stride, _bound(row_bound), cols, col_stride, _bound(col_bound), x, x_inner,
+                           y, y_inner, k, numba.get_num_threads())
+    _raise_linalg_flags(flags)
+    return out
+
+
+def _bound(b):
+    return 2**63 if b is None else min(int(b), 2**63)
+
+
+def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
+           a_row_bound=None):
+    """Sparse x sparse: ([row; col] int64[2, m], values) of the coalesced product, sums in expansion order.
+
+    A's columns must lie in [0, K) (K = rows of B's pointer), the B columns reached
+    in [0, ncols) and the row keys ``a_rows`` in [0, a_row_bound), increasing:
+    IndexError / ValueError otherwise, from the passes that read them.
+    """
+    return _la.spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
+                      _bound(a_row_bound), numba.get_num_threads(), _raise_linalg_flags)

@@ -43,6 +43,9 @@ from ._autograd import add, coalesce, mask_projection, multiply, sparse_mask, su
 from ._compile import as_strided_scatter, sparse_mask_parts, to_dense_parts
 from ._convert import from_torch, to_torch
 
+# ---- linear algebra (issue 13) ---------------------------------------------------
+from ._linalg import matmul, sampled_matmul, sddmm_parts, spmm_parts  # noqa: E402
+
 __all__ = [
     "add",
     "as_strided_scatter",
@@ -56,4 +59,9 @@ __all__ = [
     "to_dense",
     "to_dense_parts",
     "to_torch",
+    # ---- linear algebra (issue 13)
+    "matmul",
+    "sampled_matmul",
+    "sddmm_parts",
+    "spmm_parts",
 ]
