@@ -121,8 +121,21 @@ _NEEDS = {
 }
 
 
+#: chunks of different fills (e.g. Dask's ``var``/``std`` partials, ``x - chunk_mean``) are
+#: joined densely up to this many elements; beyond it the concatenation refuses (ValueError)
+DENSE_JOIN_LIMIT = 2**22
+
+
 def _concatenate(arrays, axis=0):
-    return _coosparse_function("concatenate")(list(arrays), axis=axis)
+    arrays = list(arrays)
+    coos = [a for a in arrays if isinstance(a, COO)]
+    if coos and not all(_fill.equal(c.fill_value, coos[0].fill_value) for c in coos):
+        # one COO has one fill (SPEC 8): pieces of different fills join as a dense array,
+        # what NumPy would give, when that is small (Dask's partial results of a reduction)
+        if sum(a.size for a in arrays) <= DENSE_JOIN_LIMIT:
+            dense = [a.to_dense() if isinstance(a, COO) else a for a in arrays]
+            return array_namespace(dense[0]).concatenate(dense, axis=axis)
+    return _coosparse_function("concatenate")(arrays, axis=axis)
 
 
 def _tensordot(a, b, axes=2):
