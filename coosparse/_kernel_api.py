@@ -112,6 +112,12 @@ merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
                    integers of one size, a bit copy; strides and the fill
                    rows are host metadata (synchronises on a GPU: output
                    size); ``sizes=`` as in merge_multiply. The elementwise engine's union
+multiply_search    (src_keys int64[n] any order, src_values[n, k], probe_keys
+                   sorted, probe_values[np, k], perm | None) -> [n, k]: row
+                   i = src_values[i] * ordered probe sum of src_keys[i]'s
+                   matches, 0 where none (= match_search + multiply_matched
+                   with rows None; one arithmetic dtype; never synchronises).
+                   Numba carries the values through its partition (issue 16)
 =================  ==========================================================
 """
 
@@ -142,4 +148,6 @@ KERNEL_API = (
     "merge_add",
     # ---- elementwise engine (issue 11)
     "merge_gather",
+    # ---- CPU performance II (issue 16)
+    "multiply_search",
 )

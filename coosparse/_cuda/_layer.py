@@ -944,6 +944,17 @@ class CudaLayer:
             col = out[:, j::period]
             col[...] = xp.where(m, fill[j], col)  # fill[j]: a NumPy scalar, passed by value
 
+    # ------------------------------------------------------------------ CPU performance II (issue 16)
+    def multiply_search(self, src_keys, src_values, probe_keys, probe_values, perm, *, shared_runs=False):
+        """match_search + multiply_matched (rows None): the product of every source row. Sync-free.
+
+        On the GPU the binary-search match needs no partition, so this is the
+        composition of the two rows (the CPU layer fuses them to save a
+        random stream).
+        """
+        first, count = self.match_search(src_keys, probe_keys)
+        return self.multiply_matched(src_values, None, probe_values, perm, first, count, shared_runs=shared_runs)
+
 
 def _guarded(fn, guard):
     import functools

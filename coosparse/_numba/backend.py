@@ -227,3 +227,13 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
     _uf.merge_gather_write(a_indices, b_indices, strides, sizes, blo, chunk, a_words, b_words,
                            a_fill, b_fill, out_idx, out_a, out_b)
     return out_idx, out_a, out_b
+
+
+# ---- CPU performance II (issue 16) ---------------------------------------------------
+def multiply_search(src_keys, src_values, probe_keys, probe_values, perm, *, shared_runs=False):
+    """match_search + multiply_matched (rows None) in one pass: the values travel through the partition.
+
+    ``shared_runs`` is for the GPU.
+    """
+    _sorted_ends(probe_keys, "probe")
+    return _ix.multiply_search(src_keys, src_values, probe_keys, probe_values, perm, numba.get_num_threads())
