@@ -17,7 +17,7 @@ def test_result_nbytes():
     assert harness.result_nbytes((np.zeros(3), [np.zeros(2, np.int32), None], 5)) == 24 + 8
     torch = pytest.importorskip("torch")
     assert harness.result_nbytes(torch.zeros(4, dtype=torch.float32)) == 16
-    t = torch.sparse_coo_tensor(torch.tensor([[0, 1]]), torch.tensor([1.0, 2.0]), (3,))
+    t = torch.sparse_coo_tensor(torch.tensor([[0, 1]]), torch.tensor([1.0, 2.0]), (3,), check_invariants=True)
     assert harness.result_nbytes(t) == 2 * 8 + 2 * 4
 
 
