@@ -217,36 +217,10 @@ def _find(probe_keys, table, ss, phi, base, dl):
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def _partition_match(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, first, count):
-    """Search every partition in its probe range; first/count written back to the source positions."""
-    nthreads = thread_parts.shape[0] - 1
-    P = pbound.shape[0] - 3
-    pmask = (np.int64(1) << ib) - 1
-    for t in nb.prange(nthreads):
-        table = np.empty((1 << _TABLE_BITS) + 2, dtype=np.int64)
-        for b in range(thread_parts[t], thread_parts[t + 1]):
-            plo = pbound[b]
-            phi = pbound[b + 1]
-            if b == 0 or b == P + 1:  # outside the probe's range: no match
-                for q in range(pstart[b], pstart[b + 1]):
-                    i = words[q] & pmask
-                    first[i] = plo
-                    count[i] = 0
-                continue
-            base = lo_key + (np.int64(b - 1) << shift)
-            ss = _fill_table(probe_keys, plo, phi, base, shift, table)
-            for q in range(pstart[b], pstart[b + 1]):
-                w = words[q]
-                f, e = _find(probe_keys, table, ss, phi, base, w >> ib)
-                i = w & pmask
-                first[i] = f
-                count[i] = e - f
-
-
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _partition_multiply(probe_keys, probe_values, perm, has_perm, lo_key, shift, ib, pbound, pstart,
-                        thread_parts, words, part_values, out):
-    """As _partition_match, writing out[i] = part_values[q] * ordered probe sum (0 unmatched) instead."""
+def _partition_search(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, fused,
+                      first, count, probe_values, perm, has_perm, part_values, out):
+    """Search every partition in its probe range, writing back to the source positions:
+    first/count, or with ``fused`` out[i] = part_values[q] * ordered probe sum (0 unmatched)."""
     nthreads = thread_parts.shape[0] - 1
     P = pbound.shape[0] - 3
     pmask = (np.int64(1) << ib) - 1
@@ -254,20 +228,19 @@ def _partition_multiply(probe_keys, probe_values, perm, has_perm, lo_key, shift,
     for t in nb.prange(nthreads):
         table = np.empty((1 << _TABLE_BITS) + 2, dtype=np.int64)
         for b in range(thread_parts[t], thread_parts[t + 1]):
-            plo = pbound[b]
-            phi = pbound[b + 1]
-            if b == 0 or b == P + 1:
-                for q in range(pstart[b], pstart[b + 1]):
-                    i = words[q] & pmask
-                    for c in range(kc):
-                        out[i, c] = 0
-                continue
+            outside = b == 0 or b == P + 1  # below or above the probe's range: no match
             base = lo_key + (np.int64(b - 1) << shift)
-            ss = _fill_table(probe_keys, plo, phi, base, shift, table)
+            ss = 0 if outside else _fill_table(probe_keys, pbound[b], pbound[b + 1], base, shift, table)
             for q in range(pstart[b], pstart[b + 1]):
                 w = words[q]
-                f, e = _find(probe_keys, table, ss, phi, base, w >> ib)
                 i = w & pmask
+                f = e = pbound[b]
+                if not outside:
+                    f, e = _find(probe_keys, table, ss, pbound[b + 1], base, w >> ib)
+                if not fused:
+                    first[i] = f
+                    count[i] = e - f
+                    continue
                 for c in range(kc):
                     if e == f:
                         out[i, c] = 0
@@ -277,6 +250,8 @@ def _partition_multiply(probe_keys, probe_values, perm, has_perm, lo_key, shift,
 
 def _partition(src_keys, probe_keys, nthreads, src_values=None):
     """Partition the source (see above): (geometry, words, part_values, pbound, pstart, thread_parts), or None.
+
+    Without ``src_values``, part_values is an empty int64 (0, 0) array.
 
     None: the probe fits in cache, the source is small, or a word cannot hold
     (low key bits, position): the caller searches directly.
@@ -313,8 +288,9 @@ def match_search(src_keys, probe_keys, nthreads):
     parts = _partition(src_keys, probe_keys, nthreads)
     if parts is None:
         return _binary_search_all(src_keys, probe_keys, first, count)
-    (lo_key, shift, ib), words, _, pbound, pstart, thread_parts = parts
-    _partition_match(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, first, count)
+    (lo_key, shift, ib), words, none, pbound, pstart, thread_parts = parts
+    _partition_search(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, False,
+                      first, count, none, src_keys[:0], False, none, none)
     return first, count
 
 
@@ -340,8 +316,8 @@ def multiply_search(src_keys, src_values, probe_keys, probe_values, perm, nthrea
         first, count = _binary_search_all(src_keys, probe_keys, np.empty(n, np.int64), np.empty(n, np.int64))
         return multiply_matched(src_values, empty, False, probe_values, perm, has_perm, first, count, out)
     (lo_key, shift, ib), words, part_values, pbound, pstart, thread_parts = parts
-    _partition_multiply(probe_keys, probe_values, perm, has_perm, lo_key, shift, ib, pbound, pstart,
-                        thread_parts, words, part_values, out)
+    _partition_search(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, True,
+                      empty, empty, probe_values, perm, has_perm, part_values, out)
     return out
 
 
