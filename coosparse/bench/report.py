@@ -348,11 +348,14 @@ def write_chart(path, rows, title=None):
                   fontsize=10)
     ax.text(1.01, 1.0, "coosparse time,\nx memory floor", transform=ax.transAxes, va="bottom", ha="left",
             fontsize=9, style="italic")
-    ax.legend(fontsize=9.5, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=len(labelled), frameon=False)
+    ncol = min(len(labelled), 4)  # more peers wrap to a second legend row (clear of the right column)
+    legend_rows = -(-len(labelled) // ncol)
+    ax.legend(fontsize=9.5, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=ncol, frameon=False)
+    fig.set_figheight(fig.get_figheight() + 0.3 * (legend_rows - 1))
     h = fig.get_figheight()
     if title:
         fig.suptitle(title, fontsize=11, y=1 - 0.12 / h, va="top")
-    fig.subplots_adjust(left=0.25, right=0.86, top=1 - 0.85 / h, bottom=0.75 / h)
+    fig.subplots_adjust(left=0.25, right=0.86, top=1 - (0.85 + 0.3 * (legend_rows - 1)) / h, bottom=0.75 / h)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
