@@ -15,7 +15,9 @@ both sorted, compact     one fused merge over the index columns that also
                          dtype, narrow shape)
 source sorted            linear merge (``match_merge``)
 source in any order      partitioned search (``match_search``; binary
-                         search on a GPU) -- the source is never reordered
+                         search on a GPU) -- the source is never reordered;
+                         multiply with compact=False and one dtype matches
+                         and multiplies in one pass (``multiply_search``)
 probe not sorted         the probe's keys are sorted first (stable radix
                          sort); its values are read through the permutation
 =======================  =================================================
@@ -62,6 +64,16 @@ def choose_sides(a, b):
     return a, b
 
 
+def _match_keys(src, probe):
+    """(backend, source keys, sorted probe keys, perm): perm maps sorted probe positions to stored ones (None: sorted already)."""
+    be = backend_for(src.indices, probe.indices)
+    (sk, pk), bound = joint_keys([src.indices, probe.indices], src.sparse_shape)
+    perm = None
+    if not probe.is_sorted:
+        pk, perm = be.sort_pairs(pk, bound)
+    return be, sk, pk, perm
+
+
 def match(src, probe, compact=False):
     """Match ``src``'s keys against ``probe``'s: (rows, first, count, perm).
 
@@ -73,12 +85,8 @@ def match(src, probe, compact=False):
     (output size); ``compact=False`` never does for narrow shapes (wide shapes
     rank their index columns, which reads the rank count back).
     """
-    be = backend_for(src.indices, probe.indices)
-    (sk, pk), bound = joint_keys([src.indices, probe.indices], src.sparse_shape)
-    perm = None
+    be, sk, pk, perm = _match_keys(src, probe)
     rows = None
-    if not probe.is_sorted:
-        pk, perm = be.sort_pairs(pk, bound)
     if src.is_sorted:
         if compact:
             rows, first, count = be.merge_matches(sk, pk)  # synchronize! (output size)
@@ -193,6 +201,14 @@ def multiply_sparse(a, b, compact, keep_match=False):
         )  # synchronize! (output size)
         values = values.reshape((values.shape[0],) + dense_shape)
         return COO(indices, values, shape, sorted=True, unique=src.is_unique, check=False), None
+    if fused and not compact and not keep_match and not src.is_sorted and not is_wide(src.sparse_shape):
+        # the source's layout in any order: the match and the product in one pass
+        # (the Numba layer carries the source values through its partition)
+        be, sk, pk, perm = _match_keys(src, probe)
+        values = be.multiply_search(sk, rows2d(src.values), pk, rows2d(probe.values), perm,
+                                    shared_runs=not src.is_unique)
+        values = values.reshape((src.nnz,) + dense_shape)
+        return COO(src.indices, values, shape, sorted=False, unique=src.is_unique, check=False), None
     rows, first, count, perm = match(src, probe, compact)
     m = first.shape[0]
     indices = src.indices if rows is None else be.gather_columns(src.indices, rows)

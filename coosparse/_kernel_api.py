@@ -217,6 +217,13 @@ spgemm             (a_offsets int64[R+1], a_rows int64[R] | None, a_perm |
                    columns in [0, K), every B column in [0, ncols), a_rows
                    increasing in [0, a_row_bound) (synchronises on a GPU:
                    output size, with the error word)
+---- CPU performance II (issue 16) ---------------------------------------------
+multiply_search    (src_keys int64[n] any order, src_values[n, k], probe_keys
+                   sorted, probe_values[np, k], perm | None) -> [n, k]: row
+                   i = src_values[i] * ordered probe sum of src_keys[i]'s
+                   matches, 0 where none (= match_search + multiply_matched
+                   with rows None; one arithmetic dtype; never synchronises).
+                   Numba carries the values through its partition (issue 16)
 =================  ==========================================================
 """
 
@@ -266,4 +273,6 @@ KERNEL_API = (
     "dense_spmm",
     "sddmm",
     "spgemm",
+    # ---- CPU performance II (issue 16)
+    "multiply_search",
 )

@@ -73,7 +73,7 @@ def _canonical_view(size, stride, src_strides, offset, src_base):
     return arr[0], arr[1], arr[2], offset, src_base
 
 
-def as_strided_scatter(input, src, size, stride, storage_offset=0):
+def as_strided_scatter(input, src, size, stride, storage_offset=0, *, out=None):
     """Copy of ``input`` with a strided view of it replaced by ``src`` (SPEC 5).
 
     The result is a new C-contiguous array of ``input``'s shape and dtype.
@@ -98,11 +98,17 @@ def as_strided_scatter(input, src, size, stride, storage_offset=0):
         (torch forbids negative strides; here every address is bounds-checked).
     storage_offset : int
         Non-negative element offset of the view's first element.
+    out : ndarray, optional
+        Where to write the result, for callers that reuse a buffer (its pages
+        already mapped: the work is then a copy at memory speed). Must be an
+        array of ``input``'s kind and device, with ``input``'s shape and
+        dtype, C-contiguous, writeable, and share no memory with ``input`` or
+        ``src``; every check is made before anything is written.
 
     Returns
     -------
     ndarray
-        C-contiguous, same device as ``input``.
+        C-contiguous, same device as ``input``: ``out`` when given.
 
     Raises
     ------
@@ -111,7 +117,11 @@ def as_strided_scatter(input, src, size, stride, storage_offset=0):
     IndexError
         An address falls outside ``[0, input.size)``; raised before any write.
     TypeError
-        Unsupported dtype, or ``src`` does not cast safely to ``input.dtype``.
+        Unsupported dtype, or ``src`` does not cast safely to ``input.dtype``;
+        ``out`` not an array of ``input``'s kind, or of another dtype.
+    ValueError
+        ``out`` of another shape or device, not C-contiguous, read-only, or
+        overlapping ``input`` or ``src``.
 
     Examples
     --------
@@ -122,6 +132,11 @@ def as_strided_scatter(input, src, size, stride, storage_offset=0):
            [0, 3, 0]], dtype=int32)
     >>> coosparse.as_strided_scatter(np.zeros(3), np.array([1.0, 2.0]), (2,), (0,), 1)  # overlap: last wins
     array([0., 2., 0.])
+    >>> buf = np.empty((2, 3), dtype=np.int32)
+    >>> r = coosparse.as_strided_scatter(x, np.array([7, 8], dtype=np.int32), (2,), (3,), 1, out=buf)
+    >>> r is buf, buf
+    (True, array([[0, 7, 0],
+           [0, 8, 0]], dtype=int32))
     """
     xp = _namespace(input)
     input = _dtypes.native(xp.asarray(input))
@@ -166,12 +181,19 @@ def as_strided_scatter(input, src, size, stride, storage_offset=0):
                 f"elements {lo}..{hi}, outside the {n_out} elements of the input{culprit}"
             )
 
+    if out is not None:
+        _check_out(out, input, src, xp)
     if input.flags.c_contiguous and total:
-        out = xp.empty(input.shape, dtype=dtype)
+        # a fresh output's pages are first touched by the kernel's threads, each in the
+        # range it writes (the Numba layer splits large copies between its threads)
+        out = xp.empty(input.shape, dtype=dtype) if out is None else out
         inp_flat = bits_view(input.reshape(-1))
         copy = True
     else:
-        out = xp.array(input, order="C", copy=True)
+        if out is None:
+            out = xp.array(input, order="C", copy=True)
+        else:
+            out[...] = input
         inp_flat = None
         copy = False
     if total == 0:
@@ -195,6 +217,28 @@ def as_strided_scatter(input, src, size, stride, storage_offset=0):
         out_flat, inp_flat if copy else out_flat, src_flat, sb, off, sizes, strides, sstrides, copy
     )
     return out
+
+
+def _check_out(out, input, src, xp):
+    """as_strided_scatter's ``out=``: every check before anything is written."""
+    from ._backend import array_namespace, device_of
+
+    if not (hasattr(out, "dtype") and hasattr(out, "shape")) or array_namespace(out) is not xp:
+        raise TypeError(f"out must be an array of the same kind as input ({type(input).__name__}); "
+                        f"got {type(out).__name__}")
+    if device_of(out) != device_of(input):
+        raise ValueError(f"out is on {device_of(out)} but input is on {device_of(input)}")
+    if tuple(out.shape) != tuple(input.shape):
+        raise ValueError(f"out has shape {tuple(out.shape)}; the result has input's shape {tuple(input.shape)}")
+    if out.dtype != input.dtype:
+        raise TypeError(f"out has dtype {out.dtype}; the result has input's dtype {input.dtype}")
+    if not out.flags.c_contiguous:
+        raise ValueError("out must be C-contiguous")
+    if xp is np and not out.flags.writeable:
+        raise ValueError("out is read-only")
+    for name, other in (("input", input), ("src", src)):
+        if out.size and other.size and xp.may_share_memory(out, other):
+            raise ValueError(f"out overlaps {name}: give a buffer that shares no memory with input or src")
 
 
 def _src_flat(src):

@@ -72,7 +72,7 @@ def test_report_handles_errors_and_crashes():
          "speedup_vs_peer": None, "peak_bytes": None, "error": "crashed (SIGFPE)"},
     ]
     assert "crashed" in report.format_table(rows)
-    assert "| mul | w | 10.0 ms | crashed |" in report.summary_markdown(rows)
+    assert "| mul | w | 10.0 ms | – | crashed |" in report.summary_markdown(rows)  # x floor unknown: –
     assert report.replace_block("a <!-- bench:begin -->old<!-- bench:end --> b", "new") == (
         "a <!-- bench:begin -->\nnew\n<!-- bench:end --> b")
 

@@ -1440,6 +1440,17 @@ class CudaLayer:
                   _i64(n), indices, _i64(d), view, _i64(view.shape[1]), out_idx, oview, self._err())
         return out_idx, out_val
 
+    # ------------------------------------------------------------------ CPU performance II (issue 16)
+    def multiply_search(self, src_keys, src_values, probe_keys, probe_values, perm, *, shared_runs=False):
+        """match_search + multiply_matched (rows None): the product of every source row. Sync-free.
+
+        On the GPU the binary-search match needs no partition, so this is the
+        composition of the two rows (the CPU layer fuses them to save a
+        random stream).
+        """
+        first, count = self.match_search(src_keys, probe_keys)
+        return self.multiply_matched(src_values, None, probe_values, perm, first, count, shared_runs=shared_runs)
+
 
 def _guarded(fn, guard):
     import functools

@@ -94,21 +94,26 @@ def scatter_set(target, addresses, values, inner, *, hint=None):
     _sc.scatter_set(target, addresses, values, inner, numba.get_num_threads())
 
 
+_FIRST_TOUCH_BYTES = 1 << 23  # outputs from 8 MiB: the copy is split between the threads
+
+
 def strided_scatter_sorted(out, inp, src, src_base, offset, sizes, strides, src_strides, copy):
     """Copy + scatter of an increasing view (kernel API row ``strided_scatter_sorted``).
 
-    With ``copy`` the work is one libc memcpy plus the scatter: memory-bound,
-    and measured no faster on two threads (best cases equal) while waking the
-    thread pool costs milliseconds on a loaded machine, so it runs serially.
+    With ``copy`` the work is one libc memcpy plus the scatter, memory-bound.
+    Below 8 MiB it runs serially (waking the thread pool costs milliseconds
+    on a loaded machine); from 8 MiB each thread copies and scatters its own
+    range of the output, so a fresh output's pages are faulted by the
+    threads that write them, in parallel (issue 16), instead of by one.
     A scatter without copy splits the view between the threads.
     """
-    if copy:
+    if copy and out.nbytes < _FIRST_TOUCH_BYTES:
         total = int(np.prod(sizes))
         _sc._sorted_piece(out, inp, True, src, int(src_base), int(offset), sizes, strides, src_strides,
                           0, total, 0, out.shape[0])
     else:
         _sc.strided_scatter_sorted(out, inp, src, int(src_base), int(offset), sizes, strides, src_strides,
-                                   False, numba.get_num_threads())
+                                   bool(copy), numba.get_num_threads())
 
 
 def strided_scatter_ordered(out, src, src_base, offset, sizes, strides, src_strides):
@@ -517,3 +522,11 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     """
     return _la.spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
                       _bound(a_row_bound), numba.get_num_threads(), _raise_linalg_flags)
+# ---- CPU performance II (issue 16) ---------------------------------------------------
+def multiply_search(src_keys, src_values, probe_keys, probe_values, perm, *, shared_runs=False):
+    """match_search + multiply_matched (rows None) in one pass: the values travel through the partition.
+
+    ``shared_runs`` is for the GPU.
+    """
+    _sorted_ends(probe_keys, "probe")
+    return _ix.multiply_search(src_keys, src_values, probe_keys, probe_values, perm, numba.get_num_threads())

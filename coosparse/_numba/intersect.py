@@ -10,12 +10,19 @@ its key first occurs in the sorted probe (``first[i]``) and how often
 - ``match_search``: the source is in any order. Random binary searches into
   a probe of megabytes miss the cache on almost every step (2M searches into
   2M keys: ~1 s). For large probes the source is instead *partitioned* by the
-  high bits of its keys (one radix-scatter pass of (key, position) pairs), so
-  that the probe range belonging to one partition is a few cache lines; each
-  partition is searched inside its range and the answers are written back to
-  the source's original positions. The source's layout is never changed.
+  high bits of its keys (one radix-scatter pass of packed (low key bits,
+  position) words), so that the probe range belonging to one partition is a
+  few KiB; each partition's range is indexed by a small table on the next
+  bits and searched through it, and the answers are written back to the
+  source's original positions. The source's layout is never changed.
   Measured on 2M x 2M uniform keys (2 threads): binary search 0.25-0.97 s,
-  a lookup table on the probe's high bits 0.12-0.28 s, partitioning 0.05-0.07 s.
+  a lookup table on the probe's high bits 0.12-0.28 s, partitioning 0.05-0.07 s
+  (then ~128 keys per partition and binary searches inside; the table search
+  inside ~1024-key partitions halved it again, issue 16).
+- ``multiply_search``: ``match_search`` with the source values carried through
+  the partition, so the product is written straight to the source position:
+  one random stream (the write-back) instead of two (first/count written back,
+  then a random gather of the probe values by ``first``).
 
 Large outputs are allocated by NumPy (in the wrappers) and passed in: NumPy
 asks the kernel for transparent huge pages, Numba's allocator does not, and
@@ -30,13 +37,14 @@ import numpy as np
 
 from .._bounds import first_out_of_bounds, raise_out_of_bounds, row_major_sizes, size_limits
 from .._flags import lying_flag_error
-from .sort import bucket_offsets
+from .sort import bucket_offsets, split_buckets
 
 # below this many probe keys (256 KiB) the probe sits in L2: plain binary search
 _SEARCH_IN_CACHE = 1 << 15
-# partitions are sized so that one partition's probe range holds ~128 keys
-_KEYS_PER_PARTITION = 128
-_MAX_PARTITION_BITS = 14
+# partitions are sized so that one partition's probe range holds ~1024 keys (8 KiB): few
+# enough partitions for the scatter to stream, each range indexed by a table in L1
+_KEYS_PER_PARTITION = 1024
+_MAX_PARTITION_BITS = 12
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -98,63 +106,178 @@ def _binary_search_all(src_keys, probe_keys, first, count):
     return first, count
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _partitioned_search(src_keys, probe_keys, pbits, nchunks, first, count, part_keys, part_pos):
-    n = src_keys.shape[0]
+# ---- partitioned search ------------------------------------------------------------
+# The source is scattered by the high bits of (key - lowest probe key) into P
+# partitions, plus one below the probe's range (bucket 0) and one above it
+# (bucket P + 1). Each entry travels as one int64 word, (low key bits) << ib | position,
+# so the scatter writes one stream (two with the values of a fused multiply). Each
+# partition's probe range is then indexed by a small table on the next bits (about one
+# probe key per slot, in L1): a search is a table read and a step or two instead of a
+# binary search of mispredicted branches. The answers go back to the source positions.
+@nb.njit(cache=True, nogil=True)
+def partition_geometry(probe_keys, pbits, ib):
+    """(lo_key, span, shift, P) of the partitions; P = 0 when a word cannot hold (low bits, position)."""
     m = probe_keys.shape[0]
     lo_key = probe_keys[0]
-    span = probe_keys[m - 1] - lo_key  # >= 0
+    span = probe_keys[m - 1] - lo_key  # >= 0 (the caller checked the probe's ends)
     kbits = 0
     while (span >> kbits) > 0:
         kbits += 1
     shift = max(kbits - pbits, 0)
-    P = (span >> shift) + 1
+    if shift + ib > 63:
+        return lo_key, span, shift, np.int64(0)
+    return lo_key, span, shift, (span >> shift) + 1
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _bucket(d, span, shift, P):
+    """Bucket of key offset d: 0 below the probe, 1..P inside, P + 1 above."""
+    if d < 0:
+        return np.int64(0)
+    if d > span:
+        return P + 1
+    return (d >> shift) + 1
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _partition_hist(src_keys, lo_key, span, shift, P, nchunks):
+    n = src_keys.shape[0]
     chunk = (n + nchunks - 1) // nchunks
-    # 1. histogram of in-range source keys per (chunk, partition)
-    hist = np.zeros((nchunks, P), dtype=np.int64)
+    hist = np.zeros((nchunks, P + 2), dtype=np.int64)
     for t in nb.prange(nchunks):
         h = hist[t]
         for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            d = src_keys[i] - lo_key
-            if d >= 0 and d <= span:
-                h[d >> shift] += 1
-    offsets, pstart = bucket_offsets(hist)
-    # 2. scatter (key, position) into partitions; out-of-range keys match nothing
+            h[_bucket(src_keys[i] - lo_key, span, shift, P)] += 1
+    return hist
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _partition_scatter(src_keys, lo_key, span, shift, P, ib, offsets, words, src_values, part_values):
+    """words[j] = (low key bits) << ib | i, chunk by chunk (stable); part_values[j] = src_values[i] (k may be 0)."""
+    n = src_keys.shape[0]
+    nchunks = offsets.shape[0]
+    chunk = (n + nchunks - 1) // nchunks
+    low = (np.int64(1) << shift) - 1
+    kc = part_values.shape[1]
     for t in nb.prange(nchunks):
         off = offsets[t]
         for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            k = src_keys[i]
-            d = k - lo_key
-            if d >= 0 and d <= span:
-                b = d >> shift
-                j = off[b]
-                off[b] = j + 1
-                part_keys[j] = k
-                part_pos[j] = i
-            else:
-                first[i] = m if d > span else 0
-                count[i] = 0
-    # 3. probe range of each partition: [lower_bound(b << shift), lower_bound((b+1) << shift))
-    pbound = np.empty(P + 1, dtype=np.int64)
-    for b in nb.prange(P + 1):
-        pbound[b] = _lower_bound(probe_keys, 0, m, lo_key + (np.int64(b) << shift)) if b < P else m
-    # 4. search each partition inside its (cached) probe range; write back in place
-    for b in nb.prange(P):
-        plo = pbound[b]
-        phi = pbound[b + 1]
-        for q in range(pstart[b], pstart[b + 1]):
-            k = part_keys[q]
-            f = _lower_bound(probe_keys, plo, phi, k)
-            e = f
-            while e < phi and probe_keys[e] == k:
-                e += 1
-            i = part_pos[q]
-            first[i] = f
-            count[i] = e - f
-    return first, count
+            d = src_keys[i] - lo_key
+            b = _bucket(d, span, shift, P)
+            j = off[b]
+            off[b] = j + 1
+            words[j] = ((d & low) << ib) | i
+            for c in range(kc):
+                part_values[j, c] = src_values[i, c]
 
 
-def match_search(src_keys, probe_keys, nchunks):
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _probe_bounds(probe_keys, lo_key, shift, P):
+    """pbound[b]: first probe position of bucket b (buckets 0 and P + 1 are empty, at 0 and m)."""
+    m = probe_keys.shape[0]
+    pbound = np.empty(P + 3, dtype=np.int64)
+    pbound[0] = 0
+    pbound[P + 1] = m
+    pbound[P + 2] = m
+    for b in nb.prange(1, P + 1):
+        pbound[b] = _lower_bound(probe_keys, 0, m, lo_key + (np.int64(b - 1) << shift))
+    return pbound
+
+
+_TABLE_BITS = 12  # at most 4097 table slots per partition (32 KiB per thread)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _fill_table(probe_keys, plo, phi, base, shift, table):
+    """table[s] = first position p in [plo, phi] with (probe_keys[p] - base) >> ss >= s; returns ss."""
+    c = phi - plo
+    sb = 0
+    while (c >> sb) > 0 and sb < _TABLE_BITS:
+        sb += 1
+    ss = max(shift - sb, 0)
+    nsub = (((np.int64(1) << shift) - 1) >> ss) + 1
+    p = plo
+    for s in range(nsub + 1):
+        while p < phi and ((probe_keys[p] - base) >> ss) < s:
+            p += 1
+        table[s] = p
+    return ss
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _find(probe_keys, table, ss, phi, base, dl):
+    """(first, end) of the probe run equal to key base + dl inside its partition."""
+    k = base + dl
+    s = dl >> ss
+    f = _lower_bound(probe_keys, table[s], table[s + 1], k)
+    e = f
+    while e < phi and probe_keys[e] == k:
+        e += 1
+    return f, e
+
+
+@nb.njit(cache=True, parallel=True, nogil=True)
+def _partition_search(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, fused,
+                      first, count, probe_values, perm, has_perm, part_values, out):
+    """Search every partition in its probe range, writing back to the source positions:
+    first/count, or with ``fused`` out[i] = part_values[q] * ordered probe sum (0 unmatched)."""
+    nthreads = thread_parts.shape[0] - 1
+    P = pbound.shape[0] - 3
+    pmask = (np.int64(1) << ib) - 1
+    kc = out.shape[1]
+    for t in nb.prange(nthreads):
+        table = np.empty((1 << _TABLE_BITS) + 2, dtype=np.int64)
+        for b in range(thread_parts[t], thread_parts[t + 1]):
+            outside = b == 0 or b == P + 1  # below or above the probe's range: no match
+            base = lo_key + (np.int64(b - 1) << shift)
+            ss = 0 if outside else _fill_table(probe_keys, pbound[b], pbound[b + 1], base, shift, table)
+            for q in range(pstart[b], pstart[b + 1]):
+                w = words[q]
+                i = w & pmask
+                f = e = pbound[b]
+                if not outside:
+                    f, e = _find(probe_keys, table, ss, pbound[b + 1], base, w >> ib)
+                if not fused:
+                    first[i] = f
+                    count[i] = e - f
+                    continue
+                for c in range(kc):
+                    if e == f:
+                        out[i, c] = 0
+                    else:
+                        out[i, c] = part_values[q, c] * _ordered_sum(probe_values, perm, has_perm, f, e - f, c)
+
+
+def _partition(src_keys, probe_keys, nthreads, src_values=None):
+    """Partition the source (see above): (geometry, words, part_values, pbound, pstart, thread_parts), or None.
+
+    Without ``src_values``, part_values is an empty int64 (0, 0) array.
+
+    None: the probe fits in cache, the source is small, or a word cannot hold
+    (low key bits, position): the caller searches directly.
+    """
+    n = src_keys.shape[0]
+    m = probe_keys.shape[0]
+    if m <= _SEARCH_IN_CACHE or n < 4096:
+        return None
+    ib = (n - 1).bit_length()
+    pbits = min(_MAX_PARTITION_BITS, max(1, (m // _KEYS_PER_PARTITION).bit_length()))
+    lo_key, span, shift, P = partition_geometry(probe_keys, pbits, ib)
+    if P == 0:
+        return None
+    hist = _partition_hist(src_keys, lo_key, span, shift, P, nthreads)
+    offsets, pstart = bucket_offsets(hist)
+    words = np.empty(n, dtype=np.int64)
+    if src_values is None:
+        src_values = part_values = np.empty((0, 0), dtype=np.int64)
+    else:
+        part_values = np.empty(src_values.shape, dtype=src_values.dtype)
+    _partition_scatter(src_keys, lo_key, span, shift, P, ib, offsets, words, src_values, part_values)
+    pbound = _probe_bounds(probe_keys, lo_key, shift, P)
+    return (lo_key, shift, ib), words, part_values, pbound, pstart, split_buckets(pstart, nthreads)
+
+
+def match_search(src_keys, probe_keys, nthreads):
     """(first, count) for a source in any order against a sorted probe."""
     n = src_keys.shape[0]
     m = probe_keys.shape[0]
@@ -162,12 +285,40 @@ def match_search(src_keys, probe_keys, nchunks):
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
     count = np.empty(n, dtype=np.int64)
-    if m <= _SEARCH_IN_CACHE or n < 4096:
+    parts = _partition(src_keys, probe_keys, nthreads)
+    if parts is None:
         return _binary_search_all(src_keys, probe_keys, first, count)
-    pbits = min(_MAX_PARTITION_BITS, max(1, (m // _KEYS_PER_PARTITION).bit_length()))
-    part_keys = np.empty(n, dtype=np.int64)
-    part_pos = np.empty(n, dtype=np.int64)
-    return _partitioned_search(src_keys, probe_keys, pbits, nchunks, first, count, part_keys, part_pos)
+    (lo_key, shift, ib), words, none, pbound, pstart, thread_parts = parts
+    _partition_search(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, False,
+                      first, count, none, src_keys[:0], False, none, none)
+    return first, count
+
+
+def multiply_search(src_keys, src_values, probe_keys, probe_values, perm, nthreads):
+    """match_search and multiply_matched in one: the source values travel through the partition.
+
+    Returns out[n, k]: src_values[i] * (ordered sum of the matched probe rows),
+    0 where nothing matches. Each answer is written to its source position once
+    (one random stream) instead of first/count there and a random gather of the
+    probe values afterwards.
+    """
+    n, k = src_values.shape
+    out = np.empty((n, k), dtype=src_values.dtype)
+    m = probe_keys.shape[0]
+    empty = src_keys[:0]
+    has_perm = perm is not None
+    perm = empty if perm is None else perm
+    if m == 0 or n == 0:
+        out[...] = 0
+        return out
+    parts = _partition(src_keys, probe_keys, nthreads, src_values)
+    if parts is None:
+        first, count = _binary_search_all(src_keys, probe_keys, np.empty(n, np.int64), np.empty(n, np.int64))
+        return multiply_matched(src_values, empty, False, probe_values, perm, has_perm, first, count, out)
+    (lo_key, shift, ib), words, part_values, pbound, pstart, thread_parts = parts
+    _partition_search(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, True,
+                      empty, empty, probe_values, perm, has_perm, part_values, out)
+    return out
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)

@@ -17,7 +17,7 @@ import time
 import traceback
 
 from . import discover
-from .harness import peak_memory, run_case
+from .harness import peak_memory, result_nbytes, run_case
 
 TAG = "@@bench "
 
@@ -73,7 +73,10 @@ def run_job(job, emit=emit):
             emit(event="start", case=i, library=impl.library)
             try:
                 t0 = time.perf_counter()
-                impl.fn()
+                res = impl.fn()
+                if impl.library == "coosparse" and case.output_bytes is None:
+                    case.output_bytes = result_nbytes(res)  # the memory floor's output bytes
+                del res
                 if sync:
                     sync()
                 round_s += time.perf_counter() - t0
@@ -90,7 +93,7 @@ def run_job(job, emit=emit):
 
                 timer = cuda_event_timer(calls=max(1, min(50, int(0.2 / max(round_s / len(kept), 1e-4)))))
             rows = run_case(case, repeat=case_repeat(job, round_s), warmup=max(job["warmup"] - 1, 0),
-                            sync=sync, timer=timer)
+                            sync=sync, timer=timer, device=job["device"])
             for r in rows:
                 r["device"] = job["device"]
                 r["module"] = job["module"]

@@ -32,13 +32,21 @@ class Impl:
 
 @dataclass
 class Case:
-    """One operation on one workload, done by several libraries."""
+    """One operation on one workload, done by several libraries.
+
+    ``input_bytes``: the bytes of the operands the operation must read;
+    ``output_bytes``: the bytes of its result (None: measured on coosparse's
+    result by :func:`result_nbytes` at the first call). Their sum over the
+    copy bandwidth measured beside the case is its memory floor
+    (:func:`floor_impl`; docs/benchmarks.md).
+    """
 
     op: str
     workload: str
     impls: list[Impl]
     input_bytes: int = 0
     params: dict = field(default_factory=dict)
+    output_bytes: int | None = None
 
 
 def torch_coo(a):
@@ -120,8 +128,68 @@ def peak_memory(fn):
     return max(peak - base, 0)
 
 
+# ---------------------------------------------------------------- the memory floor
+FLOOR_LIBRARY = "memory floor"
+"""The pseudo-library timed beside every case: a copy of the case's bytes (never a result row)."""
+FLOOR_MAX_BUFFER = 1 << 29  # bytes per copy buffer; larger floors are scaled from this copy
+
+
+def result_nbytes(res):
+    """Bytes of an operation's result: a COO's indices and values, an array's data, a tuple's sum.
+
+    Torch tensors (dense or sparse COO) count too; anything else counts 0.
+    """
+    if res is None or isinstance(res, (bool, int, float, complex, str)):
+        return 0
+    if isinstance(res, (tuple, list)):
+        return sum(result_nbytes(r) for r in res)
+    if hasattr(res, "indices") and hasattr(res, "values") and hasattr(res, "fill_value"):  # COO
+        return int(res.indices.nbytes) + int(res.values.nbytes)
+    if type(res).__module__.startswith("torch"):
+        if getattr(res, "is_sparse", False):
+            res = res.coalesce() if not res.is_coalesced() else res
+            return result_nbytes(res._indices()) + result_nbytes(res._values())
+        return int(res.numel() * res.element_size())
+    nb = getattr(res, "nbytes", None)
+    return int(nb) if nb is not None else 0
+
+
+def floor_bytes(case):
+    """Bytes a case must move at least (its input read once, its output written once); None when unknown."""
+    if not case.input_bytes:
+        return None
+    return int(case.input_bytes) + int(case.output_bytes or 0)
+
+
+def floor_impl(nbytes, device="cpu"):
+    """An Impl copying ``nbytes / 2`` bytes into a preallocated buffer: ``nbytes`` moved, read + write.
+
+    Its time is the case's memory floor: the bytes the case must move over the
+    copy bandwidth of this machine, at this moment (it is timed alternately
+    with the case's libraries). Buffers above FLOOR_MAX_BUFFER are not
+    allocated: the copy of that many bytes is timed and scaled (``scale``).
+    """
+    half = max(nbytes // 2, 1)
+    size = min(half, FLOOR_MAX_BUFFER)
+    if device == "cpu":
+        import numpy as xp
+    elif device == "cuda-emulated":
+        from .._cuda.strict import xp
+    else:
+        import cupy as xp
+    src = xp.ones(size, dtype="uint8")
+    dst = xp.zeros(size, dtype="uint8")
+
+    def copy():
+        dst[...] = src
+
+    impl = Impl(FLOOR_LIBRARY, copy, note=f"copy of {half:,} bytes into a preallocated buffer")
+    impl.scale = half / size
+    return impl
+
+
 def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
-    """Run each impl ``warmup`` times, then ``repeat`` rounds of all impls in turn.
+    """Run each impl ``warmup`` times, then ``repeat`` rounds of all impls in turn (round r starts at impl r).
 
     Returns {library: [seconds, ...]}. ``sync`` (e.g. a device synchronise)
     is called before each clock read. ``timer(fn) -> seconds`` replaces the
@@ -133,8 +201,12 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
             impl.fn()
         sync()
     times = {impl.library: [] for impl in impls}
-    for _ in range(repeat):
-        for impl in impls:
+    for r in range(repeat):
+        # each round starts with the next library: the first allocation of a round can pay the
+        # kernel's page-allocator stalls (measured: 200-400 ms for a fresh 64 MiB array, whoever
+        # asks first, 20 ms after), so no library may always be first (issue 16)
+        k = r % len(impls) if impls else 0
+        for impl in impls[k:] + impls[:k]:
             gc.collect()
             if timer is not None:
                 times[impl.library].append(timer(impl.fn))
@@ -170,12 +242,24 @@ def cuda_event_timer(calls=10):
     return timer
 
 
-def run_case(case, repeat=5, warmup=1, sync=None, timer=None):
+def run_case(case, repeat=5, warmup=1, sync=None, timer=None, device="cpu"):
     """Time one case; returns a list of result rows.
 
-    ``peak_bytes`` stays None: peak memory is read in a separate process (module doc).
+    Beside the libraries a copy of the case's floor bytes is timed
+    (:func:`floor_impl`); every row gets ``floor_s`` and ``x_floor`` (its
+    median over the floor). ``peak_bytes`` stays None: peak memory is read
+    in a separate process (module doc).
     """
-    times = time_alternating(case.impls, repeat=repeat, warmup=warmup, sync=sync, timer=timer)
+    if case.output_bytes is None:
+        ours_impl = next((i for i in case.impls if i.library == "coosparse"), None)
+        case.output_bytes = result_nbytes(ours_impl.fn()) if ours_impl is not None else 0
+    fb = floor_bytes(case)
+    impls = list(case.impls)
+    floor = floor_impl(fb, device) if fb else None
+    if floor is not None:
+        impls.append(floor)
+    times = time_alternating(impls, repeat=repeat, warmup=warmup, sync=sync, timer=timer)
+    floor_s = statistics.median(times.pop(FLOOR_LIBRARY)) * floor.scale if floor is not None else None
     ours = statistics.median(times["coosparse"]) if "coosparse" in times else None
     rows = []
     for impl in case.impls:
@@ -193,15 +277,20 @@ def run_case(case, repeat=5, warmup=1, sync=None, timer=None):
                 "speedup_vs_peer": (med / ours) if ours and impl.library != "coosparse" else None,
                 "peak_bytes": None,
                 "input_bytes": case.input_bytes,
+                "output_bytes": case.output_bytes,
+                "floor_bytes": fb,
+                "floor_s": floor_s,
+                "x_floor": (med / floor_s) if floor_s else None,
                 "note": impl.note,
             }
         )
     return rows
 
 
-def run_cases(cases, repeat=5, warmup=1, sync=None, timer=None):
+def run_cases(cases, repeat=5, warmup=1, sync=None, timer=None, device="cpu"):
     """Time every case (no memory: see the module doc); flat result rows."""
-    return [r for case in cases for r in run_case(case, repeat=repeat, warmup=warmup, sync=sync, timer=timer)]
+    return [r for case in cases
+            for r in run_case(case, repeat=repeat, warmup=warmup, sync=sync, timer=timer, device=device)]
 
 
 def format_rows(rows):

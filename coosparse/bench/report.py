@@ -13,10 +13,11 @@ Examples
 ...     {"op": "coalesce", "workload": "uniform", "library": "torch", "device": "cpu",
 ...      "median_s": 0.3, "min_s": 0.29, "max_s": 0.33, "speedup_vs_peer": 3.0, "peak_bytes": 2**26},
 ... ]
+>>> rows[0]["x_floor"] = 4.2  # coosparse's time over the case's memory floor
 >>> print(summary_markdown(rows))
-| op | workload | coosparse | torch |
-|---|---|---|---|
-| coalesce | uniform | 100 ms | 3.00x |
+| op | workload | coosparse | x floor | torch |
+|---|---|---|---|---|
+| coalesce | uniform | 100 ms | 4.2 | 3.00x |
 """
 from __future__ import annotations
 
@@ -173,23 +174,30 @@ def _mb(b):
     return "?" if b is None else f"{b / 2**20:.0f}"
 
 
+def _floor(r):
+    """A row's time as a multiple of its case's memory floor ('–' when the case declares no bytes)."""
+    x = None if r is None or r.get("error") else r.get("x_floor")
+    return "–" if not x else (f"{x:.1f}" if x < 100 else f"{x:.0f}")
+
+
 # ---------------------------------------------------------------- outputs
 def format_table(rows, width=None):
     """Terminal table: per case one line per library, with coosparse's speed-up over it."""
     head = (f"{'op':<30} {'workload':<36} {'library':<17} {'median':>9} {'min-max ms':>15} "
-            f"{'coosparse is':>14} {'peak MB':>8}")
+            f"{'coosparse is':>14} {'x floor':>7} {'peak MB':>8}")
     lines = [head, "-" * len(head)]
     for (label, workload), rs in _groups(rows).items():
         for r in rs:
             if r.get("error"):
-                body = f"{'':>9} {'':>15} {_ratio(r):>14} {'':>8}  {r['error'][:60]}"
+                body = f"{'':>9} {'':>15} {_ratio(r):>14} {'':>7} {'':>8}  {r['error'][:60]}"
             else:
                 spread = f"{1e3 * r['min_s']:.1f}-{1e3 * r['max_s']:.1f}"
                 sp = r.get("speedup_vs_peer")
                 faster = f"{sp:.2f}x {'faster' if sp >= 1 else 'slower'}" if sp else ""
                 if sp and sp < 1:
                     faster = f"{1 / sp:.2f}x slower"
-                body = f"{_ms(r['median_s']):>9} {spread:>15} {faster:>14} {_mb(r.get('peak_bytes')):>8}"
+                body = (f"{_ms(r['median_s']):>9} {spread:>15} {faster:>14} {_floor(r):>7} "
+                        f"{_mb(r.get('peak_bytes')):>8}")
             lines.append(f"{label:<30.30} {workload:<36.36} {r['library']:<17.17} {body}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
@@ -198,12 +206,12 @@ def format_table(rows, width=None):
 def summary_markdown(rows):
     """One line per (op, workload): coosparse's median time and its speed-up over each peer."""
     peers = _peers(rows)
-    out = ["| op | workload | coosparse | " + " | ".join(peers) + " |",
-           "|---|---|---|" + "---|" * len(peers)]
+    out = ["| op | workload | coosparse | x floor | " + " | ".join(peers) + " |",
+           "|---|---|---|---|" + "---|" * len(peers)]
     for (label, workload), rs in _groups(rows).items():
         by_lib = {r["library"]: r for r in rs}
         ours = by_lib.get("coosparse")
-        cells = [_ms(ours["median_s"]) if ours and not ours.get("error") else "error"]
+        cells = [_ms(ours["median_s"]) if ours and not ours.get("error") else "error", _floor(ours)]
         cells += [_ratio(by_lib[p]) if p in by_lib else "–" for p in peers]
         out.append(f"| {_cell(label)} | {_cell(workload)} | " + " | ".join(cells) + " |")
     return "\n".join(out)
@@ -211,17 +219,19 @@ def summary_markdown(rows):
 
 def details_markdown(rows):
     """Every row: median, spread, speed-up, peak memory, notes."""
-    out = ["| op | workload | library | median | min–max | coosparse speed-up | peak MB | note |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = ["| op | workload | library | median | min–max | coosparse speed-up | x floor | floor | peak MB | note |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for (label, workload), rs in _groups(rows).items():
         for r in rs:
             if r.get("error"):
-                out.append(f"| {_cell(label)} | {_cell(workload)} | {r['library']} | | | {_ratio(r)} | | "
+                out.append(f"| {_cell(label)} | {_cell(workload)} | {r['library']} | | | {_ratio(r)} | | | | "
                            f"{_cell(r['error'][:120])} |")
                 continue
             spread = f"{_ms(r['min_s'])} – {_ms(r['max_s'])}"
+            floor = (f"{_ms(r['floor_s'])} ({r['floor_bytes'] / 1e6:.0f} MB)" if r.get("floor_s") else "–")
             out.append(f"| {_cell(label)} | {_cell(workload)} | {r['library']} | {_ms(r['median_s'])} | {spread} | "
-                       f"{_ratio(r)} | {_mb(r.get('peak_bytes'))} | {_cell(r.get('note', ''))} |")
+                       f"{_ratio(r)} | {_floor(r)} | {floor} | {_mb(r.get('peak_bytes'))} | "
+                       f"{_cell(r.get('note', ''))} |")
     return "\n".join(out)
 
 
@@ -258,6 +268,9 @@ def to_markdown(rows, info):
         "# coosparse benchmark",
         machine_markdown(info),
         "Speed-up = the peer's median time / coosparse's median time (above 1: coosparse is faster). "
+        "x floor = the median time / the case's memory floor: the bytes it must move (inputs read once, "
+        "result written once) copied into a preallocated buffer, timed alternately with the libraries "
+        "(1.0 = memory speed; docs/benchmarks.md). "
         "Peak MB: how far the operation raised the process's resident peak (host memory).",
         "## Summary", summary_markdown(rows),
         "## All results", details_markdown(rows),
@@ -270,12 +283,18 @@ def write_json(path, rows, info):
 
 
 def write_chart(path, rows, title=None):
-    """Grouped bars of coosparse's speed-up over each peer, per op (log scale). Returns path or None."""
+    """Horizontal bars, one row per case: coosparse's speed-up over each peer (log axis).
+
+    Right of each row: coosparse's median time and its multiple of the case's
+    memory floor. About 1200 pixels wide; the height grows with the rows.
+    Returns ``path``, or None when matplotlib or the speed-ups are missing.
+    """
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
     except ImportError:
         return None
     peers = _peers(rows, variants=False)
@@ -283,40 +302,61 @@ def write_chart(path, rows, title=None):
     groups = [g for g in groups if any(g[1].get(p, {}).get("speedup_vs_peer") for p in peers)]
     if not groups or not peers:
         return None
-    width = 0.8 / len(peers)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(groups) * max(1, len(peers)) ** 0.5 + 2), 4.8))
-    ax.set_yscale("log")
-    all_ys = []
-    for j, p in enumerate(peers):
-        xs, ys = [], []
-        for i, (_, by_lib) in enumerate(groups):
-            sp = by_lib.get(p, {}).get("speedup_vs_peer")
-            if sp:
-                xs.append(i - 0.4 + width * (j + 0.5))
-                ys.append(sp)
-        # bars grow from 1x: up where coosparse is faster, down where it is slower
-        bars = ax.bar(xs, [y - 1.0 for y in ys], bottom=1.0, width=width, label=f"vs {p}")
-        ax.bar_label(bars, labels=[f"{y:.1f}" for y in ys], fontsize=7, padding=1)
-        all_ys += ys
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
-
-    lo = min(0.5, min(all_ys) / 1.5)
-    hi = max(2.0, max(all_ys) * 1.6)
-    ax.set_ylim(lo, hi)
-    ticks = [2.0 ** k for k in range(-10, 11) if lo <= 2.0 ** k <= hi]
-    ax.yaxis.set_major_locator(FixedLocator(ticks))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))
-    ax.yaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_ylabel("coosparse speed-up\n(peer time / coosparse time)")
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels([f"{label}\n{w[:34]}" for (label, w), _ in groups], fontsize=7, rotation=20, ha="right")
-    ax.legend(fontsize=8, ncol=len(peers), loc="upper left")
+    colors = {p: plt.get_cmap("tab10")(i % 10) for i, p in enumerate(peers)}
+    bar_in, gap_in = 0.26, 0.34  # inches per bar and between rows
+    slots = [[p for p in peers if by_lib.get(p, {}).get("speedup_vs_peer")] for _, by_lib in groups]
+    height = sum(len(s) for s in slots) * bar_in + len(groups) * gap_in + 1.8
+    fig, ax = plt.subplots(figsize=(12.0, max(3.0, height)))
+    ax.set_xscale("log")
+    y, yticks, all_x, labelled = 0.0, [], [], set()
+    for ((label, workload), by_lib), present in zip(groups, slots):
+        top = y
+        for p in present:
+            sp = by_lib[p]["speedup_vs_peer"]
+            # bars grow from 1x: right where coosparse is faster, left where it is slower
+            ax.barh(y + 0.5, sp - 1.0, left=1.0, height=0.86, color=colors[p],
+                    label=None if p in labelled else f"vs {p}")
+            labelled.add(p)
+            ax.text(sp * (1.03 if sp >= 1 else 0.97), y + 0.5, f"{sp:.1f}x", va="center",
+                    ha="left" if sp >= 1 else "right", fontsize=9)
+            all_x.append(sp)
+            y += 1.0
+        mid = (top + y) / 2
+        yticks.append((mid, f"{label}\n{workload[:40]}"))
+        ours = by_lib.get("coosparse")
+        if ours and not ours.get("error"):
+            xf = ours.get("x_floor")
+            note = _ms(ours["median_s"]) + (f"\n{xf:.1f}x floor" if xf else "")
+            ax.text(1.01, mid, note, transform=ax.get_yaxis_transform(), va="center", ha="left", fontsize=9)
+        ax.axhline(y + gap_in / bar_in / 2, color="0.85", linewidth=0.6)
+        y += gap_in / bar_in
+    ax.axvline(1.0, color="black", linewidth=0.9)
+    lo = min(0.5, min(all_x) / 1.6)
+    hi = max(2.0, max(all_x) * 1.8)
+    ax.set_xlim(lo, hi)
+    ticks = [2.0 ** k for k in range(-10, 12) if lo <= 2.0 ** k <= hi]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(axis="x", labelsize=10)
+    ax.set_ylim(y, -0.3)  # first case on top
+    ax.set_yticks([t for t, _ in yticks])
+    ax.set_yticklabels([t for _, t in yticks], fontsize=9.5)
+    ax.tick_params(axis="y", length=0)
+    ax.set_xlabel("coosparse speed-up (peer time / coosparse time; log scale, right of 1x: coosparse faster)",
+                  fontsize=10)
+    ax.text(1.01, 1.0, "coosparse time,\nx memory floor", transform=ax.transAxes, va="bottom", ha="left",
+            fontsize=9, style="italic")
+    ncol = min(len(labelled), 4)  # more peers wrap to a second legend row (clear of the right column)
+    legend_rows = -(-len(labelled) // ncol)
+    ax.legend(fontsize=9.5, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=ncol, frameon=False)
+    fig.set_figheight(fig.get_figheight() + 0.3 * (legend_rows - 1))
+    h = fig.get_figheight()
     if title:
-        ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+        fig.suptitle(title, fontsize=11, y=1 - 0.12 / h, va="top")
+    fig.subplots_adjust(left=0.25, right=0.86, top=1 - (0.85 + 0.3 * (legend_rows - 1)) / h, bottom=0.75 / h)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
 
