@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test array-api-tests fuzz bench docs clean
+.PHONY: test array-api-tests fuzz bench bench-dask docs clean
 
 $(VENV)/.test-stamp: pyproject.toml requirements/test.txt requirements/docs.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ fuzz: $(VENV)/.test-stamp
 
 bench: $(VENV)/.bench-stamp
 	$(PY) -m coosparse.bench $(BENCH_ARGS)
+
+# the Dask suite (docs/dask.md): LocalClusters, an R-MAT graph 3x a worker's memory; minutes
+bench-dask: $(VENV)/.bench-stamp
+	$(PY) -m coosparse.bench --suite dask --no-memory $(BENCH_ARGS)
 
 docs: $(VENV)/.test-stamp
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict

@@ -765,6 +765,37 @@ class COO:
 
         return dot(self, other)
 
+    # ---- dask (issue 15) -------------------------------------------------------------------
+    # Pickling and tokenising for Dask (SPEC 11); coosparse/dask.py holds the rest.
+    def __reduce_ex__(self, protocol):
+        """Pickle as (indices, values, shape, flags, fill).
+
+        The index and value arrays are pickled by NumPy (CuPy) itself, so with protocol 5 and
+        a ``buffer_callback`` (what ``dask.distributed`` uses) they travel as out-of-band
+        buffers, never copied into the pickle stream. The fill keeps its dtype (a NumPy
+        scalar); the flags travel as they are (exact when pickled: no check on the way back).
+        """
+        return _from_pickle, (self._indices, self._values, self._shape, self._sorted, self._unique,
+                              self._fill)
+
+    def __dask_tokenize__(self):
+        """Deterministic, content-based token for Dask: equal arrays, equal tokens.
+
+        Hashes the index and value bytes with Dask's own array hashing (``normalize_token``:
+        one pass over the bytes, no copy for contiguous arrays) plus shape, sparse_ndim, dtype,
+        fill (its bytes, so NaN fills tokenise alike) and flags. A GPU array's bytes are
+        copied to the host first.
+        """
+        from dask.tokenize import normalize_token
+
+        parts = []
+        for arr in (self._indices, self._values):
+            if is_device_array(arr):
+                arr = arr.get()  # synchronize! (the bytes are hashed on the host)
+            parts.append(normalize_token(arr))
+        return ("coosparse.COO", self._shape, self.sparse_ndim, str(self.dtype),
+                self._fill.tobytes().hex(), self._sorted, self._unique, *parts)
+
 
 def _binary(f, a, b):
     from ._ufunc import operator_call
@@ -786,3 +817,9 @@ def _unary(f, a):
 
 def is_scalar(x):
     return isinstance(x, (numbers.Number, np.generic)) or (hasattr(x, "ndim") and x.ndim == 0 and not isinstance(x, COO))
+
+
+# ---- dask (issue 15) ---------------------------------------------------------------------
+def _from_pickle(indices, values, shape, sorted, unique, fill_value):
+    """Rebuild a pickled COO (no validation: it was valid when pickled)."""
+    return COO(indices, values, shape, sorted=sorted, unique=unique, check=False, fill_value=fill_value)

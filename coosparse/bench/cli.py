@@ -60,6 +60,9 @@ def parse_args(argv=None):
                    help="also write the tables into docs/benchmarks.md and README.md and the chart into docs/img/")
     p.add_argument("--in-process", action="store_true", help="run case modules in this process (no crash isolation)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    p.add_argument("--suite", default="default", metavar="SUITE",
+                   help="which suite of case modules to run: default, dask (Dask clusters, minutes), "
+                        "or all (default: default)")
     p.add_argument("--list", action="store_true", help="list case modules and workloads, then exit")
     args = p.parse_args(argv)
     args.op = _csv(args.op)
@@ -172,7 +175,7 @@ def run_module(module, device, args, progress, rows=None):
             job["exclude"].append([case, lib, why])
             job["start_case"] = case
         collector.current = None
-    if args.memory and collector.rows:
+    if args.memory and collector.rows and getattr(discover.load(module), "MEASURE_MEMORY", True):
         _measure_memory(job, collector, progress)
     return collector.rows
 
@@ -229,7 +232,8 @@ def write_outputs(rows, info, args):
 
 def main(argv=None):
     args = parse_args(argv)
-    modules = discover.case_modules()
+    modules = [m for m in discover.case_modules()
+               if args.suite == "all" or discover.suite_of(m) == args.suite]
     if args.list:
         from . import workloads
 

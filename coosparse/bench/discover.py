@@ -8,7 +8,12 @@ Optional module attributes the CLI honours:
 - a ``device`` parameter on ``cases``: the module has GPU variants ('cuda',
   and 'cuda-emulated' for checking them without a GPU); modules without one
   run on the CPU only. Build the data on the CPU and move it with
-  ``harness.on_device``; GPU peers are ``harness.gpu_peers(device)``.
+  ``harness.on_device``; GPU peers are ``harness.gpu_peers(device)``;
+- ``SUITE``: the suite the module belongs to (default ``"default"``); the CLI
+  runs one suite (``--suite``), so long modules (``cases_dask``: clusters,
+  minutes) stay out of the default run;
+- ``MEASURE_MEMORY = False``: skip the peak-memory run (e.g. the memory is in
+  other processes).
 """
 from __future__ import annotations
 
@@ -25,6 +30,11 @@ def case_modules():
     import coosparse.bench as pkg
 
     return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name.startswith("cases_"))
+
+
+def suite_of(name):
+    """The module's ``SUITE`` ('default' when it names none)."""
+    return getattr(load(name), "SUITE", "default")
 
 
 def load(name):
