@@ -233,7 +233,8 @@ def test_src_casting_and_python_values():
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_sorted_kernel_parallel_copy_mode(threads):
-    # the public layer runs the copy mode serially on the CPU (docs/strided-scatter.md);
+    # the public layer runs the copy mode serially below 8 MiB of output, split by output range
+    # above it (first touch by the writing threads, docs/strided-scatter.md);
     # the parallel split by output range is the kernel-API contract the CUDA layer mirrors
     from coosparse._numba import scatter as sc
 
