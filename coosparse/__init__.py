@@ -1,60 +1,83 @@
 """coosparse: N-dimensional COO sparse arrays with exact sorted/unique flags.
 
 CPU kernels are Numba; CUDA kernels are raw CUDA C loaded by CuPy. scipy,
-torch and cupy are imported lazily, on first use.
+torch and cupy are imported lazily, on first use. This module is the public
+namespace (and the Array API namespace): the names below, grouped by family,
+come from the layers of docs/architecture.md (``ops`` for the operations,
+``api`` for the Array API's own names, ``interop`` for the bridges).
 """
-from ._coalesce import coalesce
-from ._coo import COO
-from ._dense import from_dense, to_dense
-from ._device import asarray
-from ._dtypes import SUPPORTED_DTYPES
-from ._intersect import mask_projection, multiply, sparse_mask
-from ._random import random
-from ._scatter import as_strided_scatter
-from ._union import add, subtract
+# ---- the array ------------------------------------------------------------------------------------
+from ._core.coo import COO
+from ._core.dtypes import SUPPORTED_DTYPES
+from ._kernels.cuda.errors import check_device_errors
+
+# ---- coalesce, conversions, strided scatter, random -----------------------------------------------
+from .ops.coalesce import coalesce
+from .ops.dense import from_dense, to_dense
+from .ops.device import asarray
+from .ops.random import random
+from .ops.scatter import as_strided_scatter
+from .interop.scipy import from_scipy
+
+# ---- elementwise: the intersection and union families, broadcasting, every ufunc ------------------
+from .ops.broadcast import broadcast_arrays, broadcast_to
+from .ops.elementwise.arithmetic import add, multiply, subtract
+from .ops.elementwise.engine import elemwise
+from .ops.elementwise.intersect import mask_projection, sparse_mask
+from .api.unary import (
+    abs, acos, acosh, asin, asinh, atan, atanh, bitwise_invert, ceil, conj, cos, cosh, exp, expm1, floor,
+    imag, isfinite, isinf, isnan, log, log1p, log2, log10, logical_not, negative, positive, real,
+    reciprocal, round, sign, signbit, sin, sinh, sqrt, square, tan, tanh, trunc,
+)
+from .api.binary import (
+    atan2, bitwise_and, bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor, clip, copysign,
+    divide, equal, floor_divide, greater, greater_equal, hypot, less, less_equal, logaddexp, logical_and,
+    logical_or, logical_xor, maximum, minimum, nextafter, not_equal, pow, remainder,
+)
+
+# ---- shape, indexing, joining, searching ----------------------------------------------------------
+from .ops.shape import (
+    expand_dims, flatten, matrix_transpose, moveaxis, permute_dims, ravel, reshape, squeeze, swapaxes,
+    to_hybrid, transpose,
+)
+from .ops.indexing import argwhere, nonzero
+from .ops.search import (
+    argsort, isin, searchsorted, sort, take, take_along_axis, unique_all, unique_counts, unique_inverse,
+    unique_values, where,
+)
+from .ops.join import concat, concatenate, stack, unstack
+from .ops.rearrange import diagonal, flip, kron, pad, repeat, roll, tile, tril, triu
+
+# ---- linear algebra -------------------------------------------------------------------------------
+from .ops.linalg.products import dot, inner, matmul, outer, sampled_matmul, tensordot, vdot, vecdot
+from .ops.linalg.einsum import einsum
+
+# ---- the Array API namespace: dtypes, constants, inspection, creation -------------------------------
+from .api.constants import __array_api_version__, __array_namespace_info__, e, inf, nan, newaxis, pi
+from .api.dtypes import (
+    astype, can_cast, complex64, complex128, finfo, float16, float32, float64, iinfo, int8, int16, int32,
+    int64, isdtype, result_type, uint8, uint16, uint32, uint64,
+)
+from .api.creation import (
+    arange, empty, empty_like, eye, from_dlpack, full, full_like, linspace, meshgrid, ones, ones_like,
+    zeros, zeros_like,
+)
+from . import api as _api  # noqa: F401  (NumPy's non-ufunc elementwise functions register themselves)
+
+# ---- reductions (and the names that shadow builtins, bound last: nothing above uses them) ----------
+from .ops.reduce.functions import (
+    all, any, argmax, argmin, count_nonzero, cumulative_prod, cumulative_sum, diff, max, mean, min,
+    nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar, prod, std, sum, var,
+)
+from .api.dtypes import bool
 
 __version__ = "0.1.0"
 
-
-def from_scipy(m, *, check=True):
-    """COO from a scipy.sparse array or matrix; see :func:`coosparse.interop.scipy.from_scipy`."""
-    from .interop.scipy import from_scipy as _from_scipy
-
-    return _from_scipy(m, check=check)
-
-
 __all__ = [
-    "COO",
-    "SUPPORTED_DTYPES",
-    "as_strided_scatter",
-    "asarray",
-    "add",
-    "coalesce",
-    "from_dense",
-    "from_scipy",
-    "mask_projection",
-    "multiply",
-    "random",
-    "sparse_mask",
-    "subtract",
-    "to_dense",
-]
-
-# ---- elementwise: broadcasting and the Array API elementwise functions (issue 11) ----------
-# add, subtract and multiply are imported above (the union and intersection families).
-from ._broadcast import broadcast_arrays, broadcast_to  # noqa: E402
-from ._ufunc import elemwise  # noqa: E402
-from ._math import (  # noqa: E402
-    abs, acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_invert,
-    bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor, ceil, clip, conj, copysign,
-    cos, cosh, divide, equal, exp, expm1, floor, floor_divide, greater, greater_equal, hypot, imag,
-    isfinite, isinf, isnan, less, less_equal, log, log1p, log2, log10, logaddexp, logical_and,
-    logical_not, logical_or, logical_xor, maximum, minimum, negative, nextafter, not_equal,
-    positive, pow, real, reciprocal, remainder, round, sign, signbit, sin, sinh, sqrt, square, tan,
-    tanh, trunc,
-)
-
-__all__ += [
+    "COO", "SUPPORTED_DTYPES", "as_strided_scatter", "asarray", "add", "coalesce", "from_dense",
+    "from_scipy", "mask_projection", "multiply", "random", "sparse_mask", "subtract", "to_dense",
+    "check_device_errors",
+    # elementwise
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
     "bitwise_invert", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
     "broadcast_arrays", "broadcast_to", "ceil", "clip", "conj", "copysign", "cos", "cosh", "divide",
@@ -63,114 +86,15 @@ __all__ += [
     "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "negative",
     "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round", "sign",
     "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
-]
-# ---- linear algebra (issue 13) ---------------------------------------------------
-from ._linalg import (  # noqa: E402
-    dot, einsum, inner, matmul, outer, sampled_matmul, tensordot, vdot, vecdot,
-)
-
-__all__ += ["dot", "einsum", "inner", "matmul", "outer", "sampled_matmul", "tensordot", "vdot", "vecdot"]
-
-# ---- shape, indexing, joining, searching (issue 12) ----------------------------
-from ._join import (  # noqa: E402
-    concat, concatenate, diagonal, flip, kron, pad, repeat, roll, stack, tile, tril, triu, unstack,
-)
-from ._search import (  # noqa: E402
-    argsort, argwhere, isin, nonzero, searchsorted, sort, take, take_along_axis, unique_all,
-    unique_counts, unique_inverse, unique_values, where,
-)
-from ._shape import (  # noqa: E402
-    expand_dims, flatten, matrix_transpose, moveaxis, permute_dims, ravel, reshape, squeeze, swapaxes,
-    to_hybrid, transpose,
-)
-from . import _indexing  # noqa: E402,F401  (a[key])
-
-__all__ += [
+    # linear algebra
+    "dot", "einsum", "inner", "matmul", "outer", "sampled_matmul", "tensordot", "vdot", "vecdot",
+    # shape, indexing, joining, searching
     "argsort", "argwhere", "concat", "concatenate", "diagonal", "expand_dims", "flatten", "flip",
     "isin", "kron", "matrix_transpose", "moveaxis", "nonzero", "pad", "permute_dims", "ravel",
     "repeat", "reshape", "roll", "searchsorted", "sort", "squeeze", "stack", "swapaxes", "take",
     "take_along_axis", "tile", "to_hybrid", "transpose", "tril", "triu", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "unstack", "where",
-]
-
-# ---- GPU readiness (issue 14): what the CUDA kernels report about invalid input
-from ._cuda.errors import check_device_errors  # noqa: E402
-
-__all__ += ["check_device_errors"]
-
-
-# ---- reductions and the Array API namespace (issue 11, reductions half) --------------------
-# Names that shadow builtins (bool, sum, min, max, any, all) are bound last; nothing above uses them.
-from ._array_api import (  # noqa: E402
-    __array_api_version__,
-    __array_namespace_info__,
-    astype,
-    arange,
-    bool,
-    can_cast,
-    complex64,
-    complex128,
-    e,
-    empty,
-    empty_like,
-    eye,
-    finfo,
-    float16,
-    float32,
-    float64,
-    from_dlpack,
-    full,
-    full_like,
-    iinfo,
-    inf,
-    int8,
-    int16,
-    int32,
-    int64,
-    isdtype,
-    linspace,
-    meshgrid,
-    nan,
-    newaxis,
-    ones,
-    ones_like,
-    pi,
-    result_type,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-    zeros,
-    zeros_like,
-)
-from ._reduce import (  # noqa: E402
-    all,
-    any,
-    argmax,
-    argmin,
-    count_nonzero,
-    cumulative_prod,
-    cumulative_sum,
-    diff,
-    max,
-    mean,
-    min,
-    nanargmax,
-    nanargmin,
-    nanmax,
-    nanmean,
-    nanmin,
-    nanprod,
-    nanstd,
-    nansum,
-    nanvar,
-    prod,
-    std,
-    sum,
-    var,
-)
-
-__all__ += [
+    # the Array API namespace and reductions
     "all", "any", "arange", "argmax", "argmin", "astype", "can_cast", "count_nonzero", "cumulative_prod",
     "cumulative_sum", "diff", "empty", "empty_like", "eye", "finfo", "from_dlpack", "full", "full_like",
     "iinfo", "isdtype", "linspace", "max", "mean", "meshgrid", "min", "nanargmax", "nanargmin", "nanmax",

@@ -1,4 +1,4 @@
-"""Dask finds coosparse without being told (issue 15): the ``dask.sizeof`` entry point.
+"""Dask finds coosparse without being told: the ``dask.sizeof`` entry point.
 
 Dask runs every ``dask.sizeof`` entry point when ``dask`` is imported (in the
 client and in each worker process). coosparse's (pyproject.toml,
@@ -11,38 +11,15 @@ client and in each worker process). coosparse's (pyproject.toml,
   here would be circular (``dask`` is half imported when the plugin runs), so a
   one-shot import hook waits for it.
 
-This module imports neither Dask nor the rest of coosparse's Dask support.
+It imports neither Dask nor :mod:`coosparse.dask` (which imports ``dask.array``) until
+``dask.array`` is there.
 """
 from __future__ import annotations
 
 import importlib.abc
 import sys
 
-_sizeof_done = False
-
-
-def coo_sizeof(a):
-    """Bytes held by a COO: its index and value arrays (plus a small constant)."""
-    return int(a.indices.nbytes + a.values.nbytes) + 200
-
-
-def register_sizeof(sizeof=None):
-    """Register :func:`coo_sizeof` with ``dask.sizeof`` (idempotent)."""
-    global _sizeof_done
-    if _sizeof_done:
-        return
-    if sizeof is None:
-        from dask.sizeof import sizeof
-    from ._coo import COO
-
-    sizeof.register(COO, coo_sizeof)
-    _sizeof_done = True
-
-
-def _register_array():
-    from .dask import register
-
-    register()
+from ._dask_sizeof import register_sizeof
 
 
 def dask_sizeof_plugin(sizeof):
@@ -53,6 +30,14 @@ def dask_sizeof_plugin(sizeof):
         _register_array()
     elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _AfterImport("dask.array", _register_array))
+
+
+def _register_array():
+    # The Dask entry point: coosparse.dask registers its tables with dask.array when imported, so
+    # it is imported only once dask.array is (at the plugin's run, dask itself is half imported).
+    from .dask import register
+
+    register()
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

@@ -48,17 +48,21 @@ import math
 
 import numpy as np
 
-from . import _dask_hook, _fill
-from ._backend import array_namespace
-from ._coo import COO
+from ._core import fill as _fill
+from ._core.coo import COO
+from ._dask_sizeof import register_sizeof
+from ._kernels.backend import array_namespace
+from .interop.scipy import from_scipy
+from .ops.join import concatenate
+from .ops.linalg.einsum import einsum
+from .ops.linalg.products import tensordot
+from .ops.search import take
 
 __all__ = ["from_chunks", "from_dask", "register", "to_dask"]
 
 
 # ---------------------------------------------------------------------------- registration
 _registered = False
-
-
 def register():
     """Teach ``dask.array`` the COO chunk type (idempotent; imports ``dask.array``).
 
@@ -79,11 +83,9 @@ def register():
     - ``sizeof``: a COO's size is its index and value bytes (the worker's
       memory accounting and spilling depend on it).
 
-    The functions are looked up on :mod:`coosparse` when called, so they
-    answer once the module that defines them is present.
     """
     global _registered
-    _dask_hook.register_sizeof()
+    register_sizeof()
     if _registered:
         return
     from dask.array import chunk_types, dispatch
@@ -101,26 +103,6 @@ def register():
     _registered = True
 
 
-def _coosparse_function(name):
-    import coosparse
-
-    fn = getattr(coosparse, name, None)
-    if fn is None:
-        raise NotImplementedError(
-            f"coosparse.{name} is not available in this version of coosparse, so Dask cannot "
-            f"{_NEEDS.get(name, 'use it')} for COO chunks"
-        )
-    return fn
-
-
-_NEEDS = {
-    "concatenate": "assemble (concatenate) chunks",
-    "tensordot": "contract (tensordot / dot / matmul)",
-    "einsum": "run einsum",
-    "take": "take along an axis",
-}
-
-
 #: chunks of different fills (e.g. Dask's ``var``/``std`` partials, ``x - chunk_mean``) are
 #: joined densely up to this many elements; beyond it the concatenation refuses (ValueError)
 DENSE_JOIN_LIMIT = 2**22
@@ -135,11 +117,11 @@ def _concatenate(arrays, axis=0):
         if sum(a.size for a in arrays) <= DENSE_JOIN_LIMIT:
             dense = [a.to_dense() if isinstance(a, COO) else a for a in arrays]
             return array_namespace(dense[0]).concatenate(dense, axis=axis)
-    return _coosparse_function("concatenate")(arrays, axis=axis)
+    return concatenate(arrays, axis=axis)
 
 
 def _tensordot(a, b, axes=2):
-    return _coosparse_function("tensordot")(a, b, axes=axes)
+    return tensordot(a, b, axes=axes)
 
 
 def _einsum(*operands, **kwargs):
@@ -147,11 +129,11 @@ def _einsum(*operands, **kwargs):
     for key, default in (("casting", "safe"), ("order", "K")):
         if kwargs.get(key, default) == default:
             kwargs.pop(key, None)
-    return _coosparse_function("einsum")(*operands, **kwargs)
+    return einsum(*operands, **kwargs)
 
 
 def _take(a, indices, axis=0):
-    return _coosparse_function("take")(a, indices, axis=axis)
+    return take(a, indices, axis=axis)
 
 
 def _empty(shape, dtype=float, **kwargs):
@@ -198,8 +180,6 @@ def _as_coo(piece, where):
     if isinstance(piece, COO):
         return piece
     if hasattr(piece, "tocoo") and hasattr(piece, "format"):
-        from .interop.scipy import from_scipy
-
         return from_scipy(piece)
     raise TypeError(
         f"chunk {where} is a {type(piece).__module__}.{type(piece).__qualname__}; expected a "

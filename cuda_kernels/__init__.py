@@ -2,7 +2,7 @@
 
 ``KERNELS`` is the one table of kernel files and their template
 instantiations (NVRTC name expressions), read by the loader
-(``coosparse._cuda._sources``: ``name_expressions`` of each RawModule, and the
+(``coosparse._kernels.cuda.sources``: ``name_expressions`` of each RawModule, and the
 host build of the emulated backend) and by the NVRTC compile test. A kernel
 that is not listed here is never compiled, so every kernel is listed, and
 every template once per type the Python layer launches it with.
@@ -46,7 +46,8 @@ KERNELS = {
         "coo_segment_starts_flag",
         "coo_segment_starts_write",
     ) + _inst("coo_segment_sum_reduce", SUM_TYPES),
-    "gather.cu": _inst("coo_gather_rows_copy", WORD_TYPES)
+    "gather.cu": ("coo_gather_columns",)
+    + _inst("coo_gather_rows_copy", WORD_TYPES)
     + _inst("coo_gather_rows_or_zero", WORD_TYPES)
     + _inst("coo_gather_strided", WORD_TYPES),
     "scatter.cu": ("coo_scatter_elements",)
@@ -60,7 +61,6 @@ KERNELS = {
         "coo_intersect_match",
         "coo_intersect_flag",
         "coo_intersect_compact",
-        "coo_intersect_gather_columns",
         "coo_intersect_claim_runs",
     ) + _inst("coo_intersect_probe_sum", SUM_TYPES)
     + _inst("coo_intersect_multiply_matched", PRODUCT_TYPES)
@@ -72,11 +72,11 @@ KERNELS = {
         "coo_union_write_b",
         "coo_union_columns",
     ) + _inst("coo_union_values", ADD_TYPES),
-    # ---- reductions (issue 11)
+    # ---- reductions
     "reduce.cu": _inst("coo_reduce_segment_prod", PRODUCT_TYPES)
     + _inst("coo_reduce_segment_minmax", ORDER_TYPES)
     + _inst("coo_reduce_segment_arg", ORDER_TYPES),
-    # ---- shape, indexing and joining (issue 12)
+    # ---- shape, indexing and joining
     "indexing.cu": (
         "coo_indexing_mask_flag",
         "coo_indexing_mask_write",
@@ -84,7 +84,7 @@ KERNELS = {
         "coo_indexing_expand",
     ) + _inst("coo_indexing_take_ranges", WORD_TYPES),
     "join.cu": _inst("coo_join_merge_take", WORD_TYPES),
-    # ---- linear algebra (issue 13)
+    # ---- linear algebra
     "linalg.cu": (
         "coo_linalg_row_offsets",
         "coo_linalg_batch_col_key",

@@ -98,23 +98,6 @@ __global__ void coo_intersect_multiply_matched(
     out[t] = coo_mul(src[r * k + c], acc);
 }
 
-// One thread per (sparse dim a, output column i): out[a, i] = indices[a, rows[i]];
-// writes are coalesced along i.
-extern "C" __global__ void coo_intersect_gather_columns(
-        const i64* __restrict__ indices, const i64* __restrict__ rows,
-        i64 d, i64 n, i64 m, i64* __restrict__ out, u64* __restrict__ err) {
-    i64 t = coo_thread_id();
-    if (t >= d * m) return;
-    i64 a = t / m, i = t - a * m;
-    i64 r = rows[i];
-    if (!coo_in_range(r, n)) {
-        if (a == 0) coo_report(err, COO_ERR_GATHER);
-        out[t] = 0;
-        return;
-    }
-    out[t] = indices[a * n + r];
-}
-
 // ---- probe runs shared by several source rows (a source with duplicates):
 // each run is summed once. Three launches, no atomics, deterministic results:
 // 1. coo_intersect_claim_runs: row i with a match writes i into owner[first[i]]

@@ -1,7 +1,7 @@
 // Sparse products (SPEC 10): SpMV/SpMM, dense x COO, SDDMM and SpGEMM's expansion.
 //
 // Every output element is computed by one thread, sequentially, in the order the
-// kernel API defines (coosparse/_kernel_api.py), so results are bit-identical to
+// kernel API defines (coosparse/_kernels/api.py), so results are bit-identical to
 // the Numba layer: no atomics, no warp reductions (a tree reduction would change
 // the order of the additions). Products are rounded on their own (coo_mul: no
 // fused multiply-add). Types: unsigned long long (int64, modular), float,

@@ -1,6 +1,6 @@
 // Ordered segment reductions for the reductions (SPEC 9): products, min/max, arg-min/max.
 // No atomics: one thread owns one (segment, column) and visits the segment's
-// entries in perm order, the same loop as coosparse/_numba/reduce.py, so the
+// entries in perm order, the same loop as coosparse/_kernels/numba/reduce.py, so the
 // results are bit-identical to the Numba layer's.
 //
 // Memory safety (docs/cuda.md, "Out-of-range input"): a segment whose bounds

@@ -1,4 +1,23 @@
-"""Bridges to other libraries: ``coosparse.interop.scipy`` and ``coosparse.interop.torch``.
+"""Layer 4, bridges to other libraries: :mod:`coosparse.interop.scipy` and
+:mod:`coosparse.interop.torch`. Each imports its library lazily, on first use.
 
-Each bridge imports its library lazily, on first use.
+Importing this package (``import coosparse`` does) registers the bridges with the
+operations: scipy.sparse arrays and torch tensors are accepted by
+:func:`coosparse.asarray`, scipy.sparse arrays as operands of the elementwise
+functions, and ``COO.to_scipy`` works.
 """
+from .._core.dispatch import register_foreign
+from . import scipy  # noqa: F401  (registers itself)
+
+
+def _is_torch_tensor(x):
+    return type(x).__module__.startswith("torch")
+
+
+def _from_torch(x):
+    from .torch import from_torch  # optional dependency: torch is imported only for a torch tensor
+
+    return from_torch(x, copy=True)
+
+
+register_foreign("torch", _is_torch_tensor, _from_torch)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._coo import COO
-from .._fill import require_zero_fill
+from .._core.coo import COO
+from .._core.dispatch import operation, register_foreign
+from .._core.fill import require_zero_fill
 
 
 def _sp():
-    import scipy.sparse
+    import scipy.sparse  # optional dependency: imported on first use
 
     return scipy.sparse
 
@@ -61,6 +62,7 @@ def from_scipy(m, *, check=True):
                sorted=canonical, unique=canonical, check=check)
 
 
+@operation()
 def to_scipy(a, format="coo"):
     """scipy.sparse array ('coo' for any ndim scipy supports, 'csr'/'csc' for 2-D).
 
@@ -97,10 +99,8 @@ def to_scipy(a, format="coo"):
     if a.ndim != 2:
         raise ValueError(f"format {format!r} needs a 2-D array; this one has shape {a.shape}")
     if format == "csc":
-        from .._coo import COO as _COO
-
         # CSC of a is CSR of a's transpose
-        t = _COO(a.indices[::-1].copy(), a.values, a.shape[::-1], check=False).coalesce()
+        t = COO(a.indices[::-1].copy(), a.values, a.shape[::-1], check=False).coalesce()
         major, minor, n_major = t.indices[0], t.indices[1], a.shape[1]
         cls = sp.csc_array
     else:
@@ -114,3 +114,11 @@ def to_scipy(a, format="coo"):
     m.has_sorted_indices = True
     m.has_canonical_format = True
     return m
+
+
+def is_scipy_sparse(x):
+    """A scipy.sparse array or matrix (tested by type, without importing scipy)."""
+    return type(x).__module__.startswith("scipy.sparse") and hasattr(x, "tocoo")
+
+
+register_foreign("scipy", is_scipy_sparse, from_scipy)

@@ -48,6 +48,11 @@ import numpy as np
 
 import coosparse
 
+# the sync-free cases and the emulated device's COO moves live with the tests
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+import emulation  # noqa: E402
+import sync_free_cases as sync_free  # noqa: E402
+
 RESULTS = {"failures": []}
 OUT = "."
 
@@ -110,14 +115,10 @@ class Gpu:
 
 
 class Emulated:
-    """The test suite's stand-in GPU (coosparse._cuda.strict): what --dry-run runs on."""
+    """The test suite's stand-in GPU (coosparse.testing.device): what --dry-run runs on."""
 
     name = "cuda-emulated"
-
-    def __init__(self):
-        from coosparse._cuda import strict
-
-        self.strict = strict
+    strict = emulation
 
     def put(self, x):
         with self.strict.allow_transfers():
@@ -144,16 +145,12 @@ def values(rng, shape, dtype, scale=1.0):
 
 
 def random_coo(rng, shape, nnz, *, dtype=np.float64, scale=1.0, **flags):
-    from coosparse._cuda.sync_free import random_coo as coo
-
-    a = coo(rng, shape, nnz, dtype=np.float64, scale=1.0, **flags)
+    a = sync_free.random_coo(rng, shape, nnz, dtype=np.float64, scale=1.0, **flags)
     return a._with(values=values(rng, a.values.shape, dtype, scale))
 
 
 def sync_free_ops(rng, dev, n):
     """name -> zero-argument callable on device inputs, for every operation documented as sync-free."""
-    from coosparse._cuda import sync_free
-
     return sync_free.cases(dev.put, n=n, seed=int(rng.integers(2**31)))
 
 
@@ -166,13 +163,13 @@ def _arrays(r):
 # ---------------------------------------------------------------------------- sections
 @section("load")
 def check_load(dry):
-    from coosparse._cuda import _sources
-    from coosparse._cuda.compile_check import CtypesNVRTC, compile_file, ftz_instructions, load_nvrtc
+    from coosparse._kernels.cuda import sources as _sources
+    from coosparse._kernels.cuda.compile_check import CtypesNVRTC, compile_file, ftz_instructions, load_nvrtc
 
     out = {"files": {}}
     if dry:
         try:
-            from coosparse._cuda import backend
+            from coosparse._kernels.cuda import backend
 
             nvrtc, arch = backend.compiler(), "sm_90"
         except Exception:  # no CuPy here: the ctypes NVRTC the CI compile test uses
@@ -180,7 +177,7 @@ def check_load(dry):
     else:
         import cupy
 
-        from coosparse._cuda import backend
+        from coosparse._kernels.cuda import backend
 
         nvrtc = backend.compiler()
         arch = backend.target_arch(cupy.cuda.runtime.getDevice())
@@ -322,7 +319,7 @@ def check_capture(dev, dry, n=500_000):
             with contextlib.suppress(Exception):
                 cupy.cuda.Device().synchronize()
         log(f"[capture] {name}: {out[name]}")
-    from coosparse._cuda.errors import check_device_errors
+    from coosparse._kernels.cuda.errors import check_device_errors
 
     check_device_errors()
     return out
@@ -471,7 +468,7 @@ def bad_input_ops(dev):
 @section("badinput")
 def check_bad_input(dev):
     """Out-of-range indices and lying flags (check=False): no fault, zeros, and a report (issue 14, defect 4)."""
-    from coosparse._cuda.errors import check_device_errors
+    from coosparse._kernels.cuda.errors import check_device_errors
 
     out = {}
     for name, fn, error in bad_input_ops(dev):
@@ -494,7 +491,7 @@ def check_bad_input(dev):
 @section("gap")
 def check_gap(dev, dry, n=8_000_000):
     """as_strided_scatter: fused fill pass vs copy + scatter for growing gaps (FILL_MAX_GAP's crossover)."""
-    from coosparse._cuda import _layer
+    from coosparse._kernels.cuda import scatter as _layer
 
     if dry:
         n = 20_000

@@ -118,11 +118,11 @@ note_rc "gpu_check.py (bad input${SAN:+, compute-sanitizer})" "$?"
 step "4. test suite on the GPU (backend 'cuda' and the GPU test files; NVRTC compile test deselected)"
 if "$PY" -c "import pytest, hypothesis" 2>/dev/null; then
   if [ "$DRY" = 1 ]; then  # no GPU here: the same command on a small emulated selection
-    SEL=(-k "emulated or sync_free_operations" "$REPO/tests/test_smoke.py" "$REPO/tests/test_cuda_strict.py")
+    SEL=(-k "emulated or sync_free_operations" "$REPO/tests/test_smoke.py" "$REPO/tests/kernels/test_cuda_strict.py")
   else
     SEL=(-k "cuda and not emulated" "$REPO/tests"
-         --ignore="$REPO/tests/test_cuda_compile.py" --ignore="$REPO/tests/test_cuda_emulated.py"
-         --ignore="$REPO/tests/test_cuda_strict.py")
+         --ignore="$REPO/tests/kernels/test_cuda_compile.py" --ignore="$REPO/tests/kernels/test_cuda_emulated.py"
+         --ignore="$REPO/tests/kernels/test_cuda_strict.py")
   fi
   t=$(( $(left) - 80 )); [ "$t" -lt 60 ] && t=60
   # SIGINT first: pytest then stops cleanly and still writes its summary and the XML

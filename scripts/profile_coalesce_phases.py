@@ -1,13 +1,13 @@
 """coalesce phases (2M uniform, 131072^2) against a copy of the same bytes, alternating, median of 9.
 
 Prints a Markdown table (docs/benchmarks.md, issue 16). Run: ``.venv/bin/python scripts/profile_coalesce_phases.py``.
-The byte counts are the phases' compulsory traffic (coosparse/_numba/coalesce.py).
+The byte counts are the phases' compulsory traffic (coosparse/_kernels/numba/coalesce.py).
 """
 import time, sys, numpy as np, numba
 from coosparse.bench import workloads
-from coosparse._numba import coalesce as co, sort as _sort
-from coosparse._numba.threads import run_parts
-from coosparse._bounds import size_limits, row_major_sizes
+from coosparse._kernels.numba import coalesce as co, sort as _sort
+from coosparse._kernels.numba.threads import run_parts
+from coosparse._kernels.bounds import size_limits, row_major_sizes
 nth = numba.get_num_threads()
 a = workloads.uniform("medium")
 indices = a.indices; values = a.values.reshape(-1, 1)

@@ -5,7 +5,7 @@ Tests that take the ``backend`` fixture run once per available kernel layer:
 where a host compiler exists, and ``cuda`` where a GPU exists. ``backend.put``
 moves inputs onto the layer's device and ``backend.get`` brings results back.
 
-``cuda-emulated`` is a device of its own (``coosparse._cuda.strict``): its
+``cuda-emulated`` is a device of its own (``coosparse._kernels.cuda.strict``): its
 arrays have only CuPy's API and refuse implicit conversion to NumPy, exactly
 as CuPy arrays do, so a test must ``put`` its inputs and ``get`` its results
 (``np.testing`` on a device array raises TypeError, as on a GPU).
@@ -43,7 +43,7 @@ def available_backends():
     names = ["numba"]
     if "cuda-emulated" in wanted:
         try:
-            from coosparse._cuda import emulated
+            from coosparse._kernels.cuda import emulated
 
             if emulated.available():
                 names.append("cuda-emulated")
@@ -67,7 +67,7 @@ class Backend:
 
     def put(self, x):
         if self.name == "cuda-emulated":
-            from coosparse._cuda import strict
+            import emulation as strict
 
             if isinstance(x, (COO, np.ndarray, np.generic)):
                 with strict.allow_transfers():
@@ -83,7 +83,7 @@ class Backend:
 
     def get(self, x):
         if self.name == "cuda-emulated":
-            from coosparse._cuda import strict
+            import emulation as strict
 
             with strict.allow_transfers():
                 return strict.to_host(x)
@@ -96,7 +96,7 @@ class Backend:
     def sync_free(self):
         """Context: no host<->device transfer inside (checked on the emulated device only)."""
         if self.name == "cuda-emulated":
-            from coosparse._cuda import strict
+            import emulation as strict
 
             return strict.sync_free()
         return contextlib.nullcontext()
@@ -104,7 +104,7 @@ class Backend:
     def check_errors(self):
         """Raise what the CUDA kernels reported (coosparse.check_device_errors); no-op on the CPU."""
         if self.device != "cpu":
-            from coosparse._cuda.errors import check_device_errors
+            from coosparse._kernels.cuda.errors import check_device_errors
 
             check_device_errors()
 

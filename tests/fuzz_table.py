@@ -1,4 +1,4 @@
-"""The fuzz table (issue 10): every public function, with how to draw its arguments and check it.
+"""The fuzz table: every public function, with how to draw its arguments and check it.
 
 Each :class:`Row` names a public function and gives
 
@@ -391,7 +391,7 @@ def _mul(x, y, dtype):
 def _check_multiply_sparse(call, r):
     # SPEC 4: the probe (documented side rule) contributes the sum of its duplicates,
     # the source's duplicates stay separate entries (which matters once a product overflows)
-    from coosparse._intersect import choose_sides
+    from coosparse.ops.elementwise.intersect import choose_sides
 
     src, probe = choose_sides(*call.args)
     dtype = np.result_type(src.dtype, probe.dtype)
@@ -652,7 +652,7 @@ def _bad_ass_call(draw):
 @st.composite
 def _bad_binary_call(draw, func):
     a = _zero_fill(draw(coos(allow_wide=False, shape=((3, 2), ()))))
-    # (a non-zero fill is valid since issue 11: the result's fill is the op of the fills)
+    # (a non-zero fill is valid: the result's fill is the op of the fills)
     kind = draw(st.sampled_from(["type", "shape", "sparse_ndim", "dense_shape", "kw"]))
     if kind == "type":
         return Call(func, a, draw(st.sampled_from(BAD_SCALARS)))
@@ -721,7 +721,7 @@ def _unchecked_products(a):
     ]
 
 
-# ---------------------------------------------------------------------------- linear algebra (issue 13)
+# ---------------------------------------------------------------------------- linear algebra
 def _finite(a):
     """``a`` with inf/NaN values replaced by 1: a dense reference multiplies them by the zeros a COO
     never stores (0 * inf), which the sparse product rightly never forms."""
@@ -949,14 +949,14 @@ ROWS = [
     Row("to_torch/from_torch", _to_torch_call(), _check_torch_roundtrip),
     Row("unchecked out-of-range indices", st.nothing(), _never, _unchecked_call(), (IndexError,),
         subprocess=True),
-    # ---- linear algebra (issue 13)
+    # ---- linear algebra
     Row("matmul", _matmul_call(), _check_matmul, _bad_product_call(), (TypeError, ValueError)),
     Row("sampled_matmul", _sampled_matmul_call(), _check_sampled_matmul, _bad_product_call(),
         (TypeError, ValueError)),
 ]
 
 
-# ============================================================================ shape, indexing and joining (issue 12)
+# ============================================================================ shape, indexing and joining
 def _elements(ref):
     """{full index tuple (sparse + dense): value} of the stored elements of a ``Ref`` (exact at any size)."""
     dense_shape = ref.shape[ref.sparse_ndim:]

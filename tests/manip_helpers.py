@@ -1,4 +1,4 @@
-"""Helpers of the shape / indexing / joining / searching tests (issue 12).
+"""Helpers of the shape / indexing / joining / searching tests.
 
 ``reference(a)`` is the dense meaning of a COO computed without coosparse
 kernels (duplicates summed by ``np.add.at``, the fill where nothing is

@@ -56,7 +56,7 @@ def _import_or_skip(name):
 def test_docstring_examples(name):
     mod = _import_or_skip(name)
     finder = doctest.DocTestFinder(exclude_empty=True)
-    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    runner = doctest.DocTestRunner(optionflags=FLAGS, verbose=False)
     tests = [t for t in finder.find(mod, name) if t.examples]
     for t in tests:
         runner.run(t, out=lambda s: sys.stdout.write(s))
@@ -78,7 +78,7 @@ def test_page_examples(page):
     # code fences become blank lines, so a fence does not read as expected output
     text = re.sub(r"^\s*```.*$", "", path.read_text(), flags=re.M)
     test = doctest.DocTestParser().get_doctest(text, {}, page, str(path), 0)
-    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    runner = doctest.DocTestRunner(optionflags=FLAGS, verbose=False)
     runner.run(test, out=lambda s: sys.stdout.write(s))
     res = runner.summarize(verbose=False)
     assert res.attempted > 0 and res.failed == 0, f"{res.failed} of {res.attempted} examples failed in {page}"

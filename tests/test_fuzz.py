@@ -1,4 +1,4 @@
-"""The permanent fuzz suite (issue 10): every row of ``tests/fuzz_table.py``, run the same way.
+"""The permanent fuzz suite: every row of ``tests/fuzz_table.py``, run the same way.
 
 For every row: valid calls must succeed and match the reference, with every
 True flag of a COO result true; invalid calls must raise one of the row's

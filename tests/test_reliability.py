@@ -1,4 +1,4 @@
-"""Regression tests of issue 10: no input crashes the process, no silent wrong answer.
+"""Reliability regression tests: no input crashes the process, no silent wrong answer.
 
 One test (or a few) per class of the issue. Anything that could kill the
 interpreter (fork, a missing bounds check) runs in a subprocess, so a crash
@@ -14,7 +14,7 @@ import pytest
 
 import coosparse
 from coosparse import COO
-from coosparse._dense import scatter_into
+from coosparse.ops.dense import scatter_into
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -56,7 +56,7 @@ def kernels_report(backend):
     if backend.device == "cpu":
         return False
     if backend.name == "cuda-emulated":
-        from coosparse._cuda import emulated
+        from coosparse._kernels.cuda import emulated
 
         return not emulated._layer._validate
     return True
@@ -246,7 +246,7 @@ def test_to_scipy_float16_is_a_value_error():
 
 
 def test_multiply_broadcast_grows_like_numpy_and_names_incompatible_shapes():
-    # issue 10 refused a COO that would grow; with issue 11's broadcasting it grows as NumPy does
+    # a COO operand grows by broadcasting as NumPy's arrays do
     a = coosparse.random((3,), nnz=2, seed=0)
     r = coosparse.multiply(a, np.ones((2, 3)))
     assert r.shape == (2, 3) and r.nnz == 2 * a.nnz
@@ -390,7 +390,7 @@ def test_threads_share_the_kernels():
 def test_read_only_cache_falls_back_to_a_temp_dir():
     rc, out = run_python("""
         import os, sys, numpy as np
-        from coosparse._numba import cache
+        from coosparse._kernels.numba import cache
         from numba.core import config
         config.CACHE_DIR = ""
         # /proc refuses new files even for root: stands for a read-only package and home
@@ -405,7 +405,7 @@ def test_read_only_cache_falls_back_to_a_temp_dir():
 
 def test_user_cache_dir_wins():
     rc, out = run_python("""
-        from coosparse._numba import cache
+        from coosparse._kernels.numba import cache
         from numba.core import config
         print(repr(cache.configure_cache_dir(package_dir="/proc/x", user_dir="/proc/y")), config.CACHE_DIR)
     """, env={"NUMBA_CACHE_DIR": "/tmp/coosparse-user-choice"})
@@ -437,7 +437,7 @@ def test_fused_merges_name_a_lying_flag(backend):
 
 def test_linear_index_checks_sizes_in_the_same_pass(backend):
     # the kernel-API row behind every bounds check above
-    from coosparse._backend import backend_for
+    from coosparse._kernels.backend import backend_for
 
     idx = backend.put(np.array([[0, 1, 2, 0], [1, 5, 2, -1]]))
     be = backend_for(idx)

@@ -17,7 +17,7 @@ import time
 import traceback
 
 from . import discover
-from .harness import peak_memory, result_nbytes, run_case
+from .harness import cuda_event_timer, peak_memory, result_nbytes, run_case
 
 TAG = "@@bench "
 
@@ -89,8 +89,6 @@ def run_job(job, emit=emit):
         if kept:
             timer = None
             if job["device"] == "cuda":  # CUDA events over several calls: ~0.2 s of device time per sample
-                from .harness import cuda_event_timer
-
                 timer = cuda_event_timer(calls=max(1, min(50, int(0.2 / max(round_s / len(kept), 1e-4)))))
             rows = run_case(case, repeat=case_repeat(job, round_s), warmup=max(job["warmup"] - 1, 0),
                             sync=sync, timer=timer, device=job["device"])

@@ -1,6 +1,6 @@
 """coalesce against torch's Tensor.coalesce, scipy's sum_duplicates and pydata/sparse.
 
-This module times the issue workload (:func:`workloads.uniform`: 2,000,000
+This module times the default workload (:func:`workloads.uniform`: 2,000,000
 uniform draws, duplicates as drawn, in (131072, 131072) float64) and holds
 the peer adapters; :mod:`cases_workloads` reuses them on the R-MAT graph and
 the 3-D array.

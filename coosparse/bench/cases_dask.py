@@ -1,4 +1,4 @@
-"""Scale-out with Dask (issue 15): row sums and SpMV of an R-MAT graph larger than a worker's memory.
+"""Scale-out with Dask: row sums and SpMV of an R-MAT graph larger than a worker's memory.
 
 Its own suite (``python -m coosparse.bench --suite dask``, ``make bench-dask``):
 it starts Dask clusters and takes minutes, so the default run leaves it out.
@@ -145,7 +145,7 @@ def _load(directory, k):
 
 def load_coosparse(directory, k, shape):
     """Chunk ``k`` as a coosparse COO (coalesced: both flags, no check)."""
-    from coosparse import COO
+    from coosparse import COO  # runs on a Dask worker: imported there
 
     idx, val = _load(directory, k)
     return COO(idx, val, shape, sorted=True, unique=True, check=False)
@@ -189,7 +189,7 @@ def _graph(library, directory, nblocks, n):
 
     rows = n // nblocks
     if library == "coosparse":
-        from coosparse.dask import from_chunks
+        from coosparse.dask import from_chunks  # optional dependency: imports Dask
 
         return from_chunks([delayed(load_coosparse)(directory, k, (rows, n)) for k in range(nblocks)],
                            chunks=((rows,) * nblocks, (n,)))

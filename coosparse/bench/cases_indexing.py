@@ -1,4 +1,4 @@
-"""Indexing (issue 12): row slices and row gathers of a coalesced array, against scipy CSR,
+"""Indexing: row slices and row gathers of a coalesced array, against scipy CSR,
 pydata/sparse and torch.
 
 Workload: :func:`workloads.uniform` coalesced (2,000,000 entries at

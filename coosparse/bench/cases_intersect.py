@@ -1,6 +1,6 @@
 """multiply / add / sparse_mask against torch (CPU) and pydata/sparse.
 
-Workload (issue 3): ``a`` and ``b`` each hold 2,000,000 distinct uniformly
+Workload: ``a`` and ``b`` each hold 2,000,000 distinct uniformly
 random entries of a (131072, 131072) float64 array; ``b`` shares half of
 ``a``'s indices and its entries come in random order. "Coalesced" operands
 are the same data sorted (flags True); the uncoalesced operand is ``b`` as

@@ -1,4 +1,4 @@
-"""Transpose and concatenate (issue 12) against torch and pydata/sparse.
+"""Transpose and concatenate against torch and pydata/sparse.
 
 - ``transpose+coalesce``: ``a.T.coalesce()`` of the coalesced uniform
   workload (2,000,000 entries in (131072, 131072) at ``medium``): the

@@ -1,4 +1,4 @@
-"""Linear algebra (issue 13) against scipy.sparse, torch.sparse and pydata/sparse.
+"""Linear algebra against scipy.sparse, torch.sparse and pydata/sparse.
 
 Workloads:
 
@@ -172,7 +172,7 @@ def cases(size="medium", libraries=None, device="cpu"):
 
     # forward + backward of Y = A @ X through the torch bridge (torch tensors: not on the emulated device)
     if torch is not None:
-        from coosparse.interop import torch as ct
+        from coosparse.interop import torch as ct  # optional dependency: torch is installed
 
         ta = torch_coo(a)
         xt = _torch_dense(xm, device).clone().requires_grad_(True)

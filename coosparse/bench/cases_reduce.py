@@ -1,4 +1,4 @@
-"""Reductions against pydata/sparse, scipy CSR and torch (issue 11).
+"""Reductions against pydata/sparse, scipy CSR and torch.
 
 Workloads: :func:`workloads.uniform` (2,000,000 uniform draws in a
 (131072, 131072) float64 array) and :func:`workloads.rmat` (the 2M-edge

@@ -1,19 +1,19 @@
 """Strided scatter against torch and NumPy: as_strided_scatter and COO.to_dense().
 
-At ``medium`` the workloads are the issue's (issue 4): a 16,777,216-element
+At ``medium`` the workloads are: a 16,777,216-element
 float32 input with a stride-2 view of 8,388,608 elements, and 2,000,000
 uncoalesced entries in a (4096, 4096) float64 array. ``small`` and ``large``
 take a quarter and four times the elements (the to_dense density stays
 ~12%). ``memcpy`` (``np.copyto`` of the same bytes into a preallocated
 buffer) is the roofline reference; ``coosparse-out`` writes into a reused
-buffer (``out=``, issue 16), which pays no page faults either.
+buffer (``out=``), which pays no page faults either.
 """
 from __future__ import annotations
 
 import numpy as np
 
 import coosparse
-from coosparse._backend import array_namespace
+from coosparse._kernels.backend import array_namespace
 
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 

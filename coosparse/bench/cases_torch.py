@@ -1,6 +1,6 @@
 """The torch bridge against torch 2.13's own sparse ops: conversion cost and forward+backward.
 
-Workloads (issue 6): conversion of 1e3 and 1e7 entries (zero-copy, so the cost
+Workloads: conversion of 1e3 and 1e7 entries (zero-copy, so the cost
 should not depend on nnz); forward+backward of ``sparse_mask`` and
 ``multiply`` on 2,000,000 entries in (131072, 131072) float64. For multiply,
 ``a`` and ``b`` have 2M entries each and ``b`` shares half of ``a``'s indices.
@@ -23,7 +23,7 @@ SHAPE = workloads.UNIFORM_SHAPE
 def _torch():
     import torch
 
-    from coosparse.interop import torch as ct
+    from coosparse.interop import torch as ct  # optional dependency: torch
 
     return torch, ct
 

@@ -1,4 +1,4 @@
-"""NumPy ufuncs on COO (issue 11): ``np.sqrt(a)``, ``a > 0``, ``np.maximum(a, b)``.
+"""NumPy ufuncs on COO: ``np.sqrt(a)``, ``a > 0``, ``np.maximum(a, b)``.
 
 Workloads: the uniform pair (:func:`workloads.uniform_pair`, 2,000,000
 entries each in (131072, 131072) at ``medium``, about half of them shared) and
@@ -8,7 +8,7 @@ the timing). Peers:
 
 - pydata/sparse: the same NumPy call on its ``COO`` (its ``__array_ufunc__``);
 - ``numpy-values``: the NumPy ufunc over the values array alone, the floor a
-  one-operand ufunc can reach (the issue asks coosparse to stay within 1.5x
+  one-operand ufunc can reach (the target: coosparse within 1.5x
   of it, i.e. a ratio of at least 0.67). Not a sparse result: it builds no
   indices and decides no pattern.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._backend import array_namespace
+from .._kernels.backend import array_namespace
 from . import workloads
 from .harness import Case, Impl, on_device
 

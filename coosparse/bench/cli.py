@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import discover, report
+from . import discover, report, workloads
 from .harness import MMAP_THRESHOLD
 from ._worker import TAG, run_job
 from .progress import Progress
@@ -235,8 +235,6 @@ def main(argv=None):
     modules = [m for m in discover.case_modules()
                if args.suite == "all" or discover.suite_of(m) == args.suite]
     if args.list:
-        from . import workloads
-
         print("case modules:", ", ".join(modules) or "none")
         print("workloads:", ", ".join(workloads.WORKLOADS))
         return 0

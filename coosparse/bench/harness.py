@@ -18,6 +18,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .._core.coo import COO
+from ..testing import device as emulated_device
+
 MMAP_THRESHOLD = 65536  # bytes; MALLOC_MMAP_THRESHOLD_ of the peak-memory worker
 
 
@@ -72,7 +75,7 @@ def torch_coo(a):
 GPU_DEVICES = ("cuda", "cuda-emulated")
 """Devices a case module's ``cases(..., device=)`` may be asked for besides 'cpu'.
 
-'cuda-emulated' is the test suite's stand-in GPU (``coosparse._cuda.strict``):
+'cuda-emulated' is the test suite's stand-in GPU (``coosparse.testing.device``):
 slow, no peers, for checking a module's GPU code path without a GPU
 (``scripts/gpu_check.sh --dry-run``).
 """
@@ -80,16 +83,12 @@ slow, no peers, for checking a module's GPU code path without a GPU
 
 def on_device(x, device):
     """``x`` (a COO or a NumPy array) on ``device`` ('cpu', 'cuda', 'cuda-emulated'); build data on the CPU, then move it."""
-    from .._coo import COO
-
     if device == "cpu":
         return x
-    if device == "cuda-emulated":
-        from .._cuda import strict
-
-        return strict.to_device(x)
     if isinstance(x, COO):
-        return x.to("cuda")
+        return x.to(device)
+    if device == "cuda-emulated":
+        return emulated_device.to_device(x)
     import cupy
 
     return cupy.asarray(x)
@@ -174,7 +173,7 @@ def floor_impl(nbytes, device="cpu"):
     if device == "cpu":
         import numpy as xp
     elif device == "cuda-emulated":
-        from .._cuda.strict import xp
+        xp = emulated_device.xp
     else:
         import cupy as xp
     src = xp.ones(size, dtype="uint8")
@@ -204,7 +203,7 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
     for r in range(repeat):
         # each round starts with the next library: the first allocation of a round can pay the
         # kernel's page-allocator stalls (measured: 200-400 ms for a fresh 64 MiB array, whoever
-        # asks first, 20 ms after), so no library may always be first (issue 16)
+        # asks first, 20 ms after), so no library may always be first
         k = r % len(impls) if impls else 0
         for impl in impls[k:] + impls[:k]:
             gc.collect()

@@ -4,7 +4,7 @@ Every generator takes a ``size`` (``"small"``, ``"medium"``, ``"large"``) and a
 ``seed`` and returns CPU :class:`coosparse.COO` arrays; the same arguments give
 bit-identical arrays on every machine (NumPy's ``default_rng``/PCG64 stream).
 
-- :func:`uniform` — the issue workload: uniformly drawn entries in a
+- :func:`uniform` — the default workload: uniformly drawn entries in a
   (131072, 131072) float64 matrix (2,000,000 entries at ``medium``),
   duplicates as drawn, random order.
 - :func:`uniform_pair` — two such arrays for binary operations: ``b`` holds
@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._coo import COO
+from .._core.coo import COO
 
 SIZES = ("small", "medium", "large")
 
-#: entries of the uniform workload per size (the issue's 2,000,000 at medium)
+#: entries of the uniform workload per size (2,000,000 at medium)
 UNIFORM_NNZ = {"small": 200_000, "medium": 2_000_000, "large": 20_000_000}
-#: shape of the uniform workload (the issue's 2**17 x 2**17)
+#: shape of the uniform workload (2**17 x 2**17)
 UNIFORM_SHAPE = (131072, 131072)
 #: Graph500 SCALE per size (2**SCALE vertices); EDGEFACTOR edges per vertex
 RMAT_SCALE = {"small": 14, "medium": 17, "large": 20}
@@ -90,7 +90,7 @@ def _coo(keys, values, shape, *, coalesced=False):
 
 
 def uniform(size="medium", seed=0, *, duplicates=True, coalesced=False, dtype=np.float64):
-    """Uniformly drawn entries in a (131072, 131072) array (the issue workload).
+    """Uniformly drawn entries in a (131072, 131072) array (the default workload).
 
     Parameters
     ----------

@@ -13,7 +13,7 @@
 typedef long long i64;
 typedef unsigned long long u64;
 
-// ---- small parameters travel by value (coosparse/_cuda/_layer.py: CudaLayer.dims)
+// ---- small parameters travel by value (coosparse/_kernels/cuda/base.py: CudaLayer.dims)
 // Strides, sizes and the like are host metadata: they are passed as one struct
 // argument instead of a device array, so a launch copies nothing from the host
 // (a host-to-device copy would break CUDA-graph capture). The layer fills the

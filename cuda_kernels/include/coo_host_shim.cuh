@@ -57,7 +57,7 @@ inline void launch(void (*kernel)(Args...), unsigned int grid, unsigned int bloc
 }
 
 // What each parameter of a kernel is, for the strict launch check in Python
-// (coosparse/_cuda/emulated.py): 5 numbers per parameter,
+// (coosparse/_kernels/cuda/emulated.py): 5 numbers per parameter,
 // (size, is_pointer, pointee size, kind, pointee is const); kind is 'f'
 // (floating), 'i' (signed integer), 'u' (unsigned integer) or 's' (struct).
 template <typename T>

@@ -43,7 +43,7 @@ from ._autograd import add, coalesce, mask_projection, multiply, sparse_mask, su
 from ._compile import as_strided_scatter, sparse_mask_parts, to_dense_parts
 from ._convert import from_torch, to_torch
 
-# ---- linear algebra (issue 13) ---------------------------------------------------
+# ---- linear algebra ---------------------------------------------------------------
 from ._linalg import matmul, sampled_matmul, sddmm_parts, spmm_parts  # noqa: E402
 
 __all__ = [
@@ -59,7 +59,7 @@ __all__ = [
     "to_dense",
     "to_dense_parts",
     "to_torch",
-    # ---- linear algebra (issue 13)
+    # ---- linear algebra
     "matmul",
     "sampled_matmul",
     "sddmm_parts",

@@ -8,9 +8,14 @@ import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
 
-import coosparse
-from coosparse._coo import COO
-from coosparse._intersect import multiply_sparse
+from coosparse.ops.coalesce import coalesce as _coalesce
+from coosparse.ops.elementwise.arithmetic import add as _add
+from coosparse.ops.elementwise.arithmetic import multiply as _multiply
+from coosparse.ops.elementwise.arithmetic import subtract as _subtract
+from coosparse.ops.elementwise.intersect import mask_projection as _mask_projection
+from coosparse.ops.elementwise.intersect import sparse_mask as _sparse_mask
+from coosparse._core.coo import COO
+from coosparse.ops.elementwise.intersect import multiply_sparse
 
 from ._common import (
     _arr, _check_same_shape, _conj, _dense_grad, _is_sparse, _out, _promote,
@@ -23,7 +28,7 @@ class _Coalesce(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.set_materialize_grads(False)
-        y = coosparse.coalesce(from_torch(x))
+        y = _coalesce(from_torch(x))
         ctx.pattern = y
         ctx.dtype = x.dtype
         return _out(y)
@@ -34,7 +39,7 @@ class _Coalesce(torch.autograd.Function):
         if g is None:  # undefined output gradient
             return None
         # y has exactly the coalesced pattern of x: dx = G restricted to it
-        gv = coosparse.sparse_mask(_arr(g), ctx.pattern).values
+        gv = _sparse_mask(_arr(g), ctx.pattern).values
         return _sparse_grad(ctx.pattern, gv, ctx.dtype)
 
 
@@ -76,8 +81,8 @@ class _ToDense(torch.autograd.Function):
     def backward(ctx, g):
         if g is None:  # undefined output gradient
             return None
-        pattern = coosparse.coalesce(ctx.a)
-        gv = coosparse.sparse_mask(_arr(g), pattern).values
+        pattern = _coalesce(ctx.a)
+        gv = _sparse_mask(_arr(g), pattern).values
         return _sparse_grad(pattern, gv, ctx.dtype)
 
 
@@ -111,7 +116,7 @@ class _SparseMask(torch.autograd.Function):
         xa = _arr(x)
         m = from_torch(mask)
         ctx.xa, ctx.m, ctx.dtype = xa, m, x.dtype
-        return _out(coosparse.sparse_mask(xa, m))
+        return _out(_sparse_mask(xa, m))
 
     @staticmethod
     @once_differentiable
@@ -124,12 +129,12 @@ class _SparseMask(torch.autograd.Function):
         m = ctx.m
         if isinstance(ctx.xa, COO):
             # each stored x index j gets G[j] times the number of mask entries at j
-            pattern = coosparse.coalesce(ctx.xa)
-            gv = coosparse.sparse_mask(ga, pattern)
-            gx = coosparse.mask_projection(gv, m, accumulate=True)
+            pattern = _coalesce(ctx.xa)
+            gv = _sparse_mask(ga, pattern)
+            gx = _mask_projection(gv, m, accumulate=True)
             return _sparse_grad(pattern, gx.values, ctx.dtype), None
         # dense x: every mask entry k read x[idx_k], so it sends G[idx_k] back there
-        per_entry = coosparse.sparse_mask(ga, m).values
+        per_entry = _sparse_mask(ga, m).values
         back = COO(m.indices, per_entry, m.shape, sorted=m.is_sorted, unique=m.is_unique, check=False)
         return _dense_grad(back.to_dense(), ctx.dtype), None
 
@@ -172,7 +177,7 @@ class _MaskProjection(torch.autograd.Function):
         xa = from_torch(x)
         m = from_torch(mask)
         ctx.xa, ctx.m, ctx.acc, ctx.dtype = xa, m, accumulate, x.dtype
-        return _out(coosparse.mask_projection(xa, m, accumulate=accumulate))
+        return _out(_mask_projection(xa, m, accumulate=accumulate))
 
     @staticmethod
     @once_differentiable
@@ -181,9 +186,9 @@ class _MaskProjection(torch.autograd.Function):
             return None, None, None
         if not ctx.needs_input_grad[0]:
             return None, None, None
-        pattern = coosparse.coalesce(ctx.xa)
-        gv = coosparse.sparse_mask(_arr(g), pattern)
-        gx = coosparse.mask_projection(gv, ctx.m, accumulate=ctx.acc)
+        pattern = _coalesce(ctx.xa)
+        gv = _sparse_mask(_arr(g), pattern)
+        gx = _mask_projection(gv, ctx.m, accumulate=ctx.acc)
         return _sparse_grad(pattern, gx.values, ctx.dtype), None, None
 
 
@@ -238,7 +243,7 @@ class _Multiply(torch.autograd.Function):
             # keep the forward's match: the backward places the gradient with it
             y, ctx.match = multiply_sparse(A, B, compact, keep_match=True)
         else:
-            y = coosparse.multiply(A, B, compact=compact)
+            y = _multiply(A, B, compact=compact)
         out = _out(y)
         ctx.out_indices = (out._indices().data_ptr(), out._nnz())
         return out
@@ -264,18 +269,18 @@ class _Multiply(torch.autograd.Function):
                 grads.append(None)
             elif isinstance(mine, COO):
                 # d(a*b)/da = G * conj(b), on a's coalesced pattern
-                pattern = coosparse.coalesce(mine)
-                gv = coosparse.sparse_mask(ga, pattern).values
+                pattern = _coalesce(mine)
+                gv = _sparse_mask(ga, pattern).values
                 if np.isscalar(other):
                     ov = other
                 else:  # a dense factor may broadcast against the sparse one
                     xp = np if isinstance(other, np.ndarray) else __import__("cupy")
-                    ov = coosparse.sparse_mask(other if isinstance(other, COO) else
+                    ov = _sparse_mask(other if isinstance(other, COO) else
                                                xp.broadcast_to(other, mine.shape), pattern).values
                 grads.append(_sparse_grad(pattern, gv * _conj(ov), dtype))
             else:
                 # dense factor, sparse other: each stored entry k of other sends G[idx_k] * conj(other_k)
-                gv = coosparse.sparse_mask(ga, other).values
+                gv = _sparse_mask(ga, other).values
                 back = other._with(values=gv * _conj(other.values))
                 gd = _dense_grad(back.to_dense(), dtype)
                 grads.append(gd.sum_to_size(ctx.shapes[len(grads)]) if tuple(gd.shape) != ctx.shapes[len(grads)] else gd)
@@ -330,15 +335,15 @@ def _multiply_sparse_grads(ga, A, B, dtypes):
     pair against ``b`` yields both ``A@b`` and ``G@b``. ``G@a`` is exact for
     any G; ``G@b`` is only needed where b stores something.
     """
-    ac, bc = coosparse.coalesce(A), coosparse.coalesce(B)
-    g_at_a = coosparse.sparse_mask(ga, ac).values
+    ac, bc = _coalesce(A), _coalesce(B)
+    g_at_a = _sparse_mask(ga, ac).values
     pair = _with_pair(ac, ac.values, g_at_a, ac.shape)
     xp = np if isinstance(bc.values, np.ndarray) else __import__("cupy")
     mask_b = COO(bc.indices, xp.broadcast_to(xp.zeros((), bc.dtype), bc.values.shape + (2,)),
                  tuple(bc.shape) + (2,), sorted=True, unique=True, check=False)
-    at_b = coosparse.sparse_mask(pair, mask_b).values
+    at_b = _sparse_mask(pair, mask_b).values
     grad_b = at_b[..., 1] * _conj(at_b[..., 0])
-    b_at_a = coosparse.sparse_mask(bc, ac).values
+    b_at_a = _sparse_mask(bc, ac).values
     grad_a = g_at_a * _conj(b_at_a)
     return _sparse_grad(ac, grad_a, dtypes[0]), _sparse_grad(bc, grad_b, dtypes[1])
 
@@ -418,12 +423,12 @@ class _Add(torch.autograd.Function):
         ctx.A, ctx.B, ctx.alpha = A, B, alpha
         ctx.dtypes = (a.dtype, b.dtype)
         if alpha == 1:
-            r = coosparse.add(A, B, coalesce=coalesce)
+            r = _add(A, B, coalesce=coalesce)
         elif alpha == -1:
-            r = coosparse.subtract(A, B, coalesce=coalesce)
+            r = _subtract(A, B, coalesce=coalesce)
         else:
             Bs = B._with(values=B.values * alpha) if isinstance(B, COO) else B * alpha
-            r = coosparse.add(A, Bs, coalesce=coalesce)
+            r = _add(A, Bs, coalesce=coalesce)
         return _out(r)
 
     @staticmethod
@@ -440,8 +445,8 @@ class _Add(torch.autograd.Function):
             if not needed:
                 out.append(None)
             elif isinstance(X, COO):
-                pattern = coosparse.coalesce(X)
-                gv = coosparse.sparse_mask(ga, pattern).values
+                pattern = _coalesce(X)
+                gv = _sparse_mask(ga, pattern).values
                 out.append(_sparse_grad(pattern, gv * _conj(factor) if factor != 1 else gv, dtype))
             else:
                 # a dense operand makes the result dense, so G is dense

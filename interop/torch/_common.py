@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 import torch
 
-from coosparse._coo import COO
+from coosparse._core.coo import COO
 
 from ._convert import _import, from_torch, to_torch
 
@@ -57,7 +57,7 @@ def _dense_grad(array, dtype):
     return _import(array).to(dtype)
 
 
-# ---- torch's promotion, scalars and overflow (issue 10) ------------------------------
+# ---- torch's promotion, scalars and overflow --------------------------------------------
 def _torch_scalar(s):
     """``s`` when it is a Python number (bool included) or a 0-d dense tensor, else None."""
     if isinstance(s, torch.Tensor):

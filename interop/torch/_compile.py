@@ -8,8 +8,9 @@ from typing import Sequence
 import numpy as np
 import torch
 
-import coosparse
-from coosparse._coo import COO
+from coosparse.ops.elementwise.intersect import sparse_mask as _sparse_mask
+from coosparse.ops.scatter import as_strided_scatter as _as_strided_scatter
+from coosparse._core.coo import COO
 
 from ._common import _is_dense
 from ._convert import _export, _import
@@ -22,7 +23,7 @@ def _np_of(t):
 def _as_strided_scatter_op(
     input: torch.Tensor, src: torch.Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int
 ) -> torch.Tensor:
-    r = coosparse.as_strided_scatter(_np_of(input), _np_of(src), tuple(size), tuple(stride), storage_offset)
+    r = _as_strided_scatter(_np_of(input), _np_of(src), tuple(size), tuple(stride), storage_offset)
     return _import(r)
 
 
@@ -171,7 +172,7 @@ def _sparse_mask_parts_op(x: torch.Tensor, indices: torch.Tensor) -> torch.Tenso
     xp = np if isinstance(xa, np.ndarray) else __import__("cupy")
     dummy = xp.broadcast_to(xp.zeros((), dtype=xa.dtype), (indices.shape[1],) + tuple(xa.shape[sd:]))
     mask = COO(_np_of(indices), dummy, tuple(xa.shape))
-    r = coosparse.sparse_mask(xa, mask).values
+    r = _sparse_mask(xa, mask).values
     t = _import(xp.ascontiguousarray(r))
     return t.clone() if t.data_ptr() == x.data_ptr() and t.numel() else t
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from coosparse._backend import array_namespace
-from coosparse._coo import COO
-from coosparse._fill import require_zero_fill
+from coosparse._core.coo import COO
+from coosparse._core.fill import require_zero_fill
+from coosparse._kernels.backend import array_namespace
 
 _SUPPORTED_TORCH_DTYPES = (
     torch.bool, torch.int8, torch.int16, torch.int32, torch.int64,

@@ -1,4 +1,4 @@
-"""Linear algebra on torch tensors (issue 13): ``matmul`` and ``sampled_matmul`` as autograd
+"""Linear algebra on torch tensors: ``matmul`` and ``sampled_matmul`` as autograd
 functions on the coosparse kernels, and their torch.compile custom ops on COO components.
 
 Gradients (G: the incoming gradient, ``^H``: conjugate transpose):
@@ -27,10 +27,15 @@ import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
 
-import coosparse
-from coosparse import _linalg as la
-from coosparse._backend import backend_for
-from coosparse._coo import COO
+from coosparse.ops.coalesce import coalesce as _coalesce
+from coosparse.ops.elementwise.intersect import sparse_mask as _sparse_mask
+from coosparse.ops.linalg.core import _batch_map, _broadcast_batch, _product, _result_dtype, sparsify
+from coosparse.ops.linalg.einsum import _expand_dims
+from coosparse.ops.linalg.products import _conj, sddmm_rows
+from coosparse.ops.linalg.products import matmul as _matmul
+from coosparse.ops.linalg.products import sampled_matmul as _sampled_matmul
+from coosparse._core.coo import COO
+from coosparse._kernels.backend import backend_for
 
 from ._common import _arr, _dense_grad, _is_sparse, _out, _require_tensor, _sparse_grad
 from ._convert import _export, _import, from_torch
@@ -46,7 +51,7 @@ def _promote(x, side):
     if x.ndim != 1:
         return x
     if isinstance(x, COO):
-        return la._expand_dims(x, 0 if side == "left" else 1)
+        return _expand_dims(x, 0 if side == "left" else 1)
     return x.reshape(1, -1) if side == "left" else x.reshape(-1, 1)
 
 
@@ -61,7 +66,7 @@ def _unsqueeze_grad(g, a_ndim, b_ndim):
 
 def _insert_axis(x, axis):
     if isinstance(x, COO):
-        return la._expand_dims(la.sparsify(x), axis)
+        return _expand_dims(sparsify(x), axis)
     return x.reshape(x.shape[:axis] + (1,) + x.shape[axis:])
 
 
@@ -85,8 +90,8 @@ def _swap(x):
 
 def _pattern(a):
     """(coalesced pattern, its sparsified form): the gradient's layout for sparse input ``a``."""
-    p = coosparse.coalesce(a)
-    return p, la.sparsify(p)
+    p = _coalesce(a)
+    return p, sparsify(p)
 
 
 def _sampled(pattern, x, y, dtype):
@@ -113,7 +118,7 @@ def _sampled(pattern, x, y, dtype):
         y = xp.transpose(yb, keep + red + [big, big + 1]).reshape(lead + (e * k, n))
     be = backend_for(pattern.indices, x, y)
     rows = [pattern.indices[i] for i in range(pattern.ndim)]
-    return la.sddmm_rows(be, rows, pattern.nnz, x, y, nb, dtype)
+    return sddmm_rows(be, rows, pattern.nnz, x, y, nb, dtype)
 
 
 def _adj_left(a, g):
@@ -129,11 +134,11 @@ def _adj_right(g, b):
 
 def _adj_product(x, y, left):
     nx, ny = x.ndim, y.ndim
-    batch = la._broadcast_batch("matmul", x.shape[:-2], y.shape[:-2])
-    xmap, ymap = la._batch_map(len(batch), range(nx - 2)), la._batch_map(len(batch), range(ny - 2))
+    batch = _broadcast_batch("matmul", x.shape[:-2], y.shape[:-2])
+    xmap, ymap = _batch_map(len(batch), range(nx - 2)), _batch_map(len(batch), range(ny - 2))
     if left:  # x^H @ y
-        return la._product(la._conj(x), xmap, [nx - 1], [nx - 2], y, ymap, [ny - 2], [ny - 1], batch, "matmul")
-    return la._product(x, xmap, [nx - 2], [nx - 1], la._conj(y), ymap, [ny - 1], [ny - 2], batch, "matmul")
+        return _product(_conj(x), xmap, [nx - 1], [nx - 2], y, ymap, [ny - 2], [ny - 1], batch, "matmul")
+    return _product(x, xmap, [nx - 2], [nx - 1], _conj(y), ymap, [ny - 1], [ny - 2], batch, "matmul")
 
 
 def _check_matmul(a, b):
@@ -156,7 +161,7 @@ class _Matmul(torch.autograd.Function):
         ctx.set_materialize_grads(False)
         aa, bb = _arr(a), _arr(b)
         ctx.aa, ctx.bb, ctx.dtypes = aa, bb, (a.dtype, b.dtype)
-        return _out(coosparse.matmul(aa, bb))
+        return _out(_matmul(aa, bb))
 
     @staticmethod
     @once_differentiable
@@ -183,7 +188,7 @@ def _grad_left(aa, a2, b2, g2, dtype):
         pattern, p2 = _pattern(aa)
         p2 = _promote(p2, "left") if aa.ndim == 1 else p2
         if isinstance(b2, COO):  # G @ B^H read at A's entries
-            vals = coosparse.sparse_mask(_adj_right(g2, b2), p2).values
+            vals = _sparse_mask(_adj_right(g2, b2), p2).values
         else:
             vals = _sampled(p2, g2, _swap(b2), p2.dtype)
         return _sparse_grad(pattern, vals.reshape(pattern.values.shape), dtype)
@@ -199,7 +204,7 @@ def _grad_right(bb, a2, b2, g2, dtype):
         pattern, p2 = _pattern(bb)
         p2 = _promote(p2, "right") if bb.ndim == 1 else p2
         if isinstance(a2, COO):  # A^H @ G read at B's entries
-            vals = coosparse.sparse_mask(_adj_left(a2, g2), p2).values
+            vals = _sparse_mask(_adj_left(a2, g2), p2).values
         else:
             vals = _sampled(p2, _swap(a2), g2, p2.dtype)
         return _sparse_grad(pattern, vals.reshape(pattern.values.shape), dtype)
@@ -253,7 +258,7 @@ class _SampledMatmul(torch.autograd.Function):
         m = from_torch(mask)
         xa, ya = _arr(x), _arr(y)
         ctx.m, ctx.xa, ctx.ya, ctx.dtypes = m, xa, ya, (x.dtype, y.dtype)
-        return _out(coosparse.sampled_matmul(m, xa, ya))
+        return _out(_sampled_matmul(m, xa, ya))
 
     @staticmethod
     @once_differentiable
@@ -263,7 +268,7 @@ class _SampledMatmul(torch.autograd.Function):
         m, xa, ya = ctx.m, ctx.xa, ctx.ya
         ga = _arr(g)
         # the gradient as a COO with the mask's entries (a dense G is read there)
-        gv = coosparse.sparse_mask(ga, m).values
+        gv = _sparse_mask(ga, m).values
         gs = COO(m.indices, gv, m.shape, sorted=m.is_sorted, unique=m.is_unique, check=False)
         x2, y2 = _promote(xa, "left"), _promote(ya, "right")
         gs2 = _unsqueeze_grad(gs, xa.ndim, ya.ndim)
@@ -325,7 +330,7 @@ def _coo2d(indices, values, shape, transpose):
 def _spmm_parts_op(indices: torch.Tensor, values: torch.Tensor, shape: Sequence[int], dense: torch.Tensor,
                    transpose: bool) -> torch.Tensor:
     a = _coo2d(indices, values, shape, transpose)
-    r = coosparse.matmul(a, _np(dense))
+    r = _matmul(a, _np(dense))
     return _import(np.ascontiguousarray(r) if isinstance(r, np.ndarray) else r)
 
 
@@ -341,7 +346,7 @@ def _sddmm_parts_op(indices: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> 
     xa, ya = _np(x), _np(y)
     be = backend_for(idx, xa, ya)
     rows = [idx[0], idx[1]]
-    r = la.sddmm_rows(be, rows, idx.shape[1], xa, ya, 0, la._result_dtype(xa.dtype, ya.dtype))
+    r = sddmm_rows(be, rows, idx.shape[1], xa, ya, 0, _result_dtype(xa.dtype, ya.dtype))
     return _import(r)
 
 

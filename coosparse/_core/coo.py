@@ -1,0 +1,557 @@
+"""The COO array type (SPEC 1): its parts, flags, fill and validation.
+
+``COO`` does not import its operations (they import it). Its methods keep
+their signatures and docstrings here and reach the operations through NumPy's
+protocols (``a.sum()`` is ``np.sum(a)``, answered by the ``__array_function__``
+table) or through :data:`~coosparse._core.dispatch.OPERATIONS`; its operators
+are generated over the elementwise engine's hooks (:mod:`.operators`).
+"""
+from __future__ import annotations
+
+import numbers
+import sys
+
+import numpy as np
+
+from .._kernels.backend import array_namespace, device_of, is_device_array, is_device_array_type
+from . import dtypes as _dtypes
+from . import fill as _fill
+from .device import to_device
+from .dispatch import OPERATIONS, array_function, check_api_version
+from .flags import verify_flags
+from .operators import OperatorsMixin
+from .shapes import as_shape
+
+
+class COO(OperatorsMixin):
+    """An N-dimensional sparse array in coordinate format, with exact flags.
+
+    Parameters
+    ----------
+    indices : array_like of int, shape (sparse_ndim, nnz)
+        Coordinates of the stored entries; stored as C-contiguous int64.
+    values : array_like, shape (nnz, *dense_shape)
+        Stored values (hybrid COO: trailing dense dimensions are allowed).
+    shape : tuple of int
+        ``sparse_shape + dense_shape``.
+    sorted, unique : bool
+        Flag hints. A hint passed as True is verified when ``check`` is True
+        (``ValueError`` if it is false). ``nnz <= 1`` sets both.
+    check : bool
+        Validate dtypes, lengths, bounds and flag hints. ``check=False`` is the
+        fast path: the caller guarantees all of it.
+    fill_value : scalar, optional
+        The value of every index that stores nothing (SPEC 8); default 0.
+        Stored as a NumPy scalar of the values' dtype; it must be
+        representable in it.
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> a = coosparse.COO([[0, 2, 2]], np.array([1.0, 2.0, 3.0]), (4,))
+    >>> a
+    <COO shape=(4,) dtype=float64 nnz=3 sorted=False unique=False device=cpu>
+    >>> a.to_dense()
+    array([1., 0., 5., 0.])
+    """
+
+    __array_priority__ = 1000.0  # NumPy defers binary operators to COO
+
+    def __init__(self, indices, values, shape, *, sorted=False, unique=False, check=True,
+                 fill_value=None):
+        # A device array decides the namespace; list-like parts follow it. Two
+        # arrays on different devices are an error, never a silent copy.
+        if isinstance(indices, np.ndarray) and is_device_array(values) or (
+            isinstance(values, np.ndarray) and is_device_array(indices)
+        ):
+            raise ValueError(
+                f"indices live on {device_of(indices)} but values on {device_of(values)}; "
+                "move one with cupy.asarray or .get()"
+            )
+        xp = array_namespace(values) if is_device_array(values) else array_namespace(indices)
+        listed = not hasattr(indices, "dtype")
+        indices = xp.asarray(indices)
+        if listed and indices.size == 0 and indices.dtype.kind == "f":
+            indices = indices.astype(np.int64)  # empty lists are float64 to NumPy; no index is given
+        values = _dtypes.native(xp.asarray(values))
+        shape = as_shape(shape)
+        if device_of(indices) != device_of(values):
+            raise ValueError(
+                f"indices live on {device_of(indices)} but values on {device_of(values)}"
+            )
+        if check:
+            self._validate_layout(indices, values, shape)
+        if indices.dtype != np.int64 or not indices.flags.c_contiguous:
+            if indices.dtype == np.uint64 and indices.size and int(indices.max()) >= 2**63:  # synchronize!
+                # int64 storage would wrap them to negative indices: refuse, even with check=False
+                d, pos = (int(v) for v in np.unravel_index(int(indices.argmax()), indices.shape))
+                raise IndexError(
+                    f"index {int(indices[d, pos])} at position {pos} of dimension {d} is 2**63 or more; "
+                    "coosparse stores indices as int64, so no index can reach 2**63"
+                )
+            indices = xp.ascontiguousarray(indices, dtype=np.int64)
+        self._indices = indices
+        self._values = values
+        self._shape = shape
+        nnz = indices.shape[1]
+        sorted = bool(sorted) or nnz <= 1
+        unique = bool(unique) or nnz <= 1
+        if check and (sorted or unique) and nnz > 1:
+            verify_flags(indices, self.sparse_shape, sorted, unique)
+        self._sorted = sorted
+        self._unique = unique
+        self._fill = _fill.fill_scalar(fill_value, values.dtype)
+
+    @staticmethod
+    def _validate_layout(indices, values, shape):
+        if indices.dtype.kind not in "iu":
+            raise TypeError(f"indices must be integers; got dtype {indices.dtype}")
+        if indices.ndim != 2:
+            raise ValueError(
+                f"indices must have shape (sparse_ndim, nnz); got an array of ndim {indices.ndim} "
+                f"with shape {tuple(indices.shape)}"
+            )
+        _dtypes.check_dtype(values.dtype)
+        sparse_ndim, nnz = indices.shape
+        if sparse_ndim > len(shape):
+            raise ValueError(
+                f"indices have {sparse_ndim} sparse dimensions but shape {shape} has only {len(shape)}"
+            )
+        if values.ndim < 1 or values.shape[0] != nnz:
+            raise ValueError(
+                f"values must have {nnz} entries along axis 0 (one per index column); "
+                f"got values of shape {tuple(values.shape)}"
+            )
+        dense_shape = shape[sparse_ndim:]
+        if tuple(values.shape[1:]) != dense_shape:
+            raise ValueError(
+                f"values have trailing shape {tuple(values.shape[1:])} but shape {shape} with "
+                f"{sparse_ndim} sparse dimensions needs dense shape {dense_shape}"
+            )
+        if nnz == 0:
+            return
+        lo = indices.min(axis=1)
+        hi = indices.max(axis=1)
+        for d in range(sparse_ndim):
+            if int(lo[d]) < 0 or int(hi[d]) >= shape[d]:  # synchronize!
+                row = indices[d]
+                bad = int(((row < 0) | (row >= shape[d])).argmax())
+                raise IndexError(
+                    f"index {int(row[bad])} at position {bad} is out of bounds for dimension {d} "
+                    f"with size {shape[d]}"
+                )
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def indices(self):
+        """int64 array of shape (sparse_ndim, nnz)."""
+        return self._indices
+
+    @property
+    def values(self):
+        """Array of shape (nnz, *dense_shape)."""
+        return self._values
+
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def dtype(self):
+        return self._values.dtype
+
+    @property
+    def nnz(self):
+        """Number of stored entries (duplicates and explicit zeros counted)."""
+        return self._indices.shape[1]
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def sparse_ndim(self):
+        return self._indices.shape[0]
+
+    @property
+    def dense_ndim(self):
+        return self.ndim - self.sparse_ndim
+
+    @property
+    def sparse_shape(self):
+        return self._shape[: self.sparse_ndim]
+
+    @property
+    def dense_shape(self):
+        return self._shape[self.sparse_ndim:]
+
+    @property
+    def size(self):
+        """Number of elements of the dense equivalent (a Python int, exact)."""
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    @property
+    def device(self):
+        """'cpu' or 'cuda:N'."""
+        return device_of(self._values)
+
+    @property
+    def is_sorted(self):
+        """True when the linear indices are non-decreasing (never guessed)."""
+        return self._sorted
+
+    @property
+    def is_unique(self):
+        """True when no index occurs twice (never guessed)."""
+        return self._unique
+
+    @property
+    def is_coalesced(self):
+        return self._sorted and self._unique
+
+    @property
+    def fill_value(self):
+        """The value of every index that stores nothing: a NumPy scalar of ``dtype`` (SPEC 8)."""
+        return self._fill
+
+    def __repr__(self):
+        return (
+            f"<COO shape={self._shape} dtype={self.dtype} nnz={self.nnz}"
+            + (f" sparse_ndim={self.sparse_ndim}" if self.dense_ndim else "")
+            + (f" fill_value={self._fill!r}" if not _fill.is_zero(self._fill) else "")
+            + f" sorted={self._sorted} unique={self._unique} device={self.device}>"
+        )
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d COO array")
+        return self._shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "a COO array is not converted to a dense NumPy array implicitly; call .to_dense()"
+        )
+
+    def __array_function__(self, func, types, args, kwargs):
+        # defer to other array types (dask, ...) that may know how to combine with a COO
+        if not all(issubclass(t, COO) or t.__module__.split(".")[0] == "numpy" or is_device_array_type(t)
+                   for t in types):
+            return NotImplemented
+        return array_function(func, types, args, kwargs)
+
+    # ------------------------------------------------------------------ copies
+    def _with(self, indices=None, values=None, *, sorted=None, unique=None, fill_value=None):
+        """A COO sharing this one's other parts, fill included (internal use: the parts are the
+        library's own, so nothing is validated; indices are made C-contiguous int64 if they are not).
+
+        The fill is cast to the new values' dtype when they change it.
+        """
+        if indices is None:
+            indices = self._indices
+        elif indices.dtype != np.int64 or not indices.flags.c_contiguous:
+            indices = array_namespace(indices).ascontiguousarray(indices, dtype=np.int64)
+        values = self._values if values is None else values
+        fill = _fill.fill_scalar(self._fill if fill_value is None else fill_value, values.dtype)
+        return COO._trusted(indices, values, self._shape, self._sorted if sorted is None else sorted,
+                            self._unique if unique is None else unique, fill)
+
+    @classmethod
+    def _trusted(cls, indices, values, shape, sorted, unique, fill_value):
+        """Internal fast constructor: parts already valid, indices C-contiguous int64,
+        ``fill_value`` a scalar of ``values.dtype`` (no checks, no conversions).
+
+        Sets exactly the attributes ``__init__`` sets (a test compares them)."""
+        self = object.__new__(cls)
+        self._indices = indices
+        self._values = values
+        self._shape = shape
+        nnz = indices.shape[1]
+        self._sorted = bool(sorted) or nnz <= 1
+        self._unique = bool(unique) or nnz <= 1
+        self._fill = fill_value
+        return self
+
+    def copy(self):
+        """A deep copy (indices and values copied, flags kept)."""
+        return self._with(self._indices.copy(), self._values.copy())
+
+    def astype(self, dtype, copy=True):
+        """Cast the values; indices are shared unless ``copy``; flags kept."""
+        dt = _dtypes.check_dtype(dtype)
+        if dt == self.dtype and not copy:
+            return self
+        with np.errstate(all="ignore"):
+            fill = np.asarray(self._fill).astype(dt)[()]  # the fill casts as the values do
+        return self._with(
+            self._indices.copy() if copy else self._indices, self._values.astype(dt, copy=True),
+            fill_value=fill,
+        )
+
+    def to(self, device):
+        """Move to 'cpu' or 'cuda[:N]'; returns self when already there. Synchronises."""
+        return to_device(self, device)
+
+    # ------------------------------------------------------------------ operations
+    def coalesce(self, prune=False):
+        """Sorted, duplicate-free copy (see :func:`coosparse.coalesce`)."""
+        return OPERATIONS.coalesce(self, prune=prune)
+
+    def to_dense(self, order="C"):
+        """Dense array (NumPy or CuPy, on this array's device); duplicates are summed."""
+        return OPERATIONS.to_dense(self, order=order)
+
+    def todense(self, order="C"):
+        return self.to_dense(order=order)
+
+    def to_scipy(self, format="coo"):
+        """A scipy.sparse array ('coo', 'csr' or 'csc'); see :func:`coosparse.interop.scipy.to_scipy`."""
+        return OPERATIONS.to_scipy(self, format=format)
+
+    # ---- elementwise: NumPy ufuncs (operators: OperatorsMixin) -----------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__":
+            return OPERATIONS.ufunc_method(ufunc, method, *inputs, **kwargs)
+        return OPERATIONS.array_ufunc(ufunc, *inputs, **kwargs)
+
+    @property
+    def real(self):
+        """Real part (a COO; the array itself for real dtypes)."""
+        return np.real(self)
+
+    @property
+    def imag(self):
+        """Imaginary part (a COO; zeros of the dtype for real dtypes)."""
+        return np.imag(self)
+
+    def conj(self):
+        """Complex conjugate (see :func:`coosparse.conj`)."""
+        return np.conjugate(self)
+
+    def round(self, decimals=0):
+        """Round to ``decimals`` (see :func:`coosparse.round`)."""
+        return np.round(self, decimals=decimals)
+
+    def clip(self, min=None, max=None):
+        """Clamp to ``[min, max]`` (see :func:`coosparse.clip`)."""
+        return np.clip(self, min, max)
+
+    # ---- reductions: NumPy's signatures; each is the NumPy function (coosparse/ops/reduce) ----
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Sum over ``axis`` (see :func:`coosparse.sum`); NumPy's keywords."""
+        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Product over ``axis`` (see :func:`coosparse.prod`)."""
+        return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Maximum over ``axis`` (see :func:`coosparse.max`)."""
+        return np.max(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+        """Minimum over ``axis`` (see :func:`coosparse.min`)."""
+        return np.min(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        """Mean over ``axis`` (see :func:`coosparse.mean`)."""
+        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=np._NoValue, correction=np._NoValue):
+        """Variance over ``axis`` (see :func:`coosparse.var`; ``ddof`` is the correction)."""
+        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
+                      correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=np._NoValue, correction=np._NoValue):
+        """Standard deviation over ``axis`` (see :func:`coosparse.std`)."""
+        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
+                      correction=correction)
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Whether any element over ``axis`` is non-zero (see :func:`coosparse.any`)."""
+        return np.any(self, axis=axis, out=out, keepdims=keepdims, where=where)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Whether every element over ``axis`` is non-zero (see :func:`coosparse.all`)."""
+        return np.all(self, axis=axis, out=out, keepdims=keepdims, where=where)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        """Index of the first maximum (see :func:`coosparse.argmax`)."""
+        return np.argmax(self, axis=axis, out=out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        """Index of the first minimum (see :func:`coosparse.argmin`)."""
+        return np.argmin(self, axis=axis, out=out, keepdims=keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """Cumulative sum (``numpy.cumsum``: axis None flattens); see :func:`coosparse.cumulative_sum`."""
+        return np.cumsum(self, axis=axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        """Cumulative product (``numpy.cumprod``); see :func:`coosparse.cumulative_prod`."""
+        return np.cumprod(self, axis=axis, dtype=dtype, out=out)
+
+    def __array_namespace__(self, /, *, api_version=None):
+        """The Array API namespace of COO arrays: the ``coosparse`` module itself."""
+        check_api_version(api_version)
+        return sys.modules["coosparse"]
+
+    def to_device(self, device, /, *, stream=None):
+        """Array API spelling of :meth:`to` (``stream`` must be None)."""
+        if stream is not None:
+            raise ValueError("to_device: streams are not supported; pass stream=None")
+        return self.to(device)
+
+    def _scalar(self, what):
+        """The single element of a size-1 array as a NumPy scalar (synchronises on a GPU)."""
+        if self.size != 1:
+            raise TypeError(f"only size-1 arrays can be converted to Python scalars ({what}); "
+                            f"this array has shape {self._shape}")
+        d = self.to_dense()
+        if not isinstance(d, np.ndarray):
+            d = d.get()  # synchronize! (a device array)
+        return d.reshape(())[()]
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a COO array with {self.size} elements is ambiguous; "
+                "use (a != 0).nnz, or reduce with a.any() / a.all()"
+            )
+        return bool(self._scalar("bool"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __complex__(self):
+        return complex(self._scalar("complex"))
+
+    def __index__(self):
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index; this array has dtype {self.dtype}")
+        return int(self._scalar("index"))
+
+    # ---- shape and indexing -----------------------------------------------------------------
+    @property
+    def T(self):
+        """The transpose (all axes reversed); see :func:`coosparse.transpose` for its flags."""
+        return np.transpose(self)
+
+    @property
+    def mT(self):
+        """The last two axes swapped; see :func:`coosparse.matrix_transpose`."""
+        return np.matrix_transpose(self)
+
+    def transpose(self, *axes):
+        """Permute the axes: ``a.transpose()``, ``a.transpose(1, 0)`` or ``a.transpose((1, 0))``."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return np.transpose(self, axes if axes != () else None)
+
+    def reshape(self, *shape, order="C"):
+        """New shape, C order: ``a.reshape(2, -1)`` or ``a.reshape((2, -1))``; see :func:`coosparse.reshape`."""
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = shape[0]
+        return np.reshape(self, shape, order=order)
+
+    def ravel(self, order="C"):
+        """1-D view of the elements in C order; see :func:`coosparse.ravel`."""
+        return np.ravel(self, order=order)
+
+    def flatten(self, order="C"):
+        """1-D array of the elements in C order; see :func:`coosparse.ravel`."""
+        return np.ravel(self, order=order)
+
+    def swapaxes(self, axis1, axis2):
+        """Interchange two axes; see :func:`coosparse.swapaxes`."""
+        return np.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        """Remove length-1 axes; see :func:`coosparse.squeeze`."""
+        return np.squeeze(self, axis)
+
+    def to_hybrid(self, dense_ndim):
+        """The same array with ``dense_ndim`` trailing dense dimensions; see :func:`coosparse.to_hybrid`."""
+        return OPERATIONS.to_hybrid(self, dense_ndim)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        """Diagonals; see :func:`coosparse.diagonal`."""
+        return np.diagonal(self, offset=offset, axis1=axis1, axis2=axis2)
+
+    def repeat(self, repeats, axis=None):
+        """Repeat elements; see :func:`coosparse.repeat`."""
+        return np.repeat(self, repeats, axis=axis)
+
+    def take(self, indices, axis=None):
+        """Elements at ``indices`` along ``axis``; see :func:`coosparse.take`."""
+        return np.take(self, indices, axis=axis)
+
+    def nonzero(self):
+        """Indices of the non-zero elements, one int64 array per dimension; see :func:`coosparse.nonzero`."""
+        return np.nonzero(self)
+
+    def __getitem__(self, key):
+        """``a[key]`` with NumPy's indexing rules; see the indexing page of the docs.
+
+        Returns a COO, or a NumPy scalar when every dimension gets an integer.
+        """
+        return OPERATIONS.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        raise TypeError(
+            "coosparse.COO arrays are immutable: a[key] = v is not supported. Build a new array "
+            "instead: coosparse.where(mask, v, a) for a masked update, coosparse.concat / pad to "
+            "extend, or convert: d = a.to_dense(); d[key] = v; coosparse.from_dense(d)"
+        )
+    # ---- linear algebra ---------------------------------------------------------------------
+    def __matmul__(self, other):
+        return OPERATIONS.matmul_operator(self, other)
+
+    def __rmatmul__(self, other):
+        return OPERATIONS.matmul_operator(other, self)
+
+    def dot(self, other):
+        """``numpy.dot(self, other)`` (see :func:`coosparse.dot`)."""
+        return np.dot(self, other)
+
+    # ---- pickling and tokenising for Dask (SPEC 11); coosparse/dask.py holds the rest ---------
+    def __reduce_ex__(self, protocol):
+        """Pickle as (indices, values, shape, flags, fill).
+
+        The index and value arrays are pickled by NumPy (CuPy) itself, so with protocol 5 and
+        a ``buffer_callback`` (what ``dask.distributed`` uses) they travel as out-of-band
+        buffers, never copied into the pickle stream. The fill keeps its dtype (a NumPy
+        scalar); the flags travel as they are (exact when pickled: no check on the way back).
+        """
+        return _from_pickle, (self._indices, self._values, self._shape, self._sorted, self._unique,
+                              self._fill)
+
+    def __dask_tokenize__(self):
+        """Deterministic, content-based token for Dask: equal arrays, equal tokens.
+
+        Hashes the index and value bytes with Dask's own array hashing (``normalize_token``:
+        one pass over the bytes, no copy for contiguous arrays) plus shape, sparse_ndim, dtype,
+        fill (its bytes, so NaN fills tokenise alike) and flags. A GPU array's bytes are
+        copied to the host first.
+        """
+        from dask.tokenize import normalize_token  # optional dependency: Dask calls this, so it is there
+
+        parts = []
+        for arr in (self._indices, self._values):
+            if is_device_array(arr):
+                arr = arr.get()  # synchronize! (the bytes are hashed on the host)
+            parts.append(normalize_token(arr))
+        return ("coosparse.COO", self._shape, self.sparse_ndim, str(self.dtype),
+                self._fill.tobytes().hex(), self._sorted, self._unique, *parts)
+
+
+def _from_pickle(indices, values, shape, sorted, unique, fill_value):
+    """Rebuild a pickled COO (no validation: it was valid when pickled)."""
+    return COO(indices, values, shape, sorted=sorted, unique=unique, check=False, fill_value=fill_value)

@@ -1,0 +1,78 @@
+"""Fill values (SPEC 8): the value of every index that stores nothing.
+
+One place for the fill rules that every operation calls: how a fill is stored
+(a NumPy scalar of the array's dtype, on the host for every device), how it is
+compared, and how an operation that needs fill 0 refuses anything else.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._kernels.backend import is_device_array
+
+
+def fill_scalar(fill_value, dtype):
+    """``fill_value`` as a NumPy scalar of ``dtype``; None means 0.
+
+    The value must be representable in ``dtype``: ``fill_value=0.5`` for an
+    integer array, a complex value with an imaginary part for a real array,
+    or a finite value that overflows a float dtype raise ``ValueError``
+    instead of silently changing. Floats round to the dtype's nearest value
+    (``0.1`` in float32), as ``numpy.full`` does.
+    """
+    dt = np.dtype(dtype)
+    if fill_value is None:
+        return dt.type(0)
+    if isinstance(fill_value, np.generic) and fill_value.dtype == dt:
+        return fill_value  # already a scalar of the dtype (the common case of results)
+    if hasattr(fill_value, "get") and is_device_array(fill_value):
+        fill_value = fill_value.get()  # synchronize! (a device scalar: read once, at construction)
+    f = np.asarray(fill_value)
+    if f.ndim != 0:
+        raise ValueError(f"fill_value must be a scalar; got an array of shape {f.shape}")
+    if f.dtype == object or f.dtype.kind not in "biufc":
+        raise TypeError(f"fill_value must be a number or bool; got {fill_value!r}")
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # complex -> real: the imaginary part is checked below
+        cast = f.astype(dt)
+        if f.dtype.kind == "c" and dt.kind != "c" and bool(f.imag != 0):
+            same = False
+        elif dt.kind in "fc":
+            # floats round to the nearest value of the dtype, as np.full does; overflow is refused
+            same = bool(np.isfinite(cast)) or not bool(np.isfinite(f))
+        else:
+            back = cast.astype(f.dtype) if f.dtype.kind != "b" else cast.astype(bool)
+            # both ways: the round trip misses a wrap of the sign bit (2**63 -> int64 -> uint64 is 2**63)
+            same = bool(back == f and cast == f)
+    if not same:
+        raise ValueError(f"fill_value {fill_value!r} is not representable in dtype {dt}")
+    return dt.type(cast[()])
+
+
+def is_zero(fill):
+    """True when ``fill`` is zero (False, 0, 0.0, -0.0, 0j): the fill every fast path assumes."""
+    return not bool(fill != 0) if not _isnan(fill) else False
+
+
+def _isnan(x):
+    return np.asarray(x).dtype.kind in "fc" and bool(np.isnan(x))
+
+
+def equal(f, g):
+    """Fill values compare equal (NaN equals NaN: they mean the same background)."""
+    if _isnan(f) or _isnan(g):
+        return _isnan(f) and _isnan(g)
+    return bool(f == g)
+
+
+def require_zero_fill(op, *arrays):
+    """Raise ValueError naming ``op`` and the fill when an operand's fill is not zero."""
+    for a in arrays:
+        fill = getattr(a, "fill_value", None)
+        if fill is not None and not is_zero(fill):
+            raise ValueError(
+                f"{op} needs arrays whose fill_value is 0; got fill_value {fill!r} "
+                "(convert with .to_dense(), or build the array with fill_value=0)"
+            )

@@ -1,0 +1,99 @@
+"""The one dispatch point from arrays to a kernel layer (ARCHITECTURE.md).
+
+``backend_for(*arrays)`` returns a module implementing the kernel API listed in
+``coosparse/_kernels/api.py``: ``coosparse._kernels.numba.layer`` for NumPy
+arrays, the CUDA layer for CuPy arrays, the emulated CUDA layer for arrays of
+the emulated device (``coosparse.testing.device``: the test suite's stand-in GPU).
+Tests can also route NumPy arrays through another backend (the CUDA path
+compiled for the host) with :func:`use_cpu_backend`.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+
+import numpy as np
+
+# Kernel layers are imported by name when first asked for: importing Numba (or CuPy) is the
+# slow part of a first call, and `import coosparse` must not pay it.
+# name -> module path of a kernel layer serving NumPy arrays
+_CPU_BACKENDS = {
+    "numba": "coosparse._kernels.numba.layer",
+    # NumPy arrays through the emulated CUDA layer (uploaded per call): see coosparse/_kernels/cuda/emulated_host.py
+    "cuda-emulated": "coosparse._kernels.cuda.emulated_host",
+}
+_EMULATED_BACKEND = "coosparse._kernels.cuda.emulated"  # arrays on the emulated device (coosparse.testing.device)
+_GPU_BACKEND = "coosparse._kernels.cuda.backend"
+_cpu_backend_name = "numba"
+
+
+_EMULATED_MODULE = "coosparse.testing.device"  # the module of the emulated device's arrays
+EMULATED_DEVICE = "cuda-emulated"  # coosparse.testing.device.DEVICE: the test suite's stand-in GPU
+
+
+def _is_emulated(a):
+    return type(a).__module__ == _EMULATED_MODULE
+
+
+def is_device_array(a):
+    """True for arrays on a CUDA device: CuPy arrays, and the emulated device's (tests)."""
+    return type(a).__module__.startswith("cupy") or _is_emulated(a)
+
+
+def is_device_array_type(t):
+    """:func:`is_device_array` for a type (NumPy's protocols hand over the operands' types)."""
+    return t.__module__.startswith("cupy") or t.__module__ == _EMULATED_MODULE
+
+
+def array_namespace(a):
+    """The array module of ``a``: numpy, cupy, or the emulated device's stand-in for cupy."""
+    module = type(a).__module__
+    if module.startswith("cupy"):
+        return sys.modules["cupy"]  # a CuPy array exists, so CuPy is imported
+    if module == _EMULATED_MODULE:
+        return sys.modules[module].xp  # likewise the emulated device
+    return np
+
+
+def device_of(a):
+    """'cpu' for NumPy arrays, 'cuda:N' for CuPy arrays ('cuda-emulated' for the test device)."""
+    if type(a).__module__.startswith("cupy"):
+        return f"cuda:{a.device.id}"
+    if _is_emulated(a):
+        return EMULATED_DEVICE
+    return "cpu"
+
+
+def backend_for(*arrays):
+    """Kernel layer for ``arrays``; raises ValueError when they live on different devices."""
+    devices = {device_of(a) for a in arrays if a is not None}
+    if len(devices) > 1:
+        raise ValueError(f"operands live on different devices: {sorted(devices)}; move them with .to()")
+    device = next(iter(devices)) if devices else "cpu"
+    if device == EMULATED_DEVICE:
+        return importlib.import_module(_EMULATED_BACKEND)
+    if device.startswith("cuda"):
+        return importlib.import_module(_GPU_BACKEND)
+    threads = sys.modules.get("coosparse._kernels.numba.threads")
+    if threads is not None and threads.fork_unsafe_layer:
+        raise RuntimeError(
+            "this process was forked after Numba's GNU OpenMP threading layer started, and "
+            "OpenMP cannot run in a forked child; install the 'tbb' package (coosparse then uses "
+            "Numba's fork-safe TBB layer), set NUMBA_THREADING_LAYER=tbb or workqueue, or start "
+            "workers with the 'spawn' or 'forkserver' method"
+        )
+    return importlib.import_module(_CPU_BACKENDS[_cpu_backend_name])
+
+
+@contextlib.contextmanager
+def use_cpu_backend(name):
+    """Route NumPy arrays through kernel layer ``name`` ('numba' or 'cuda-emulated')."""
+    global _cpu_backend_name
+    if name not in _CPU_BACKENDS:
+        raise ValueError(f"unknown CPU backend {name!r}; choose from {sorted(_CPU_BACKENDS)}")
+    old, _cpu_backend_name = _cpu_backend_name, name
+    try:
+        yield
+    finally:
+        _cpu_backend_name = old

@@ -1,0 +1,44 @@
+"""CUDA rows of the join family: the r-way merge of sorted runs.
+
+Kernels: ``cuda_kernels/join.cu``. Conventions: ``base.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..bounds import run_offsets
+from .base import i64
+
+
+class JoinRows:
+    """The join rows of :class:`~coosparse._kernels.cuda.layer.CudaLayer` (helpers: ``base.LayerBase``)."""
+
+    MERGE_MAX_RUNS = 16
+    """Most sorted runs ``merge_take`` merges (their offsets travel by value); more are sorted."""
+
+    def merge_take(self, keys, offsets, indices, values):
+        """(indices[:, perm], values[perm]) for the stable merge order of sorted runs of keys:
+        each entry's merge rank by binary search in the other runs, then its column and row copied
+        there. Sync-free: ``offsets`` (r + 1 host integers) travel by value. More than
+        ``MERGE_MAX_RUNS`` runs are sorted instead (same order). Keys not sorted within their run
+        are reported (``errors.ORDER``)."""
+        xp = self.xp
+        keys = self._c(keys, np.int64)
+        indices = self._c(indices, np.int64)
+        values = self._c(values)
+        n = keys.shape[0]
+        d = indices.shape[0]
+        offsets = run_offsets(offsets, keys, indices, values, "merge_take")
+        r = offsets.shape[0] - 1
+        if r > self.MERGE_MAX_RUNS:
+            perm = self._c(self._argsort(keys), np.int64) if n else xp.zeros(0, dtype=np.int64)
+            return self.gather_columns(indices, perm), self.gather_rows(values, perm)
+        out_idx = xp.empty((d, n), dtype=np.int64)
+        out_val = xp.empty(values.shape, dtype=values.dtype)
+        if n == 0:
+            return out_idx, out_val
+        view, ctype = self._words(values)
+        oview, _ = self._words(out_val)
+        self._run(f"coo_join_merge_take<{ctype}>", n, keys, self.dims(offsets, "merge_take offsets"), i64(r),
+                  i64(n), indices, i64(d), view, i64(view.shape[1]), out_idx, oview, self._err())
+        return out_idx, out_val

@@ -1,0 +1,264 @@
+"""CUDA rows of the linalg family: SpMV/SpMM, dense x COO, SDDMM and SpGEMM.
+
+Kernels: ``cuda_kernels/linalg.cu``. Conventions: ``base.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import i64
+
+
+class LinalgRows:
+    """The linalg rows of :class:`~coosparse._kernels.cuda.layer.CudaLayer` (helpers: ``base.LayerBase``).
+
+    One thread per output element, each summing in the kernel API's order: the Numba
+    layer's bits. Grouping (sorting by row or by column) uses this layer's stable sort.
+    Nullable arguments (perm, batch_base, batch_offsets) go to the kernels as null
+    pointers; every data-dependent read is guarded there and reported (COO_ERR_*):
+    the COO's indices against their bounds (COO_ERR_INDEX: IndexError at the next
+    synchronising call or check_device_errors()), internal arrays against their lengths.
+    """
+
+    # One thread per output element, each summing in the kernel API's order: the Numba
+    # layer's bits. Grouping (sorting by row or by column) uses this layer's stable sort.
+    # Nullable arguments (perm, batch_base, batch_offsets) go to the kernels as null
+    # pointers; every data-dependent read is guarded there and reported (COO_ERR_*):
+    # the COO's indices against their bounds (COO_ERR_INDEX: IndexError at the next
+    # synchronising call or check_device_errors()), internal arrays against their lengths.
+    @staticmethod
+    def _bound_bits(b):
+        """A bound for an unsigned compare in a kernel (None: 2**63), as the i64 with its u64 bits."""
+        return np.array([2**63 if b is None else min(int(b), 2**63)], dtype=np.uint64).view(np.int64)[0]
+
+    def _opt(self, a):
+        """``a`` as a C-contiguous int64 device array, or None (a null pointer)."""
+        return None if a is None else self._c(a, np.int64)
+
+    def _host(self, a):
+        """``validate`` only: a host copy of device array ``a`` (the emulation's uncounted view)."""
+        return np.asarray(self._peek(a))
+
+    def row_offsets(self, rows, nrows):
+        """CSR row pointer of non-decreasing ``rows``: int64[nrows + 1]. Sync-free (binary searches).
+
+        Rows outside ``[0, nrows)`` (reported: INDEX) fall outside every row;
+        rows out of order (lying flags) are reported (ORDER).
+        """
+        rows = self._c(rows, np.int64)
+        nrows = int(nrows)
+        n = rows.shape[0]
+        out = self.xp.empty(nrows + 1, dtype=np.int64)
+        self._run("coo_linalg_row_offsets", max(nrows + 1, n), rows, i64(n), i64(nrows), out, self._err())
+        return out
+
+    def spmm(self, offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound=None):
+        """out[r, j] = sum over row r's grouped entries of values[e] * dense[base + cols[e], j]. Sync-free.
+
+        ``cols`` outside ``[0, col_bound)`` (default: the rows of ``dense``) are skipped, reported (INDEX).
+        """
+        xp = self.xp
+        offsets = self._c(offsets, np.int64)
+        cols = self._c(cols, np.int64)
+        values = self._c(values)
+        dense = self._c(dense, values.dtype)
+        nrows, ncols = offsets.shape[0] - 1, dense.shape[1]
+        out = xp.empty((nrows, ncols), dtype=values.dtype)
+        if nrows <= 0 or ncols == 0:
+            return out
+        perm_arr, base = self._opt(perm), self._opt(batch_base)
+        rpb = max(int(rows_per_batch), 1)
+        n = values.shape[0]
+        kb = dense.shape[0] if col_bound is None else int(col_bound)
+        if self._validate:
+            self._check_range(offsets, 0, n + 1, "spmm offsets")
+            if perm_arr is not None:
+                self._check_range(perm_arr, 0, n, "spmm perm")
+            hb = self._host(base) if base is not None else np.zeros(1, np.int64)
+            self._check_range(cols, 0, min(kb, max(dense.shape[0] - (int(hb.max()) if hb.size else 0), 0)),
+                              "spmm cols")
+            if base is not None:
+                self._check_range(base, 0, dense.shape[0], "spmm batch_base")
+                if (nrows - 1) // rpb >= base.shape[0]:
+                    raise IndexError("spmm: batch_base is shorter than the number of batches")
+        vview, ctype = self._product_view(values)
+        dview, _ = self._product_view(dense)
+        oview, _ = self._product_view(out)
+        self._run(f"coo_linalg_spmm<{ctype}>", nrows * ncols, offsets, i64(nrows), perm_arr, cols,
+                  self._bound_bits(kb), vview, i64(n),
+                  dview, i64(dense.shape[0]), i64(ncols), i64(rpb), base,
+                  i64(0 if base is None else base.shape[0]), oview, self._err())
+        return out
+
+    def spmm_unsorted(self, rows, cols, values, dense, nrows, rows_per_batch, batch_base, col_bound=None):
+        """COO (rows in any order) x dense: a stable sort by row, then :meth:`spmm`. Sync-free.
+
+        Rows outside ``[0, nrows)`` (checked by :meth:`row_offsets` after the sort) and
+        ``cols`` outside ``[0, col_bound)`` are skipped, reported (INDEX).
+        """
+        rows = self._c(rows, np.int64)
+        if self._validate:
+            self._check_range(rows, 0, int(nrows), "spmm_unsorted rows")
+        sorted_rows, perm = self.sort_pairs(rows, max(int(nrows), 1))
+        return self.spmm(self.row_offsets(sorted_rows, nrows), perm, cols, values, dense, rows_per_batch,
+                         batch_base, col_bound)
+
+    def dense_spmm(self, dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols):
+        """dense x COO: entries grouped by (batch, column) with a stable sort, one thread per output. Sync-free."""
+        xp = self.xp
+        values = self._c(values)
+        dense = self._c(dense, values.dtype)
+        krow = self._c(krow, np.int64)
+        cols = self._c(cols, np.int64)
+        n, ncols, m = krow.shape[0], int(ncols), int(rows_per_batch)
+        boff = self._opt(batch_offsets)
+        nbatch = 1 if boff is None else boff.shape[0] - 1
+        base = self._opt(batch_base)
+        out = xp.empty((nbatch * m, ncols), dtype=values.dtype)
+        if out.size == 0:
+            return out
+        perm_arr = self._opt(perm)
+        if self._validate:
+            self._check_range(krow, 0, dense.shape[1], "dense_spmm krow")
+            self._check_range(cols, 0, ncols, "dense_spmm cols")
+            if base is not None:
+                self._check_range(base, 0, max(dense.shape[0] - m + 1, 0), "dense_spmm batch_base")
+            if boff is not None:
+                self._check_range(boff, 0, n + 1, "dense_spmm batch_offsets")
+            if perm_arr is not None:
+                self._check_range(perm_arr, 0, n, "dense_spmm perm")
+        ngroups = nbatch * ncols  # + one sentinel group (entries that cannot be placed, reported)
+        key = xp.empty(n, dtype=np.int64)
+        self._run("coo_linalg_batch_col_key", n, boff, i64(nbatch), perm_arr, cols, i64(n), i64(ncols), key,
+                  self._err())
+        sorted_key, order = self.sort_pairs(key, ngroups + 1)
+        if perm_arr is not None:
+            order = perm_arr[order]
+        goff = self.row_offsets(sorted_key, ngroups + 1)
+        dview, ctype = self._product_view(dense)
+        vview, _ = self._product_view(values)
+        oview, _ = self._product_view(out)
+        self._run(f"coo_linalg_dense_spmm<{ctype}>", nbatch * m * ncols, dview, i64(dense.shape[0]),
+                  i64(dense.shape[1]), base, i64(max(m, 1)), goff, self._c(order, np.int64), krow, vview, i64(n),
+                  i64(nbatch * m), i64(ncols), oview, self._err())
+        return out
+
+    def sddmm(self, rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, row_bound=None, col_bound=None):
+        """Dot products at the entries, eight lanes each (the Numba order). Sync-free.
+
+        ``rows`` outside ``[0, row_bound)`` or ``cols`` outside ``[0, col_bound)`` (None:
+        2**63) give 0, reported (INDEX).
+        """
+        xp = self.xp
+        rows = self._c(rows, np.int64)
+        cols = self._c(cols, np.int64)
+        n, k = rows.shape[0], int(k)
+        out = xp.empty(n, dtype=x.dtype)
+        if n == 0:
+            return out
+        if self._validate:
+            for idx, st, inner, buf, what in ((rows, row_stride, x_inner, x, "x"), (cols, col_stride, y_inner, y, "y")):
+                a0 = self._host(idx) * int(st)
+                ends = [a0, a0 + (k - 1) * int(inner)] if k else [a0]
+                lo = min(int(e.min()) for e in ends)
+                hi = max(int(e.max()) for e in ends)
+                if lo < 0 or hi >= buf.shape[0]:
+                    raise IndexError(f"sddmm: addresses {lo}..{hi} fall outside {what} of {buf.shape[0]} elements")
+            for idx, bound, what in ((rows, row_bound, "rows"), (cols, col_bound, "cols")):
+                if bound is not None:
+                    self._check_range(idx, 0, int(bound), f"sddmm {what}")
+        xv, ctype = self._product_view(x)
+        yv, _ = self._product_view(y)
+        ov, _ = self._product_view(out)
+        self._run(f"coo_linalg_sddmm<{ctype}>", n, rows, i64(row_stride), self._bound_bits(row_bound), cols,
+                  i64(col_stride), self._bound_bits(col_bound),
+                  xv, i64(xv.shape[0]), i64(x_inner), yv, i64(yv.shape[0]), i64(y_inner), i64(k), i64(n), ov,
+                  self._err())
+        return out
+
+    def spgemm(self, a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
+               a_row_bound=None):
+        """Expand-sort-compress: products in expansion order, stable sort by (row, col), ordered sums.
+
+        Synchronises twice (the number of products, then of distinct outputs;
+        each read through :meth:`_sync_size`, with the error word). A's columns
+        outside ``[0, K)``, B's columns outside ``[0, ncols)`` and row keys
+        ``a_rows`` outside ``[0, a_row_bound)`` (or not increasing: ORDER) are
+        reported (INDEX) before the first synchronisation, which raises.
+        """
+        xp = self.xp
+        a_offsets = self._c(a_offsets, np.int64)
+        b_offsets = self._c(b_offsets, np.int64)
+        a_cols = self._c(a_cols, np.int64)
+        b_cols = self._c(b_cols, np.int64)
+        a_values = self._c(a_values)
+        b_values = self._c(b_values, a_values.dtype)
+        nrows, na, ncols = a_offsets.shape[0] - 1, a_cols.shape[0], int(ncols)
+        nbrows, nb = b_offsets.shape[0] - 1, b_cols.shape[0]
+        ap, bp = self._opt(a_perm), self._opt(b_perm)
+        if self._validate:
+            self._check_range(a_cols, 0, nbrows, "spgemm a_cols")
+            self._check_range(b_cols, 0, ncols, "spgemm b_cols")
+            self._check_range(a_offsets, 0, na + 1, "spgemm a_offsets")
+            self._check_range(b_offsets, 0, nb + 1, "spgemm b_offsets")
+            if ap is not None:
+                self._check_range(ap, 0, na, "spgemm a_perm")
+            if bp is not None:
+                self._check_range(bp, 0, nb, "spgemm b_perm")
+            if a_rows is not None and a_row_bound is not None:
+                self._check_range(self._c(a_rows, np.int64), 0, int(a_row_bound), "spgemm a_rows")
+        if a_rows is not None and nrows > 0:  # A's distinct row keys: in range and increasing
+            self._run("coo_linalg_check_keys", nrows, self._c(a_rows, np.int64), i64(nrows),
+                      self._bound_bits(a_row_bound), i64(1), self._err())
+        if nb:  # every B column, as on the CPU (O(nnz(B)), small beside the products)
+            self._run("coo_linalg_check_keys", nb, b_cols, i64(nb), self._bound_bits(ncols), i64(0), self._err())
+        count = xp.empty(na, dtype=np.int64)
+        self._run("coo_linalg_spgemm_count", na, ap, a_cols, i64(na), b_offsets, i64(nbrows), i64(nb), count,
+                  self._err())
+        start = xp.zeros(na + 1, dtype=np.int64)
+        if na:
+            start[1:] = xp.cumsum(count)
+        total = self._sync_size(start[na])  # synchronize! (number of products, and the error word)
+        rows = xp.empty(total, dtype=np.int64)
+        cols = xp.empty(total, dtype=np.int64)
+        prod = xp.empty(total, dtype=a_values.dtype)
+        av, ctype = self._product_view(a_values)
+        bv, _ = self._product_view(b_values)
+        pv, _ = self._product_view(prod)
+        self._run(f"coo_linalg_spgemm_expand<{ctype}>", na, a_offsets, i64(nrows), ap, a_cols, av, i64(na),
+                  b_offsets, i64(nbrows), bp, b_cols, bv, i64(nb), i64(ncols), start, i64(total), rows, cols, pv,
+                  self._err())
+        if total == 0:
+            return xp.zeros((2, 0), dtype=np.int64), prod
+        if max(nrows, 1) * max(ncols, 1) < 2**63:
+            keys = rows * ncols + cols
+            sorted_keys, perm = self.sort_pairs(keys, nrows * ncols)
+            starts = self.segment_starts(sorted_keys)  # synchronize! (output size)
+            heads = sorted_keys[starts[:-1]]
+            out_rows, out_cols = heads // ncols, heads % ncols
+        else:  # keys too wide for one word: two stable sorts (lexicographic), then ranks of the pairs
+            perm = self._c(self._argsort(cols), np.int64)
+            perm = perm[self._c(self._argsort(rows[perm]), np.int64)]
+            sr, sc = rows[perm], cols[perm]
+            new = xp.ones(total, dtype=np.int64)
+            new[1:] = (sr[1:] != sr[:-1]) | (sc[1:] != sc[:-1])
+            starts = self.segment_starts(xp.cumsum(new))  # synchronize! (output size)
+            heads = starts[:-1]
+            out_rows, out_cols = sr[heads], sc[heads]
+        sums = self.segment_sum(self._sum_pairs(prod), perm, starts)
+        if a_rows is not None:
+            out_rows = self._c(a_rows, np.int64)[out_rows]
+        return self._c(xp.stack([out_rows, out_cols]), np.int64), self._from_sum_pairs(sums, a_values.dtype)
+
+    @staticmethod
+    def _sum_pairs(v):
+        """1-D values as (n, 1) summable columns; complex as (n, 2) float pairs (componentwise sums)."""
+        if v.dtype.kind == "c":
+            return v.view(np.float32 if v.dtype == np.complex64 else np.float64).reshape(v.shape[0], 2)
+        return v.reshape(v.shape[0], 1)
+
+    def _from_sum_pairs(self, sums, dtype):
+        sums = self._c(sums)
+        if np.dtype(dtype).kind == "c":
+            return sums.view(dtype).reshape(-1)
+        return sums.reshape(-1)

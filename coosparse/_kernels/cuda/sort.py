@@ -1,0 +1,48 @@
+"""CUDA rows of the sort family: the stable sort of int64 keys, and the order check of sorted flags.
+
+Kernels: ``cuda_kernels/sort.cu``. Conventions: ``base.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import i64
+
+
+class SortRows:
+    """The sort rows of :class:`~coosparse._kernels.cuda.layer.CudaLayer` (helpers: ``base.LayerBase``)."""
+
+    def sort_pairs(self, keys, bound):
+        """Stable sort of keys in [0, bound): (sorted_keys, perm) with sorted_keys = keys[perm]. Sync-free.
+
+        When key bits + position bits fit in 63 bits, each key is packed with
+        its position (``coo_sort_pack``; a key outside [0, bound) is clamped
+        and reported) and the packed words are sorted keys-only, in place (a
+        CUB radix sort on a GPU), which is stable by construction and moves
+        half the bytes of a key-value sort; otherwise the namespace's stable
+        argsort.
+        """
+        xp = self.xp
+        keys = self._c(keys, np.int64)
+        n = keys.shape[0]
+        bound = max(int(bound), 1)
+        shift = max(n - 1, 0).bit_length()
+        if n == 0:
+            return keys.copy(), xp.empty(0, dtype=np.int64)
+        if (bound - 1).bit_length() + shift <= 63:
+            self._check_range(keys, 0, bound, "sort_pairs keys")
+            packed = xp.empty(n, dtype=np.int64)
+            self._run("coo_sort_pack", n, keys, i64(n), i64(shift), i64(bound), packed, self._err())
+            packed = self._sort(packed)
+            sorted_keys = xp.empty(n, dtype=np.int64)
+            perm = xp.empty(n, dtype=np.int64)
+            self._run("coo_sort_unpack", n, packed, i64(n), i64(shift), sorted_keys, perm)
+            return sorted_keys, perm
+        perm = self._c(self._argsort(keys), np.int64)
+        return keys[perm], perm
+
+    def _check_sorted(self, keys, strict):
+        """Report (COO_ERR_ORDER) keys that are not sorted (strictly: and unique) as a merge assumes. Sync-free."""
+        n = keys.shape[0]
+        if n > 1:
+            self._run("coo_sort_check", n - 1, keys, i64(n), i64(bool(strict)), self._err())

@@ -1,0 +1,60 @@
+"""Where Numba caches the compiled kernels: read-only installs included.
+
+Every kernel is ``@njit(cache=True)``. Numba writes the cache next to the
+source (``coosparse/_kernels/numba/__pycache__``) and, when that is not writable, in
+its user-wide directory (``~/.cache/numba``). When neither is writable (a
+system or container install with a read-only package directory and no
+writable home), Numba refuses to decorate the kernels ("cannot cache
+function"). :func:`configure_cache_dir` runs before any kernel module is
+imported and then points Numba at a writable directory under the system's
+temporary directory. ``NUMBA_CACHE_DIR`` set by the user always wins.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def _writable(directory):
+    """True when a file can be created in ``directory`` (created if missing)."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError:
+        return False
+    return True
+
+
+def _numba_user_dir():
+    try:
+        from numba.misc.appdirs import AppDirs
+
+        return AppDirs(appname="numba", appauthor=False).user_cache_dir
+    except Exception:  # a private helper that moved: treat as unusable
+        return None
+
+
+def configure_cache_dir(package_dir=None, user_dir=None):
+    """Point Numba's cache at a writable directory when its own choices are read-only.
+
+    Returns the directory chosen, or None when nothing needed changing (the user
+    set ``NUMBA_CACHE_DIR``, or Numba's in-tree or user-wide cache is writable).
+    ``package_dir`` / ``user_dir`` default to Numba's two locations (tests pass others).
+    """
+    from numba.core import config
+
+    if config.CACHE_DIR:
+        return None
+    package_dir = package_dir or os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
+    if _writable(package_dir):
+        return None
+    user_dir = user_dir or _numba_user_dir()
+    if user_dir and _writable(user_dir):
+        return None
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    fallback = os.path.join(tempfile.gettempdir(), f"coosparse-numba-cache-{uid}")
+    if _writable(fallback):
+        config.CACHE_DIR = fallback
+        return fallback
+    return None

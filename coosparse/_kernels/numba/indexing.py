@@ -1,0 +1,183 @@
+"""Indexing kernels: gather by mask, binary-search row ranges, expansion of ranges.
+
+The passes of ``a[key]`` (``coosparse/ops/indexing.py``) that are not plain
+array arithmetic:
+
+- ``mask_positions``: the ascending positions of the True entries of a mask
+  (which stored entries a basic key keeps): per part a count, an exclusive
+  scan of the counts, per part a branch-free write.
+- ``search_ranges``: for query ranges ``[lo, hi)`` of key values, the range of
+  positions they occupy in a sorted key array (a sorted array's rows, for
+  ``a[rows]``). Random binary searches into megabytes of keys miss the cache
+  on most steps, so the queries are visited in sorted order and each search
+  starts at a guess (the previous answer plus the key distance times the
+  keys' average density) and gallops from there: a few cache lines per query.
+- ``expand_ranges``: ``(start, count)`` pairs to the concatenated positions
+  ``start[i] .. start[i] + count[i] - 1`` and their owner ``i``; the output is
+  split in equal parts, each finding its first owner by binary search in the
+  offsets, so one huge range does not serialise the work.
+
+Every kernel is a plain ``nogil`` function of one fixed part ``t`` of
+``nparts`` (run by ``threads.run_parts``; inputs below a few hundred
+thousand elements run as one part on the calling thread). Indexing answers
+are often small: a ``parallel=True`` region costs a thread wake-up per call,
+which on a loaded machine was measured at 20-30 ms (a scheduler time slice)
+against microseconds of work. Each output element is written by one part;
+no result depends on the schedule.
+"""
+import numba as nb
+import numpy as np
+
+from .intersect import _lower_bound
+
+
+@nb.njit(cache=True, nogil=True)
+def mask_count(t, nparts, mask, counts):
+    """counts[t + 1] = number of True entries in part t."""
+    n = mask.shape[0]
+    chunk = (n + nparts - 1) // nparts
+    c = 0
+    for i in range(t * chunk, min(n, (t + 1) * chunk)):
+        c += np.int64(mask[i])
+    counts[t + 1] = c
+
+
+@nb.njit(cache=True, nogil=True)
+def mask_write(t, nparts, mask, offsets, out):
+    """Write part t's True positions from offsets[t] on (branch-free up to the part's last True)."""
+    n = mask.shape[0]
+    chunk = (n + nparts - 1) // nparts
+    lo = t * chunk
+    last = min(n, lo + chunk) - 1
+    while last >= lo and not mask[last]:  # stop at the last True: the writes never reach
+        last -= 1                         # the next part's slots
+    j = offsets[t]
+    for i in range(lo, last + 1):
+        out[j] = i
+        j += np.int64(mask[i])
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _gallop_lower_bound(keys, pos, n, k):
+    """First position p with keys[p] >= k (keys sorted), searching outward from pos."""
+    if pos >= n or keys[pos] >= k:
+        hi = pos  # the answer lies at or before pos: gallop backwards
+        step = 1
+        lo = pos - step
+        while lo > 0 and keys[lo] >= k:
+            hi = lo
+            step <<= 1
+            lo = pos - step
+        if lo < 0:
+            lo = 0
+    else:
+        lo = pos + 1
+        step = 1
+        hi = pos + step
+        while hi < n and keys[hi] < k:
+            lo = hi + 1
+            step <<= 1
+            hi = pos + step
+        if hi > n:
+            hi = n
+    return _lower_bound(keys, lo, hi, k)
+
+
+@nb.njit(cache=True, nogil=True)
+def search_part(t, nparts, sorted_keys, lo, hi, order, start, stop):
+    """start[q] = lower_bound(lo[q]), stop[q] = lower_bound(hi[q]) (>= start[q]) for part t of ``order``."""
+    n = sorted_keys.shape[0]
+    m = lo.shape[0]
+    chunk = (m + nparts - 1) // nparts
+    if n == 0:
+        for j in range(t * chunk, min(m, (t + 1) * chunk)):
+            start[order[j]] = 0
+            stop[order[j]] = 0
+        return
+    k0 = sorted_keys[0]
+    density = n / (float(sorted_keys[n - 1] - k0) + 1.0)
+    pos = 0
+    prev = k0
+    for j in range(t * chunk, min(m, (t + 1) * chunk)):
+        q = order[j]
+        k = lo[q]
+        step = (float(k) - float(prev)) * density
+        if step < 0.0:
+            step = 0.0
+        if step > n:
+            step = float(n)
+        guess = min(pos + np.int64(step), n - 1)
+        pos = _gallop_lower_bound(sorted_keys, guess, n, k)
+        prev = k
+        e = pos
+        kk = hi[q]
+        if kk > k:
+            c = 0
+            while e < n and c < 16 and sorted_keys[e] < kk:  # rows are short: scan first
+                e += 1
+                c += 1
+            if c == 16:
+                e = _gallop_lower_bound(sorted_keys, e, n, kk)
+        start[q] = pos
+        stop[q] = e
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _range_part(t, nparts, ends, total):
+    """(p0, p1, i): part t's output positions [p0, p1) and the range i holding p0 (first i with
+    ends[i] > p0; ``ends`` is the inclusive scan of the range lengths)."""
+    chunk = (total + nparts - 1) // nparts
+    p0 = t * chunk
+    p1 = min(total, p0 + chunk)
+    a = 0
+    b = ends.shape[0]
+    while a < b:
+        mid = (a + b) >> 1
+        if ends[mid] <= p0:
+            a = mid + 1
+        else:
+            b = mid
+    return p0, p1, a
+
+
+@nb.njit(cache=True, nogil=True)
+def expand_part(t, nparts, start, ends, total, rows, owner):
+    """Output positions of part t: rows/owner of the concatenated ranges (``ends``: inclusive scan)."""
+    p0, p1, i = _range_part(t, nparts, ends, total)
+    p = p0
+    while p < p1:
+        begin = ends[i - 1] if i > 0 else 0
+        stop = min(ends[i], p1)
+        base = start[i] - begin
+        for q in range(p, stop):
+            rows[q] = base + q
+            owner[q] = i
+        p = stop
+        i += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def take_ranges_part(t, nparts, indices, values, start, ends, total, out_idx, out_val):
+    """Part t of the fused range gather: out_idx[0] = owner, out_idx[1:] = indices[:, rows],
+    out_val = values[rows], rows the concatenated ranges (``ends``: inclusive scan of the counts)."""
+    d = indices.shape[0]
+    k = values.shape[1]
+    p0, p1, i = _range_part(t, nparts, ends, total)
+    p = p0
+    while p < p1:
+        begin = ends[i - 1] if i > 0 else 0
+        stop = min(ends[i], p1)
+        src = start[i] + (p - begin)
+        n = stop - p
+        for q in range(n):
+            out_idx[0, p + q] = i
+        for r in range(d):
+            row = indices[r]
+            dst = out_idx[r + 1]
+            for q in range(n):
+                dst[p + q] = row[src + q]
+        for q in range(n):
+            for c in range(k):
+                out_val[p + q, c] = values[src + q, c]
+        p = stop
+        i += 1

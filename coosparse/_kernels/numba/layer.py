@@ -1,0 +1,543 @@
+"""The Numba kernel layer: the CPU implementation of ``coosparse/_kernels/api.py``.
+
+One function per row of the kernel API, grouped by family in the API's order.
+Each validates and shapes its arguments, picks how many threads the kernel
+runs on, allocates outputs with NumPy (transparent huge pages: Numba-allocated
+arrays of tens of MB page-fault several times slower than the kernels run)
+and calls the kernels of ``<family>.py``.
+"""
+import contextlib
+
+import numba
+import numpy as np
+
+from ..bounds import lying_flag_error, raise_out_of_bounds, run_offsets, size_limits
+from . import coalesce as _co
+from . import elementwise as _ew
+from . import gather as _ga
+from . import indexing as _idx
+from . import intersect as _ix
+from . import join as _join
+from . import linalg as _la
+from . import linear_index as _li
+from . import reduce as _red
+from . import scatter as _sc
+from . import segment as _seg
+from . import sort as _sort
+from . import union as _un
+from .threads import run_parts as _run_parts
+
+name = "numba"
+xp = np
+
+
+# ---- threads: how many a row runs on -------------------------------------------------------------
+_ONE_THREAD_BELOW = 1 << 15
+"""Inputs with fewer entries run the ``parallel=True`` kernels on the calling thread only.
+
+Waking the Numba thread pool costs more than such a kernel's work, and on a
+loaded machine a parallel region waits for every worker to be scheduled:
+sorting 6000 keys took 20-110 ms with two threads and 2-4 ms with one under
+load 9 on two cores. Results never depend on the thread count."""
+
+
+@contextlib.contextmanager
+def _threads_for(n):
+    if n >= _ONE_THREAD_BELOW:
+        yield
+        return
+    old = numba.get_num_threads()
+    numba.set_num_threads(1)  # thread-local: other threads' kernels keep their setting
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+_i64 = np.int64
+
+
+def _chunks():
+    """Fixed chunks of the prange kernels of the merges and matches: four per thread."""
+    return 4 * numba.get_num_threads()
+
+
+# The plain nogil kernels of one part run by threads.run_parts (indexing, join, reduce) run as
+# one part on the calling thread below these sizes: waking the pool costs more.
+_SERIAL_BELOW = 1 << 20  # elements
+_SERIAL_QUERIES = 1 << 14  # binary searches
+
+
+def _parts(n, serial_below=_SERIAL_BELOW):
+    """(nparts, nthreads) for a pass over n elements."""
+    if n < serial_below:
+        return 1, 1
+    nthreads = numba.get_num_threads()
+    return 4 * nthreads, nthreads
+
+
+# ---- linear_index --------------------------------------------------------------------------------
+def unravel_index(keys, strides):
+    """Inverse of :func:`linear_index`: int64[d, n]."""
+    with _threads_for(keys.shape[0]):
+        return _li.unravel_index(keys, strides)
+
+
+def linear_index(indices, strides, sizes=None):
+    """Row-major keys/addresses; with ``sizes`` every index is bounds-checked in the same pass."""
+    with _threads_for(indices.shape[1]):
+        if sizes is None:
+            return _li.linear_index(indices, strides)
+        keys, bad = _li.linear_index_checked(indices, strides, size_limits(sizes))
+    if bad:
+        raise_out_of_bounds(indices, sizes)
+    return keys
+
+
+# ---- sort ----------------------------------------------------------------------------------------
+def sort_pairs(keys, bound):
+    """Stable sort of int64 keys in [0, bound): (sorted_keys, perm)."""
+    with _threads_for(keys.shape[0]):
+        return _sort.sort_pairs(keys, int(bound), numba.get_num_threads())
+
+
+# ---- segment -------------------------------------------------------------------------------------
+segment_starts = _seg.segment_starts
+
+
+def segment_sum(values, perm, starts):
+    """Ordered per-segment sums of 2-D ``values`` (perm None: already in order)."""
+    with _threads_for(values.shape[0]):
+        if perm is None:
+            return _seg.segment_sum(values, starts[:0], starts, False)
+        return _seg.segment_sum(values, perm, starts, True)
+
+
+# ---- gather --------------------------------------------------------------------------------------
+def gather_rows(values, rows):
+    if rows.shape[0] * values.shape[1] < _SERIAL_BELOW:  # waking threads costs more than the copy
+        return _ga.take_rows(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
+    with _threads_for(rows.shape[0]):
+        return _ga.gather_rows(values, rows)
+
+
+def gather_columns(indices, rows):
+    """indices[:, rows], C-contiguous."""
+    if rows.shape[0] * indices.shape[0] < _SERIAL_BELOW:  # waking threads costs more than the copy
+        return _ga.take_columns(indices, rows, np.empty((indices.shape[0], rows.shape[0]), _i64))
+    return _ga.gather_columns(indices, rows, np.empty((indices.shape[0], rows.shape[0]), _i64))
+
+
+def gather_strided(source, addresses, inner):
+    """out[i, c] = source[addresses[i] + inner[c]]."""
+    out = np.empty((addresses.shape[0], inner.shape[0]), source.dtype)
+    return _ga.gather_strided(source, addresses, inner, out)
+
+
+def gather_or_zero(values, rows):
+    """values[rows], zero rows where rows < 0."""
+    return _ga.gather_or_zero(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
+
+
+# ---- coalesce ------------------------------------------------------------------------------------
+def coalesce_linear(indices, strides, bound, values):
+    """Fused coalesce of a narrow shape: (unique indices, ordered sums) by linear index."""
+    return _co.coalesce_linear(indices, strides, int(bound), values, numba.get_num_threads())
+
+
+# ---- scatter -------------------------------------------------------------------------------------
+def scatter_add(target, addresses, values, inner, *, hint=None):
+    """Deterministic parallel scatter-add (kernel API row ``scatter_add``; ``hint`` is for the GPU)."""
+    _sc.scatter_add(target, addresses, values, inner, numba.get_num_threads())
+
+
+def scatter_set(target, addresses, values, inner, *, hint=None):
+    """Deterministic parallel scatter-set (kernel API row ``scatter_set``; ``hint`` is for the GPU)."""
+    _sc.scatter_set(target, addresses, values, inner, numba.get_num_threads())
+
+
+_FIRST_TOUCH_BYTES = 1 << 23  # outputs from 8 MiB: the copy is split between the threads
+
+
+def strided_scatter_sorted(out, inp, src, src_base, offset, sizes, strides, src_strides, copy):
+    """Copy + scatter of an increasing view (kernel API row ``strided_scatter_sorted``).
+
+    With ``copy`` the work is one libc memcpy plus the scatter, memory-bound.
+    Below 8 MiB it runs serially (waking the thread pool costs milliseconds
+    on a loaded machine); from 8 MiB each thread copies and scatters its own
+    range of the output, so a fresh output's pages are faulted by the
+    threads that write them, in parallel, instead of by one.
+    A scatter without copy splits the view between the threads.
+    """
+    if copy and out.nbytes < _FIRST_TOUCH_BYTES:
+        total = int(np.prod(sizes))
+        _sc._sorted_piece(out, inp, True, src, int(src_base), int(offset), sizes, strides, src_strides,
+                          0, total, 0, out.shape[0])
+    else:
+        _sc.strided_scatter_sorted(out, inp, src, int(src_base), int(offset), sizes, strides, src_strides,
+                                   bool(copy), numba.get_num_threads())
+
+
+def strided_scatter_ordered(out, src, src_base, offset, sizes, strides, src_strides):
+    """Serial C-order scatter, last writer wins (kernel API row ``strided_scatter_ordered``)."""
+    _sc.strided_scatter_ordered(out, src, int(src_base), int(offset), sizes, strides, src_strides)
+
+
+# ---- intersect -----------------------------------------------------------------------------------
+def _sorted_ends(keys, operand):
+    """The O(1) check of a sorted flag (``intersect.ends_in_order``) on a key array."""
+    if keys.shape[0] > 1:
+        _ix.ends_in_order(keys[0], keys[-1], operand)
+
+
+def match_merge(src_keys, probe_keys):
+    """(first, count) of sorted ``src_keys`` in sorted ``probe_keys`` (linear merge)."""
+    _sorted_ends(src_keys, "source")
+    _sorted_ends(probe_keys, "probe")
+    n = src_keys.shape[0]
+    return _ix.match_merge(src_keys, probe_keys, _chunks(), np.empty(n, _i64), np.empty(n, _i64))
+
+
+def match_search(src_keys, probe_keys):
+    """(first, count) of ``src_keys`` in any order in sorted ``probe_keys`` (partitioned search)."""
+    _sorted_ends(probe_keys, "probe")
+    return _ix.match_search(src_keys, probe_keys, numba.get_num_threads())
+
+
+def merge_matches(src_keys, probe_keys):
+    """(rows, first, count) of the matched entries of sorted ``src_keys`` only."""
+    _sorted_ends(src_keys, "source")
+    _sorted_ends(probe_keys, "probe")
+    return _ix.merge_matches(src_keys, probe_keys, _chunks())
+
+
+def compact_matches(first, count):
+    """(rows, first[rows], count[rows]) for the rows with count != 0."""
+    return _ix.compact_matches(first, count, _chunks())
+
+
+def probe_sum(values, perm, first, count, *, shared_runs=False):
+    """Ordered sums of the matched probe rows (perm None: identity; ``shared_runs`` is for the GPU)."""
+    out = np.empty((first.shape[0], values.shape[1]), values.dtype)
+    return _ix.probe_sum(values, first[:0] if perm is None else perm, perm is not None, first, count, out)
+
+
+def multiply_matched(src_values, rows, probe_values, perm, first, count, *, shared_runs=False):
+    """src_values[rows] * ordered probe sums, fused (rows / perm None: identity; ``shared_runs`` is for the GPU)."""
+    empty = first[:0]
+    out = np.empty((first.shape[0], src_values.shape[1]), src_values.dtype)
+    return _ix.multiply_matched(
+        src_values, empty if rows is None else rows, rows is not None,
+        probe_values, empty if perm is None else perm, perm is not None, first, count, out,
+    )
+
+
+def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None):
+    """Fused compact product of a sorted source and a sorted probe: (indices, values).
+
+    ``sizes``: the sparse shape; every index the merge reads is checked against it in its pass.
+    """
+    return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks(), sizes)
+
+
+def multiply_search(src_keys, src_values, probe_keys, probe_values, perm, *, shared_runs=False):
+    """match_search + multiply_matched (rows None) in one pass: the values travel through the partition.
+
+    ``shared_runs`` is for the GPU.
+    """
+    _sorted_ends(probe_keys, "probe")
+    return _ix.multiply_search(src_keys, src_values, probe_keys, probe_values, perm, numba.get_num_threads())
+
+
+# ---- union ---------------------------------------------------------------------------------------
+def merge_union(a_keys, b_keys):
+    """(a_pos, b_pos) over the sorted union of two strictly increasing key arrays."""
+    _sorted_ends(a_keys, "first")
+    _sorted_ends(b_keys, "second")
+    sizes, blo, chunk = _un.union_offsets(a_keys, b_keys, _chunks())
+    total = int(sizes[-1])
+    a_pos, b_pos = np.empty(total, _i64), np.empty(total, _i64)
+    _un.union_positions(a_keys, b_keys, sizes, blo, chunk, a_pos, b_pos)
+    return a_pos, b_pos
+
+
+def union_columns(a_indices, b_indices, a_pos, b_pos):
+    """Union index columns: from a where a_pos >= 0, else from b."""
+    out = np.empty((a_indices.shape[0], a_pos.shape[0]), _i64)
+    return _un.union_columns(a_indices, b_indices, a_pos, b_pos, out)
+
+
+def _union_offsets_checked(a_indices, b_indices, strides, limits):
+    """Chunked union sizes of two coalesced index sets: (sizes, blo, chunk), or the IndexError /
+    ValueError for an index outside ``limits`` or keys out of order, met in the same pass."""
+    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
+    in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
+                and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
+    _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
+    return sizes, blo, chunk
+
+
+def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None):
+    """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate).
+
+    ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
+    """
+    sizes, blo, chunk = _union_offsets_checked(a_indices, b_indices, strides, _ix.merge_limits(strides, sizes))
+    total = int(sizes[-1])
+    out_idx = np.empty((a_indices.shape[0], total), _i64)
+    out_val = np.empty((total, a_values.shape[1]), a_values.dtype)
+    _un.merge_add_idx_write(a_indices, b_indices, strides, sizes, blo, chunk, a_values, b_values,
+                            bool(negate), out_idx, out_val)
+    return out_idx, out_val
+
+
+# ---- elementwise ---------------------------------------------------------------------------------
+_MERGE_SERIAL_BELOW = 32768  # entries: below this one thread merges (the pool's wake-up costs more)
+
+
+def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill, *, sizes=None):
+    """Coalesced union over index columns: (indices, a's words or a_fill, b's words or b_fill).
+
+    ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
+    """
+    limits = _ix.merge_limits(strides, sizes)
+    if a_indices.shape[1] + b_indices.shape[1] < _MERGE_SERIAL_BELOW:
+        flags = np.zeros((1, 2), _i64)
+        out = _ew.merge_gather_serial(a_indices, b_indices, strides, limits, flags, a_words, b_words,
+                                      a_fill, b_fill)
+        _ix.raise_merge_flags(flags, limits, a_indices, b_indices)
+        return out
+    sizes, blo, chunk = _union_offsets_checked(a_indices, b_indices, strides, limits)
+    total = int(sizes[-1])
+    out_idx = np.empty((a_indices.shape[0], total), _i64)
+    out_a = np.empty((total, a_words.shape[1]), a_words.dtype)
+    out_b = np.empty((total, b_words.shape[1]), b_words.dtype)
+    _ew.merge_gather_write(a_indices, b_indices, strides, sizes, blo, chunk, a_words, b_words,
+                           a_fill, b_fill, out_idx, out_a, out_b)
+    return out_idx, out_a, out_b
+
+
+# ---- reduce --------------------------------------------------------------------------------------
+def segment_prod(values, perm, starts):
+    """Ordered per-segment products of 2-D ``values`` (perm None: already in order)."""
+    return _red.segment_prod(values, starts[:0] if perm is None else perm, perm is not None, starts,
+                             numba.get_num_threads())
+
+
+def segment_minmax(values, perm, starts, is_max):
+    """Per-segment max (``is_max``) or min of 2-D ``values``; the first NaN wins."""
+    return _red.segment_minmax(values, starts[:0] if perm is None else perm, perm is not None, starts,
+                               is_max, numba.get_num_threads())
+
+
+def segment_arg(values, perm, starts, sub, is_max):
+    """Per segment: (extreme value, sub of its first occurrence, first sub missing) by column."""
+    return _red.segment_arg(values, starts[:0] if perm is None else perm, perm is not None, starts, sub,
+                            is_max, numba.get_num_threads())
+
+
+def reduce_sorted(sorted_keys, values, op):
+    """Runs of equal sorted keys and their in-order reductions: (starts, out) in one call."""
+    return _red.reduce_sorted(sorted_keys, values, op, numba.get_num_threads())
+
+
+def reduce_by_key(keys, values, bound, op, is_sorted):
+    """Dense accumulator by key in stored order: (counts[bound], out[bound, k])."""
+    return _red.reduce_by_key(keys, values, int(bound), op, bool(is_sorted), numba.get_num_threads())
+
+
+# ---- indexing ------------------------------------------------------------------------------------
+def mask_positions(mask):
+    """Ascending positions of the True entries of a 1-D bool mask."""
+    mask = np.ascontiguousarray(mask, dtype=np.bool_)
+    nparts, nthreads = _parts(mask.shape[0])
+    counts = np.zeros(nparts + 1, _i64)
+    _run_parts(_idx.mask_count, nparts, nthreads, mask, counts)
+    offsets = np.cumsum(counts)
+    out = np.empty(int(offsets[-1]), _i64)
+    _run_parts(_idx.mask_write, nparts, nthreads, mask, offsets, out)
+    return out
+
+
+def search_ranges(sorted_keys, lo, hi):
+    """(start, stop): positions of the key ranges [lo[i], hi[i]) in sorted keys (galloping, in lo order)."""
+    lo = np.ascontiguousarray(lo, dtype=_i64)
+    hi = np.ascontiguousarray(hi, dtype=_i64)
+    m = lo.shape[0]
+    if m > 1 and bool((lo[1:] < lo[:-1]).any()):
+        order = np.argsort(lo, kind="stable")
+    else:
+        order = np.arange(m, dtype=_i64)
+    start, stop = np.empty(m, _i64), np.empty(m, _i64)
+    nparts, nthreads = _parts(m, _SERIAL_QUERIES)
+    _run_parts(_idx.search_part, nparts, nthreads, np.ascontiguousarray(sorted_keys, dtype=_i64), lo, hi,
+               order, start, stop)
+    return start, stop
+
+
+def expand_ranges(start, count):
+    """(rows, owner): the ranges start[i] .. start[i]+count[i]-1 concatenated, and each one's i."""
+    start = np.ascontiguousarray(start, dtype=_i64)
+    ends = np.cumsum(count, dtype=_i64)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    rows, owner = np.empty(total, _i64), np.empty(total, _i64)
+    nparts, nthreads = _parts(total)
+    _run_parts(_idx.expand_part, nparts, nthreads, start, ends, total, rows, owner)
+    return rows, owner
+
+
+def take_ranges(indices, values, start, count):
+    """Fused expand_ranges + gathers: (int64[d + 1, t] with row 0 the owner and rows 1.. the
+    gathered index columns, values[rows])."""
+    indices = np.ascontiguousarray(indices, dtype=_i64)
+    start = np.ascontiguousarray(start, dtype=_i64)
+    ends = np.cumsum(count, dtype=_i64)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    out_idx = np.empty((indices.shape[0] + 1, total), _i64)
+    out_val = np.empty((total, values.shape[1]), values.dtype)
+    nparts, nthreads = _parts(total * (indices.shape[0] + 1 + values.shape[1]))
+    _run_parts(_idx.take_ranges_part, nparts, nthreads, indices, values, start, ends, total, out_idx, out_val)
+    return out_idx, out_val
+
+
+# ---- join ----------------------------------------------------------------------------------------
+def merge_take(keys, offsets, indices, values):
+    """(indices[:, perm], values[perm]) for the stable merge order perm of sorted runs of keys."""
+    keys = np.ascontiguousarray(keys, dtype=_i64)
+    indices = np.ascontiguousarray(indices, dtype=_i64)
+    n = keys.shape[0]
+    offsets = run_offsets(offsets, keys, indices, values, "merge_take")
+    r = offsets.shape[0] - 1
+    if r > _join.MAX_MERGE_RUNS:
+        perm = sort_pairs(keys, int(keys.max()) + 1)[1] if n else np.zeros(0, _i64)
+        return gather_columns(indices, perm), gather_rows(values, perm)
+    nparts, nthreads = _parts(n * (indices.shape[0] + values.shape[1]))
+    cut, out0 = _join.merge_cuts(keys, offsets, _merge_splitters(keys, offsets, nparts))
+    out_idx = np.empty((indices.shape[0], n), _i64)
+    out_val = np.empty((n, values.shape[1]), values.dtype)
+    bad = np.zeros(nparts, np.uint8)
+    _run_parts(_join.merge_take_part, nparts, nthreads, keys, cut, out0, indices, values, out_idx, out_val, bad)
+    if bad.any() or (nparts > 1 and bool((np.diff(cut, axis=0) < 0).any())):
+        raise lying_flag_error()  # keys not sorted within their runs: a sorted flag lies
+    return out_idx, out_val
+
+
+def _merge_splitters(keys, offsets, nparts):
+    """nparts - 1 non-decreasing splitter keys from a sample of every run (in proportion to its length)."""
+    if nparts <= 1:
+        return np.zeros(0, _i64)
+    samples = []
+    n = keys.shape[0]
+    for t in range(offsets.shape[0] - 1):
+        lo, hi = int(offsets[t]), int(offsets[t + 1])
+        if hi > lo:
+            num = min(hi - lo, max(1, (hi - lo) * 256 * nparts // n))
+            samples.append(keys[np.linspace(lo, hi - 1, num=num).astype(_i64)])
+    s = np.sort(np.concatenate(samples))
+    return np.ascontiguousarray(s[(np.arange(1, nparts) * s.shape[0]) // nparts])
+
+
+# ---- linalg --------------------------------------------------------------------------------------
+_ZERO_BASE = np.zeros(1, dtype=np.int64)
+
+
+def _raise_linalg_flags(flags, keys=None, bound=None):
+    """IndexError (naming the first key outside ``bound`` when given) / ValueError for kernel flags."""
+    if flags[:, 0].any():
+        if keys is not None:
+            raise_out_of_bounds(keys.reshape(1, -1), (int(bound),))
+        raise IndexError("an index lies outside the shape (an array built with check=False holds indices "
+                         "outside its shape)")
+    if flags[:, 1].any():
+        raise lying_flag_error()
+
+
+def row_offsets(rows, nrows):
+    """CSR row pointer of non-decreasing ``rows`` in [0, nrows): int64[nrows + 1].
+
+    Rows outside [0, nrows) raise IndexError, rows that step down ValueError
+    (a sorted flag that lies), both found in the pass that builds the pointer.
+    """
+    out, flags = _la.row_offsets(rows, int(nrows), numba.get_num_threads())
+    _raise_linalg_flags(flags, rows, nrows)
+    return out
+
+
+def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound=None):
+    """COO rows (offsets, perm) x dense, each output element summed in grouped order.
+
+    ``cols`` must lie in [0, col_bound) (default: the rows of ``dense``); IndexError otherwise.
+    """
+    if col_bound is None:
+        col_bound = dense.shape[0]
+    if batch_base is None:  # one dense batch for every row
+        rows_per_batch, batch_base = offsets.shape[0], _ZERO_BASE
+    out, flags = _la.spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, int(col_bound),
+                          numba.get_num_threads())
+    _raise_linalg_flags(flags)
+    return out
+
+
+def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base, col_bound=None):
+    """COO (rows in any order) x dense, each output element summed in stored order.
+
+    Rows must lie in [0, nrows) and ``cols`` in [0, col_bound); IndexError otherwise.
+    """
+    if col_bound is None:
+        col_bound = dense.shape[0]
+    nthreads = numba.get_num_threads()
+    if nthreads > _la.OWNERSHIP_MAX_THREADS and rows.shape[0] * dense.shape[1] >= _la.SERIAL_WORK:
+        # many threads would each scan every row index: group the rows by a stable sort instead
+        # (the same order within a row, so the same bits); row_offsets checks the sorted rows
+        sorted_rows, perm = sort_pairs(rows, max(int(nrows), 1))
+        return spmm(row_offsets(sorted_rows, nrows), perm, cols, values, dense, rows_per_batch, batch_base,
+                    col_bound)
+    if batch_base is None:  # one dense batch for every row
+        rows_per_batch, batch_base = int(nrows) + 1, _ZERO_BASE
+    out, flags = _la.spmm_unsorted(rows, cols, values, dense, int(nrows), rows_per_batch, batch_base,
+                                   int(col_bound), nthreads)
+    _raise_linalg_flags(flags)
+    return out
+
+
+def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols):
+    """dense x COO, each output element summed over its column's entries in stored order.
+
+    ``krow`` must lie in [0, dense.shape[1]) and ``cols`` in [0, ncols); IndexError otherwise.
+    """
+    if batch_offsets is None:
+        batch_offsets = np.array([0, krow.shape[0]], dtype=np.int64)
+    if batch_base is None:  # one dense batch for every batch of the COO
+        batch_base = np.zeros(batch_offsets.shape[0] - 1, dtype=np.int64)
+    out, flags = _la.dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols,
+                                numba.get_num_threads())
+    _raise_linalg_flags(flags)
+    return out
+
+
+def sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, row_bound=None, col_bound=None):
+    """Dot products of x rows and y columns at the entries (eight fixed lanes each).
+
+    ``rows`` must lie in [0, row_bound) and ``cols`` in [0, col_bound) (None: 2**63, i.e.
+    only negative values refused; addresses then come from a checked ``linear_index``).
+    """
+    out, flags = _la.sddmm(rows, row_stride, _bound(row_bound), cols, col_stride, _bound(col_bound), x, x_inner,
+                           y, y_inner, k, numba.get_num_threads())
+    _raise_linalg_flags(flags)
+    return out
+
+
+def _bound(b):
+    return 2**63 if b is None else min(int(b), 2**63)
+
+
+def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
+           a_row_bound=None):
+    """Sparse x sparse: ([row; col] int64[2, m], values) of the coalesced product, sums in expansion order.
+
+    A's columns must lie in [0, K) (K = rows of B's pointer), the B columns reached
+    in [0, ncols) and the row keys ``a_rows`` in [0, a_row_bound), increasing:
+    IndexError / ValueError otherwise, from the passes that read them.
+    """
+    return _la.spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
+                      _bound(a_row_bound), numba.get_num_threads(), _raise_linalg_flags)

@@ -1,0 +1,704 @@
+"""Sparse products on the CPU: SpMV/SpMM, dense x COO, SDDMM and SpGEMM (the linalg family).
+
+Every output element is a sum taken in a defined order, and each one is
+written by exactly one part, so results never depend on the thread schedule
+(no atomics) and are bit-identical to the CUDA layer, which sums each element
+in one thread in the same order:
+
+- ``spmm`` / ``spmm_unsorted`` (COO x dense): ``out[r, j]`` starts at 0 and
+  adds ``values[e] * dense[row_e, j]`` for the entries of row ``r`` in their
+  grouped (``spmm``: offsets, then perm) or stored (``spmm_unsorted``) order.
+  Parts are row ranges balanced by entries. The unsorted kernel is an
+  *ownership scan*: part ``t`` owns a range of output rows and walks all
+  entries, applying only its own; with the two to four threads of a
+  workstation that costs a few extra reads of the row indices and no sort.
+- ``dense_spmm`` (dense x COO): ``out[m, c]`` starts at 0 and adds
+  ``dense[m, k_e] * values[e]`` for the entries of column ``c`` in stored
+  order. Parts own output rows (or, when there are fewer rows than parts,
+  column ranges, each part walking all entries and skipping the others).
+- ``sddmm``: ``out[e]`` starts at 0 and adds ``x[r_e, j] * y[j, c_e]`` for
+  ``j = 0, 1, ...``; parts are ranges of entries.
+- ``spgemm`` (Gustavson): for each output row, the products of A's row
+  entries (grouped order) with B's row entries (grouped order); an output
+  element is its first product plus the next ones in that order. A dense
+  accumulator per part (``ncols`` words) when ``ncols <= SPA_MAX_COLS``,
+  else a stable per-row sort of the products; then the touched columns are
+  sorted. Two passes (count, then fill), like scipy's.
+
+Bad input: every index a kernel reads through is checked against the
+bound it is given, in the pass that reads it (one unsigned compare per index;
+``uint64(i) >= bound`` is "negative or too large"), and counted per part in a
+``flags`` array (column 0: indices out of bounds, column 1: order that sorted
+flags promised and that does not hold). An entry that fails is not read
+through; the wrappers in ``backend.py`` raise IndexError / ValueError from the
+flags before any result is returned.
+
+Accumulation types are the caller's (int64, float32, float64, complex64,
+complex128): the wrappers in ``backend.py`` allocate outputs with NumPy and
+pass them in.
+"""
+import llvmlite.ir as llir
+import numba as nb
+import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.cpython.unsafe.numbers import trailing_zeros  # an LLVM cttz; used by Numba's own code
+from numba.extending import intrinsic
+
+from .threads import run_parts
+
+# below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
+SERIAL_WORK = 1 << 18
+# up to this many threads, unsorted SpMM scans all row indices once per thread (no sort); beyond,
+# the backend groups rows by a stable sort first
+OWNERSHIP_MAX_THREADS = 4
+# largest column count for the dense accumulator of spgemm (8 + 8 bytes per column per thread)
+SPA_MAX_COLS = 1 << 22
+
+
+# SDDMM fetches the rows of the entry this many positions ahead, SpMM the dense row
+SDDMM_PREFETCH = 8
+SPMM_PREFETCH = 4
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint the CPU to fetch the cache line of ``arr[idx]`` (``llvm.prefetch``, read, high locality).
+
+    A prefetch never faults, and nothing is read into the program: an index past the end
+    only wastes the hint.
+    """
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, sig, args):
+        aty = sig.args[0]
+        a = context.make_array(aty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aty, a, [args[1]], wraparound=False)
+        i8p = llir.IntType(8).as_pointer()
+        i32 = llir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, llir.FunctionType(llir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), llir.Constant(i32, 0), llir.Constant(i32, 3),
+                          llir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+def nparts_for(work, nthreads, per_thread=4):
+    """Fixed number of parts for ``work`` units (1 below SERIAL_WORK)."""
+    if work < SERIAL_WORK or nthreads <= 1:
+        return 1
+    return per_thread * nthreads
+
+
+# ---------------------------------------------------------------------------- row offsets
+@nb.njit(cache=True, nogil=True)
+def _row_offsets_part(t, nparts, rows, nrows, out, flags):
+    """out[r] = first position i with rows[i] >= r: entries of part t set the r they start.
+
+    Counts rows outside [0, nrows) (flags[t, 0]) and steps down (flags[t, 1]) in the
+    same pass; every write stays inside ``out`` whatever the rows are.
+    """
+    n = rows.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    lim = _u(nrows)
+    bad = 0
+    down = 0
+    if t == 0:
+        first = rows[0] if n else nrows
+        for r in range(0, min(first, nrows) + 1):
+            out[r] = 0
+        if n and _u(first) >= lim:
+            bad += 1
+    for i in range(max(lo, 1), hi):
+        a = rows[i - 1]
+        b = rows[i]
+        if _u(b) >= lim or b < a:  # one predictable test on the hot path; counted off it
+            bad += _u(b) >= lim
+            down += b < a
+        for r in range(max(a + 1, 0), min(b, nrows) + 1):
+            out[r] = i
+    if t == nparts - 1 and n:
+        for r in range(max(rows[n - 1] + 1, 0), nrows + 1):
+            out[r] = n
+    flags[t, 0] = bad
+    flags[t, 1] = down
+
+
+def row_offsets(rows, nrows, nthreads):
+    """(CSR row pointer int64[nrows + 1], flags) of ``rows``, which should be non-decreasing in [0, nrows).
+
+    ``flags`` (int64[nparts, 2]): rows out of bounds, steps down. The pointer is
+    meaningful only when both are zero.
+    """
+    out = np.empty(nrows + 1, dtype=np.int64)
+    nparts = nparts_for(rows.shape[0], nthreads, 1)
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_row_offsets_part, nparts, nthreads, rows, nrows, out, flags)
+    return out, flags
+
+
+# ---------------------------------------------------------------------------- COO x dense
+# Indices are converted to uint64 where arrays are read (``_u``): Numba then skips its
+# negative-index wraparound test, which measured 1.5x on the SpMV loop. Every column
+# index is compared (unsigned) with its bound before it is read through: one compare
+# per entry in the loop that reads it; writes are bounded by the loops themselves.
+_u = np.uint64
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _batch_at(r, rpb, base):
+    """(end of the batch holding row r, that batch's first dense row)."""
+    b = r // rpb
+    return (b + 1) * rpb, base[b]
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z):
+    """(sum of row r, number of its column indices outside [0, kb): not read through).
+
+    A predictable branch (never taken on valid input) keeps the load's address
+    off the compare; a branch-free clamp measured slower.
+    """
+    acc = z
+    bad = 0
+    if has_perm:
+        for p in range(offsets[r], offsets[r + 1]):
+            e = _u(perm[_u(p)])
+            c = cols[e]
+            if _u(c) >= kb:
+                bad += 1
+                continue
+            acc += values[e] * x[_u(db + c)]
+    else:
+        for p in range(offsets[r], offsets[r + 1]):
+            c = cols[_u(p)]
+            if _u(c) >= kb:
+                bad += 1
+                continue
+            acc += values[_u(p)] * x[_u(db + c)]
+    return acc, bad
+
+
+@nb.njit(cache=True, nogil=True)
+def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, kb, rpb, base, zero, out, flags):
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    z = zero[0]
+    bad = 0
+    bend, db = _batch_at(r0, rpb, base)
+    if bend >= r1:  # one batch for the whole part (always, unbatched): no per-row test
+        for r in range(r0, r1):
+            out[r], b = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z)
+            bad += b
+        flags[t, 0] = bad
+        return
+    for r in range(r0, r1):
+        if r >= bend:
+            bend, db = _batch_at(r, rpb, base)
+        out[r], b = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z)
+        bad += b
+    flags[t, 0] = bad
+
+
+@nb.njit(cache=True, nogil=True)
+def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, kb, rpb, base, zero, out, flags):
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    bad = 0
+    n = dense.shape[1]
+    z = zero[0]
+    flat = dense.reshape(-1)
+    line = max(64 // dense.itemsize, 1)
+    pend = offsets[r1]
+    bend, db = _batch_at(r0, rpb, base)
+    for r in range(r0, r1):
+        if r >= bend:
+            bend, db = _batch_at(r, rpb, base)
+        for j in range(n):  # each part zeroes its own rows (first touch in parallel)
+            out[_u(r), _u(j)] = z
+        for p in range(offsets[r], offsets[r + 1]):
+            if n >= line and p + SPMM_PREFETCH < pend:
+                # the dense row of a later entry (a random read): measured 1.5x with 64 columns
+                g = p + SPMM_PREFETCH
+                ahead = (db + cols[_u(perm[_u(g)]) if has_perm else _u(g)]) * n
+                for j in range(0, n, line):
+                    prefetch(flat, _u(ahead + j))
+            e = _u(perm[_u(p)]) if has_perm else _u(p)
+            k = cols[e]
+            if _u(k) >= kb:
+                bad += 1
+                continue
+            v = values[e]
+            c = _u(db + k)
+            for j in range(n):
+                out[_u(r), _u(j)] += v * dense[c, _u(j)]
+    flags[t, 0] = bad
+
+
+@nb.njit(cache=True, nogil=True)
+def _balanced_bounds(offsets, nparts):
+    """Row bounds of ``nparts`` parts holding about equal numbers of entries + rows.
+
+    Counting rows too keeps long runs of empty rows from landing in one part;
+    ``offsets[r] + r`` increases with r, so each bound is one binary search.
+    """
+    nrows = offsets.shape[0] - 1
+    total = offsets[nrows] + nrows
+    b = np.empty(nparts + 1, dtype=np.int64)
+    b[0] = 0
+    b[nparts] = nrows
+    for t in range(1, nparts):
+        target = total * t // nparts
+        lo = b[t - 1]
+        hi = nrows
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if offsets[mid] + mid < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        b[t] = lo
+    return b
+
+
+_NO_FLAGS = np.zeros((1, 2), dtype=np.int64)
+
+
+def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound, nthreads):
+    """(out, flags): flags[:, 0] counts column indices outside [0, col_bound) (not read through)."""
+    nrows = offsets.shape[0] - 1
+    n = dense.shape[1]
+    if nrows == 0 or n == 0:
+        return np.zeros((nrows, n), dtype=values.dtype), _NO_FLAGS
+    out = np.empty((nrows, n), dtype=values.dtype)  # every row is written by its part
+    nparts = nparts_for(int(offsets[-1]) * max(n, 1) + nrows, nthreads)
+    bounds = _balanced_bounds(offsets, nparts)
+    has_perm = perm is not None
+    args = (bounds, offsets, perm if has_perm else offsets[:0], has_perm, cols, values)
+    zero = np.zeros(1, dtype=values.dtype)
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    kb = _u(col_bound)
+    if n == 1:
+        run_parts(_spmv_part, nparts, nthreads, *args, dense.reshape(-1), kb, max(int(rows_per_batch), 1),
+                  batch_base, zero, out.reshape(-1), flags)
+    else:
+        run_parts(_spmm_part, nparts, nthreads, *args, dense, kb, max(int(rows_per_batch), 1), batch_base, zero,
+                  out, flags)
+    return out, flags
+
+
+@nb.njit(cache=True, nogil=True)
+def _spmm_owned_part(t, nparts, rows, cols, values, dense, kb, rpb, base, batched, out, flags):
+    nrows = out.shape[0]
+    n = dense.shape[1]
+    r0 = nrows * t // nparts
+    r1 = nrows * (t + 1) // nparts
+    db = base[0]
+    bad = 0
+    for e in range(rows.shape[0]):
+        r = rows[_u(e)]
+        if r < r0 or r >= r1:
+            if _u(r) >= _u(nrows):  # the test that skips other parts' rows catches bad ones too
+                bad += 1
+            continue
+        k = cols[_u(e)]
+        if _u(k) >= kb:
+            bad += 1
+            continue
+        if batched:
+            db = base[r // rpb]
+        v = values[_u(e)]
+        c = _u(db + k)
+        for j in range(n):
+            out[_u(r), _u(j)] += v * dense[c, _u(j)]
+    flags[t, 0] = bad
+
+
+def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base, col_bound, nthreads):
+    """(out, flags): flags[:, 0] counts rows outside [0, nrows) and columns outside [0, col_bound)."""
+    n = dense.shape[1]
+    out = np.zeros((nrows, n), dtype=values.dtype)
+    if nrows == 0 or n == 0 or rows.shape[0] == 0:
+        # nothing is read through the indices; an empty result hides no bad one
+        return out, _NO_FLAGS
+    # each part scans every row index: one part per thread
+    nparts = min(nparts_for(rows.shape[0] * max(n, 1), nthreads, 1), nrows)
+    rpb = max(int(rows_per_batch), 1)
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_spmm_owned_part, nparts, nthreads, rows, cols, values, dense, _u(col_bound), rpb, batch_base,
+              rpb < nrows, out, flags)
+    return out, flags
+
+
+# ---------------------------------------------------------------------------- dense x COO
+@nb.njit(cache=True, nogil=True)
+def _dense_spmm_part(t, nparts, by_rows, dense, base, rpb, boff, perm, has_perm, krow, cols, values, out, flags):
+    nrows, n = out.shape
+    kb = _u(dense.shape[1])
+    bad = 0
+    if by_rows:
+        ra = nrows * t // nparts
+        rb = nrows * (t + 1) // nparts
+        ca = 0
+        cb = n
+    else:
+        ra = 0
+        rb = nrows
+        ca = n * t // nparts
+        cb = n * (t + 1) // nparts
+    for rr in range(ra, rb):
+        b = rr // rpb
+        arow = _u(base[b] + rr - b * rpb)
+        for p in range(boff[b], boff[b + 1]):
+            e = _u(perm[_u(p)]) if has_perm else _u(p)
+            c = cols[e]
+            if c >= ca and c < cb:
+                k = krow[e]
+                if _u(k) >= kb:
+                    bad += 1
+                    continue
+                out[_u(rr), _u(c)] += dense[arow, _u(k)] * values[e]
+            elif _u(c) >= _u(n):  # the part's column test catches bad columns too
+                bad += 1
+    flags[t, 0] = bad
+
+
+def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols, nthreads):
+    nb_ = batch_offsets.shape[0] - 1
+    rpb = int(rows_per_batch)
+    nrows = nb_ * rpb
+    out = np.zeros((nrows, int(ncols)), dtype=values.dtype)
+    if nrows == 0 or ncols == 0 or krow.shape[0] == 0:
+        return out, _NO_FLAGS
+    work = krow.shape[0] * max(rpb, 1)
+    nparts = nparts_for(work, nthreads)
+    by_rows = nrows >= nparts
+    if not by_rows:
+        nparts = min(nthreads, int(ncols))  # each part walks every entry: one per thread
+    has_perm = perm is not None
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_dense_spmm_part, nparts, nthreads, by_rows, dense, batch_base, max(rpb, 1), batch_offsets,
+              perm if has_perm else batch_offsets[:0], has_perm, krow, cols, values, out, flags)
+    return out, flags
+
+
+# ---------------------------------------------------------------------------- SDDMM
+# A dot product of length k is taken as eight interleaved partial sums (lane l adds the
+# terms j = l, l + 8, ... in turn, each from 0), combined ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)).
+# The order is fixed, so results are bit-identical everywhere (the CUDA kernel does the
+# same in one thread), and the eight independent sums keep the CPU's adders busy.
+@nb.njit(cache=True, nogil=True, inline="always")
+def _dot8(x, xa, xj, y, ya, yj, k, zero):
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = zero
+    k8 = k - k % 8
+    for j in range(0, k8, 8):
+        p = xa + j * xj
+        q = ya + j * yj
+        s0 += x[_u(p + 0 * xj)] * y[_u(q + 0 * yj)]
+        s1 += x[_u(p + 1 * xj)] * y[_u(q + 1 * yj)]
+        s2 += x[_u(p + 2 * xj)] * y[_u(q + 2 * yj)]
+        s3 += x[_u(p + 3 * xj)] * y[_u(q + 3 * yj)]
+        s4 += x[_u(p + 4 * xj)] * y[_u(q + 4 * yj)]
+        s5 += x[_u(p + 5 * xj)] * y[_u(q + 5 * yj)]
+        s6 += x[_u(p + 6 * xj)] * y[_u(q + 6 * yj)]
+        s7 += x[_u(p + 7 * xj)] * y[_u(q + 7 * yj)]
+    r = k - k8
+    p = xa + k8 * xj
+    q = ya + k8 * yj
+    if r > 0:
+        s0 += x[_u(p + 0 * xj)] * y[_u(q + 0 * yj)]
+    if r > 1:
+        s1 += x[_u(p + 1 * xj)] * y[_u(q + 1 * yj)]
+    if r > 2:
+        s2 += x[_u(p + 2 * xj)] * y[_u(q + 2 * yj)]
+    if r > 3:
+        s3 += x[_u(p + 3 * xj)] * y[_u(q + 3 * yj)]
+    if r > 4:
+        s4 += x[_u(p + 4 * xj)] * y[_u(q + 4 * yj)]
+    if r > 5:
+        s5 += x[_u(p + 5 * xj)] * y[_u(q + 5 * yj)]
+    if r > 6:
+        s6 += x[_u(p + 6 * xj)] * y[_u(q + 6 * yj)]
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
+@nb.njit(cache=True, nogil=True)
+def _sddmm_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
+    n = rows.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    z = zero[0]
+    bad = 0
+    if xj == 1 and yj == 1:  # the same sums, with unit strides the compiler can see
+        # the rows of a later entry are fetched ahead: the entries' y rows (x rows too, for an
+        # unsorted mask) are random reads, which measured 2.5x faster with prefetching
+        line = max(64 // x.itemsize, 1)
+        for e in range(lo, hi):
+            f = e + SDDMM_PREFETCH
+            if f < hi:
+                xa = rows[_u(f)] * rs
+                ya = cols[_u(f)] * cs
+                for j in range(0, k, line):  # a hint only: never faults, whatever the index
+                    prefetch(x, _u(xa + j))
+                    prefetch(y, _u(ya + j))
+            r = rows[_u(e)]
+            c = cols[_u(e)]
+            if _u(r) >= rb or _u(c) >= cb:
+                bad += 1
+                out[e] = z
+                continue
+            out[e] = _dot8(x, r * rs, 1, y, c * cs, 1, k, z)
+    else:
+        for e in range(lo, hi):
+            r = rows[_u(e)]
+            c = cols[_u(e)]
+            if _u(r) >= rb or _u(c) >= cb:
+                bad += 1
+                out[e] = z
+                continue
+            out[e] = _dot8(x, r * rs, xj, y, c * cs, yj, k, z)
+    flags[t, 0] = bad
+
+
+def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, y, y_inner, k, nthreads):
+    """(out, flags): flags[:, 0] counts entries with rows[e] outside [0, row_bound) or cols[e]
+    outside [0, col_bound) (their value is 0, nothing read). With k == 0 nothing is read."""
+    n = rows.shape[0]
+    out = np.zeros(n, dtype=x.dtype)
+    if n == 0 or k == 0:
+        return out, _NO_FLAGS
+    nparts = nparts_for(n * int(k), nthreads)
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_sddmm_part, nparts, nthreads, rows, int(row_stride), _u(row_bound), cols, int(col_stride),
+              _u(col_bound), x, int(x_inner), y, int(y_inner), int(k), np.zeros(1, dtype=x.dtype), out, flags)
+    return out, flags
+
+
+# ---------------------------------------------------------------------------- SpGEMM
+@nb.njit(cache=True, nogil=True)
+def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, flags):
+    """Products per output row, as a running total: int64[nrows + 1].
+
+    The pass that reads every A entry checks it: A's column (B's row) outside
+    [0, K) and A's row keys outside [0, row_bound) count in flags[0, 0] (such a
+    column contributes nothing); row keys that do not increase (a sorted flag
+    that lies) in flags[0, 1].
+    """
+    nrows = a_offsets.shape[0] - 1
+    kb = _u(b_offsets.shape[0] - 1)
+    out = np.zeros(nrows + 1, dtype=np.int64)
+    bad = 0
+    down = 0
+    for r in range(nrows):
+        if has_a_rows:
+            if _u(a_rows[r]) >= row_bound:
+                bad += 1
+            if r and a_rows[r] <= a_rows[r - 1]:
+                down += 1
+        f = 0
+        for p in range(a_offsets[r], a_offsets[r + 1]):
+            e = a_perm[p] if has_a_perm else p
+            k = a_cols[e]
+            if _u(k) >= kb:
+                bad += 1
+                continue
+            f += b_offsets[k + 1] - b_offsets[k]
+        out[r + 1] = out[r] + f
+    flags[0, 0] = bad
+    flags[0, 1] = down
+    return out
+
+
+# The dense accumulator's "touched" marks are a bitmap (one bit per column: 2 KB for 16384
+# columns, L1-resident), cleared word by word over the row's range after each row. A row's
+# columns come out in order by walking the set bits of that range (trailing-zero counts), or,
+# when the row is much sparser than its range, by sorting its list of touched columns.
+_ONE = np.uint64(1)
+
+
+@nb.njit(cache=True, nogil=True)
+def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
+                      a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, out_offsets, out_rc,
+                      out_values):
+    """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output.
+
+    Every index it reads through was checked before (``spgemm``).
+    """
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    bits = np.zeros((ncols + 63) >> 6, dtype=np.uint64)
+    acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
+    for r in range(r0, r1):
+        base = 0 if counting else out_offsets[r]
+        m = 0
+        lo = ncols
+        hi = -1
+        for p in range(a_offsets[r], a_offsets[r + 1]):
+            e = _u(a_perm[p]) if has_a_perm else _u(p)
+            k = a_cols[e]
+            av = a_values[e]
+            for q in range(b_offsets[k], b_offsets[k + 1]):
+                f = _u(b_perm[q]) if has_b_perm else _u(q)
+                col = b_cols[f]
+                w = _u(col >> 6)
+                b = _ONE << _u(col & 63)
+                if not (bits[w] & b):
+                    bits[w] |= b
+                    if not counting:
+                        acc[_u(col)] = av * b_values[f]
+                        out_rc[1, base + m] = col
+                    m += 1
+                    lo = min(lo, col)
+                    hi = max(hi, col)
+                elif not counting:
+                    acc[_u(col)] += av * b_values[f]
+        if counting:
+            counts[r] = m
+            for w in range(lo >> 6, (hi >> 6) + 1):
+                bits[w] = 0
+            continue
+        if m == 0:
+            continue
+        row = a_rows[r] if has_a_rows else r
+        wlo = lo >> 6
+        whi = hi >> 6
+        if whi - wlo < 4 * m:
+            i = base
+            for w in range(wlo, whi + 1):
+                word = bits[w]
+                bits[w] = 0
+                while word:
+                    col = (w << 6) + trailing_zeros(word)
+                    out_rc[0, i] = row
+                    out_rc[1, i] = col
+                    out_values[i] = acc[_u(col)]
+                    i += 1
+                    word &= word - _ONE
+        else:
+            seg = out_rc[1, base:base + m]
+            seg.sort()
+            for i in range(base, base + m):
+                col = out_rc[1, i]
+                out_rc[0, i] = row
+                out_values[i] = acc[_u(col)]
+                bits[_u(col >> 6)] = 0
+
+
+@nb.njit(cache=True, nogil=True)
+def _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm, b_cols,
+                  b_values, keys, prods):
+    m = 0
+    for p in range(a_offsets[r], a_offsets[r + 1]):
+        e = a_perm[p] if has_a_perm else p
+        k = a_cols[e]
+        av = a_values[e]
+        for q in range(b_offsets[k], b_offsets[k + 1]):
+            f = b_perm[q] if has_b_perm else q
+            keys[m] = b_cols[f]
+            prods[m] = av * b_values[f]
+            m += 1
+    return m
+
+
+@nb.njit(cache=True, nogil=True)
+def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
+                        a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, counting, out_offsets, out_rc,
+                        out_values, counts):
+    """Wide column ranges: each row's products stably sorted by column, runs summed in order."""
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    longest = 0
+    for r in range(r0, r1):
+        longest = max(longest, flops[r + 1] - flops[r])
+    keys = np.empty(longest, dtype=np.int64)
+    prods = np.empty(longest, dtype=a_values.dtype)
+    for r in range(r0, r1):
+        m = _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm,
+                          b_cols, b_values, keys, prods)
+        order = np.argsort(keys[:m], kind="mergesort")
+        if counting:
+            c = 0
+            for i in range(m):
+                if i == 0 or keys[order[i]] != keys[order[i - 1]]:
+                    c += 1
+            counts[r] = c
+            continue
+        base = out_offsets[r] - 1
+        row = a_rows[r] if has_a_rows else r
+        for i in range(m):
+            j = order[i]
+            if i == 0 or keys[j] != keys[order[i - 1]]:
+                base += 1
+                out_rc[0, base] = row
+                out_rc[1, base] = keys[j]
+                out_values[base] = prods[j]
+            else:
+                out_values[base] += prods[j]
+
+
+@nb.njit(cache=True, nogil=True)
+def _count_outside(keys, bound, flags):
+    """flags[0, 0] += number of keys outside [0, bound) (one unsigned compare each)."""
+    bad = 0
+    for i in range(keys.shape[0]):
+        if _u(keys[i]) >= bound:
+            bad += 1
+    flags[0, 0] += bad
+
+
+def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,
+           nthreads, on_flags):
+    """The product (see the module docstring); ``on_flags(flags)`` raises for what the checks found.
+
+    A's entries are checked in :func:`_row_flops` (the pass that reads them), B's
+    columns in one pass of their own (O(nnz(B)), small beside the products), so
+    a bad index of either operand is refused whichever entries the product reaches.
+    """
+    nrows = a_offsets.shape[0] - 1
+    ncols = int(ncols)
+    has_r, has_a, has_b = a_rows is not None, a_perm is not None, b_perm is not None
+    ar = a_rows if has_r else a_offsets[:0]
+    ap = a_perm if has_a else a_offsets[:0]
+    bp = b_perm if has_b else b_offsets[:0]
+    flags = np.zeros((1, 2), dtype=np.int64)
+    flops = _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, flags)
+    _count_outside(b_cols, _u(ncols), flags)
+    on_flags(flags)
+    nparts = nparts_for(int(flops[-1]) + nrows, nthreads) if nrows else 1
+    bounds = _balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
+    counts = np.zeros(nrows, dtype=np.int64)
+    sort_mode = ncols > SPA_MAX_COLS
+    empty_rc = np.zeros((2, 0), dtype=np.int64)
+    empty_v = np.zeros(0, dtype=a_values.dtype)
+    if sort_mode:
+        run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
+                  a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
+    else:
+        run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, a_offsets, ar, has_r, ap, has_a, a_cols,
+                  a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, counts[:0], empty_rc, empty_v)
+    out_offsets = np.zeros(nrows + 1, dtype=np.int64)
+    np.cumsum(counts, out=out_offsets[1:])
+    m = int(out_offsets[-1])
+    out_rc = np.empty((2, m), dtype=np.int64)
+    out_values = np.empty(m, dtype=a_values.dtype)
+    if m:
+        if sort_mode:
+            run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a,
+                      a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rc,
+                      out_values, counts)
+        else:
+            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, a_offsets, ar, has_r, ap, has_a, a_cols,
+                      a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, out_offsets, out_rc,
+                      out_values)
+    return out_rc, out_values

@@ -1,0 +1,88 @@
+"""NumPy's elementwise functions that are not ufuncs, for ``__array_function__`` (``np.round(a)``,
+``np.clip(a, ...)``, ``np.real(a)``, ...): each runs the elementwise engine.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core.dispatch import implements
+from .binary import clip
+from .unary import _apply, imag, real, round
+
+
+_NOVALUE = getattr(np, "_NoValue", None)
+
+
+def _refuse_out(name, out):
+    if out is not None:
+        raise TypeError(f"numpy.{name} with out= is not supported for coosparse.COO arrays: a COO is "
+                        "immutable; use the returned array")
+
+
+@implements(np.round, np.around)
+def _np_round(a, decimals=0, out=None):
+    _refuse_out("round", out)
+    return round(a, decimals=decimals)
+
+
+@implements(np.clip)
+def _np_clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVALUE, **kwargs):
+    _refuse_out("clip", out)
+    if kwargs:
+        raise TypeError(f"numpy.clip: keyword(s) {sorted(kwargs)} not supported for coosparse.COO arrays")
+    lo = min if min is not _NOVALUE else (None if a_min is _NOVALUE else a_min)
+    hi = max if max is not _NOVALUE else (None if a_max is _NOVALUE else a_max)
+    return clip(a, lo, hi)
+
+
+@implements(np.real)
+def _np_real(val):
+    return real(val)
+
+
+@implements(np.imag)
+def _np_imag(val):
+    return imag(val)
+
+
+@implements(np.angle)
+def _np_angle(z, deg=False):
+    return _apply(np.angle, z, deg=deg)
+
+
+@implements(np.fix)
+def _np_fix(x, out=None):
+    _refuse_out("fix", out)
+    return _apply(np.fix, x)
+
+
+@implements(np.isposinf)
+def _np_isposinf(x, out=None):
+    _refuse_out("isposinf", out)
+    return _apply(np.isposinf, x)
+
+
+@implements(np.isneginf)
+def _np_isneginf(x, out=None):
+    _refuse_out("isneginf", out)
+    return _apply(np.isneginf, x)
+
+
+@implements(np.isreal)
+def _np_isreal(x):
+    return _apply(np.isreal, x)
+
+
+@implements(np.iscomplex)
+def _np_iscomplex(x):
+    return _apply(np.iscomplex, x)
+
+
+@implements(np.nan_to_num)
+def _np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    return _apply(np.nan_to_num, x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+@implements(np.isclose)
+def _np_isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _apply(np.isclose, a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)

@@ -1,0 +1,115 @@
+"""Shared checks of the elementwise operations: operand kinds, shapes, dtypes, dense gathers.
+
+Sparse-sparse operations need identical sparse shapes (and sparse_ndim); the
+dense (hybrid) trailing dimensions broadcast as in NumPy. A dense operand
+broadcasts against a COO as long as the COO's sparse dimensions are not
+broadcast (that would make the result dense or change its sparse shape).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._core import dtypes as _dtypes
+from ..._core.arrays import copy_kernel, dense_block_offsets, flat_view
+from ..._core.coo import COO
+from ..._kernels.backend import array_namespace, backend_for, is_device_array
+from ..._kernels.bounds import check_indices
+
+
+def is_dense(x):
+    """A NumPy or CuPy array (not a COO)."""
+    return isinstance(x, np.ndarray) or is_device_array(x)
+
+
+def as_dense_operand(x, op):
+    """``x`` as a NumPy/CuPy array (lists and scalars accepted), or TypeError."""
+    if isinstance(x, COO):
+        raise TypeError(f"{op}: expected a dense operand, got a COO")
+    if is_dense(x):
+        return _dtypes.native(x)
+    try:
+        arr = np.asarray(x)
+    except Exception:
+        arr = None
+    if arr is None or arr.dtype == object:
+        raise TypeError(f"{op}: unsupported operand type {type(x).__name__}")
+    return _dtypes.native(arr)
+
+
+def sparse_pair_shape(a, b, op):
+    """Result shape of a sparse-sparse elementwise op, or ValueError naming both shapes."""
+    if a.sparse_ndim != b.sparse_ndim or a.sparse_shape != b.sparse_shape or a.ndim != b.ndim:
+        raise ValueError(
+            f"{op}: shapes {a.shape} (sparse {a.sparse_shape}) and {b.shape} "
+            f"(sparse {b.sparse_shape}) do not match; sparse dimensions must be equal"
+        )
+    try:
+        dense = np.broadcast_shapes(a.dense_shape, b.dense_shape)
+    except ValueError:
+        raise ValueError(
+            f"{op}: shapes {a.shape} and {b.shape} do not broadcast in their dense dimensions "
+            f"{a.dense_shape} and {b.dense_shape}"
+        ) from None
+    return a.sparse_shape + tuple(dense)
+
+
+def sparse_dense_shape(a, x_shape, op):
+    """Result shape of COO ``a`` combined with a dense operand of ``x_shape``."""
+    try:
+        shape = tuple(np.broadcast_shapes(a.shape, tuple(x_shape)))
+    except ValueError:
+        raise ValueError(
+            f"{op}: COO shape {a.shape} and dense shape {tuple(x_shape)} do not broadcast together"
+        ) from None
+    if len(shape) != a.ndim or shape[: a.sparse_ndim] != a.sparse_shape:
+        raise ValueError(
+            f"{op}: COO shape {a.shape} and dense shape {tuple(x_shape)} broadcast to {shape}, "
+            f"which would make the COO grow (its sparse shape {a.sparse_shape} is kept: the dense "
+            "operand may broadcast against the COO, not the COO against it)"
+        )
+    return shape
+
+
+def result_dtype(*dtypes_or_values):
+    return _dtypes.result_type(*dtypes_or_values)
+
+
+def values_as(values, nnz, dense_shape, dtype):
+    """``values`` (nnz, *d) cast to ``dtype`` and broadcast to (nnz, *dense_shape)."""
+    xp = array_namespace(values)
+    v = values.astype(dtype, copy=False)
+    target = (nnz,) + tuple(dense_shape)
+    if tuple(v.shape) != target:
+        v = xp.broadcast_to(v, target)
+    return v
+
+
+def gather_dense(x, indices, sparse_ndim):
+    """x[tuple(indices)] for a dense ``x`` of any strides: (n, *x.shape[sparse_ndim:]).
+
+    Addresses are computed from ``x``'s element strides (broadcast views with
+    zero strides included), then one parallel gather reads them. Never
+    synchronises.
+    """
+    be = backend_for(x, indices)
+    xp = be.xp
+    n = indices.shape[1]
+    dense_shape = tuple(x.shape[sparse_ndim:])
+    if n == 0 or x.size == 0:
+        check_indices(indices, tuple(x.shape[:sparse_ndim]))  # nothing is read, but bad input is refused
+        return xp.zeros((n,) + dense_shape, dtype=x.dtype)
+    flat, base, es = flat_view(x)
+    # strides, sizes and block offsets are host metadata: the CUDA layer passes them by value.
+    # Bounds-checked in the same pass: an unchecked index outside x is an IndexError (a GPU
+    # reports it and reads zeros), never a read of another element
+    addresses = be.linear_index(indices, np.array(es[:sparse_ndim], dtype=np.int64),
+                                tuple(x.shape[:sparse_ndim]))
+    if base:
+        addresses += base
+    gathered = copy_kernel(be.gather_strided, flat, addresses, dense_block_offsets(dense_shape, es[sparse_ndim:]))
+    return gathered.reshape((n,) + dense_shape)
+
+
+def check_coo(x, op, name):
+    if not isinstance(x, COO):
+        raise TypeError(f"{op}: {name} must be a COO array; got {type(x).__name__}")

@@ -1,0 +1,351 @@
+"""Rearranging (SPEC 9): flip, roll, tile, repeat, pad, tril/triu, diagonal, kron.
+
+Result flags (``is_unique`` is kept by all of them unless stated):
+
+==================  ===========================================================
+operation           ``is_sorted`` of the result
+==================  ===========================================================
+``flip``            True only when no flipped sparse axis has length > 1
+``roll``            kept: the entries that wrap around and those that do not
+                    are two sorted runs, merged (``merge_take``)
+``tile``            kept (repeated ``concatenate``)
+``repeat``          kept (sorted inputs are re-sorted by a stable key sort
+                    when ``axis`` is not the last sparse axis)
+``pad``             kept (indices shift)
+``tril``/``triu``   kept (entries filtered, or blocks masked)
+``diagonal``        kept when the two axes are the last two sparse axes,
+                    else False
+``kron``            True for 1-D sorted inputs, else False; unique when both
+                    inputs are unique
+==================  ===========================================================
+
+Fill values: ``pad`` pads with the fill (``constant_values`` must equal it);
+``tril``, ``triu`` and ``kron`` need fill 0 (ValueError otherwise).
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from .._core import fill as _fill
+from .._core.coo import COO
+from .._core.dispatch import implements
+from .._core.keys import joint_keys
+from .._kernels.backend import backend_for, is_device_array
+from .coalesce import coalesce
+from .dense import from_dense
+from .device import asarray
+from .indexing import getitem
+from .join import _piece_keys, _xp, concatenate, merge_values
+from .shape import check_coo, gather_values, insert_axes, ravel, reshape, result, to_hybrid
+
+
+@implements(np.flip)
+def flip(x, /, axis=None):
+    """Reverse the order of elements along ``axis`` (None: all axes).
+
+    Flags: ``is_sorted`` only when no flipped sparse axis has length > 1.
+    """
+    check_coo(x, "flip")
+    axes = range(x.ndim) if axis is None else normalize_axis_tuple(axis, x.ndim)
+    key = [slice(None)] * x.ndim
+    for ax in axes:
+        key[ax] = slice(None, None, -1)
+    return getitem(x, tuple(key))
+
+
+@implements(np.roll)
+def roll(x, /, shift, *, axis=None):
+    """Roll elements along ``axis`` (None: the flattened array), as :func:`numpy.roll`.
+
+    Flags kept: the entries that wrap around and those that do not form two
+    sorted runs, merged in one pass.
+    """
+    check_coo(x, "roll")
+    if axis is None:
+        return reshape(roll(ravel(x), shift, axis=0), x.shape)
+    try:
+        pairs = np.broadcast(np.asarray(shift), np.asarray(axis))
+    except ValueError:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences of the same length") from None
+    if np.ndim(shift) > 1 or np.ndim(axis) > 1:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    total = {}
+    for sh, ax in pairs:
+        ax = normalize_axis_index(operator.index(ax), x.ndim)
+        total[ax] = total.get(ax, 0) + operator.index(sh)
+    out = x
+    for ax, sh in total.items():
+        n = x.shape[ax]
+        if n:
+            out = _roll_axis(out, sh % n, ax)
+    return out
+
+
+def _roll_axis(x, sh, axis):
+    if sh == 0 or x.nnz == 0:
+        return x
+    n = x.shape[axis]
+    s = x.sparse_ndim
+    if axis >= s:
+        vals = _xp(x).roll(x.values, sh, axis=axis - s + 1)
+        return result(x, x.indices, vals, x.shape, sorted=x.is_sorted, unique=x.is_unique)
+    be = backend_for(x.indices)
+    xp = be.xp
+    row = x.indices[axis]
+    wrap = row >= n - sh
+    new_row = xp.where(wrap, row + (sh - n), row + sh)
+    indices = x.indices.copy()
+    indices[axis] = new_row
+    if not x.is_sorted or x.nnz <= 1:
+        return result(x, indices, x.values, x.shape, sorted=False, unique=x.is_unique)
+    # runs: entries that do not wrap, then those that do (each sorted), merged by the
+    # key of the axes up to ``axis``
+    stay = be.mask_positions(~wrap)  # synchronize! (run sizes)
+    moved = be.mask_positions(wrap)
+    order = xp.concatenate([stay, moved])
+    indices = be.gather_columns(indices, order)
+    keys = _piece_keys(be, indices, x.shape[:axis + 1])
+    indices, values = merge_values(be, keys, np.array([0, stay.shape[0], x.nnz]), indices,
+                                   gather_values(be, x.values, order))
+    return result(x, indices, values, x.shape, sorted=True, unique=x.is_unique)
+
+
+@implements(np.tile)
+def tile(x, /, reps):
+    """Repeat the whole array ``reps`` times per axis, as :func:`numpy.tile`. Flags kept."""
+    if not isinstance(x, COO):
+        x = asarray(x)
+    reps = (operator.index(reps),) if np.ndim(reps) == 0 else tuple(operator.index(r) for r in reps)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: reps must be non-negative; got {reps}")
+    if len(reps) > x.ndim:
+        x = insert_axes(x, range(len(reps) - x.ndim))
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    s = x.sparse_ndim
+    if 0 in reps:
+        shape = tuple(n * r for n, r in zip(x.shape, reps))
+        return result(x, _xp(x).zeros((s, 0), dtype=np.int64), x.values[:0].reshape((0,) + shape[s:]), shape,
+                      sorted=True, unique=True)
+    dense_reps = reps[s:]
+    if any(r != 1 for r in dense_reps):
+        vals = _xp(x).tile(x.values, (1,) + dense_reps)
+        shape = x.shape[:s] + tuple(n * r for n, r in zip(x.shape[s:], dense_reps))
+        x = result(x, x.indices, vals, shape, sorted=x.is_sorted, unique=x.is_unique)
+    for ax in range(s - 1, -1, -1):
+        r = reps[ax]
+        if r > 1:
+            x = concatenate([x] * r, axis=ax)
+    return x
+
+
+@implements(np.repeat)
+def repeat(x, /, repeats, *, axis=None):
+    """Repeat each element ``repeats`` times along ``axis`` (None: flattened), as :func:`numpy.repeat`.
+
+    ``repeats`` is an int or one non-negative int per element of ``axis``.
+    Flags kept (a sorted input is re-sorted by a stable key sort when
+    ``axis`` is not its last sparse axis).
+    """
+    check_coo(x, "repeat")
+    if axis is None:
+        x = ravel(x)
+        axis = 0
+    axis = normalize_axis_index(axis, x.ndim)
+    n = x.shape[axis]
+    if isinstance(repeats, COO):
+        repeats = repeats.to_dense()
+    rep = np.asarray(repeats.get() if is_device_array(repeats) else repeats)  # (host metadata: read back)
+    if rep.size == 0 and rep.dtype.kind == "f":
+        rep = rep.astype(np.int64)  # an empty list
+    if rep.dtype.kind not in "iu" or rep.ndim > 1:
+        raise ValueError(f"repeat: repeats must be an integer or a 1-D integer array; got {repeats!r}")
+    rep = np.broadcast_to(rep.astype(np.int64), (n,)) if rep.ndim == 0 or rep.shape[0] == 1 else rep.astype(np.int64)
+    if rep.shape[0] != n:
+        raise ValueError(f"repeat: repeats has {rep.shape[0]} entries but axis {axis} has length {n}")
+    if (rep < 0).any():
+        raise ValueError("repeat: repeats may not contain negative values")
+    new_n = int(rep.sum())
+    shape = x.shape[:axis] + (new_n,) + x.shape[axis + 1:]
+    s = x.sparse_ndim
+    be = backend_for(x.indices)
+    xp = be.xp
+    if axis >= s:
+        vals = xp.repeat(x.values, rep.tolist(), axis=axis - s + 1)  # (CuPy takes repeats as host ints)
+        return result(x, x.indices, vals, shape, sorted=x.is_sorted, unique=x.is_unique)
+    cum = xp.asarray(np.concatenate([[0], np.cumsum(rep)[:-1]]).astype(np.int64))
+    rep_d = xp.asarray(rep)
+    row = x.indices[axis]
+    new_row, owner = be.expand_ranges(cum[row], rep_d[row])  # synchronize! (output size)
+    indices = be.gather_columns(x.indices, owner)
+    indices[axis] = new_row
+    vals = gather_values(be, x.values, owner)
+    sorted_ = x.is_sorted and (axis == s - 1 or bool((rep <= 1).all()))
+    if x.is_sorted and not sorted_ and indices.shape[1] > 1:
+        (keys,), bound = joint_keys([xp.ascontiguousarray(indices[:axis + 1])], shape[:axis + 1])
+        _, perm = be.sort_pairs(keys, bound)
+        indices = be.gather_columns(indices, perm)
+        vals = gather_values(be, vals, perm)
+        sorted_ = True
+    return result(x, indices, vals, shape, sorted=sorted_, unique=x.is_unique)
+
+
+@implements(np.pad)
+def pad(x, pad_width, mode="constant", **kwargs):
+    """Pad with the fill value, as :func:`numpy.pad` with ``mode='constant'``. Flags kept.
+
+    ``constant_values`` (default 0) must equal the array's fill value: the
+    padding stores nothing. Other modes raise ``NotImplementedError``.
+    """
+    check_coo(x, "pad")
+    if mode != "constant":
+        raise NotImplementedError(f"pad: only mode='constant' is supported; got {mode!r}")
+    extra = set(kwargs) - {"constant_values"}
+    if extra:
+        raise TypeError(f"pad: unexpected keyword arguments {sorted(extra)}")
+    cv = kwargs.get("constant_values", 0)
+    cva = np.asarray(cv)
+    if cva.dtype == object or not all(_fill.equal(np.asarray(v).astype(x.dtype)[()], x.fill_value)
+                                      for v in cva.reshape(-1)):
+        raise ValueError(
+            f"pad: constant_values {cv!r} must equal the fill value {x.fill_value!r} "
+            "(the padding stores nothing)"
+        )
+    pw = np.asarray(pad_width)
+    if pw.dtype.kind not in "iu":
+        raise TypeError(f"pad: pad_width must be integers; got {pad_width!r}")
+    try:
+        pw = np.broadcast_to(pw, (x.ndim, 2)).astype(np.int64)
+    except ValueError:
+        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of {x.ndim} dimensions") from None
+    if (pw < 0).any():
+        raise ValueError("pad: pad_width may not be negative")
+    s = x.sparse_ndim
+    if pw[s:].any() and not x.is_unique and not _fill.is_zero(x.fill_value):
+        x = coalesce(x)  # each duplicate's padding would add the fill once more
+    xp = _xp(x)
+    indices = x.indices
+    if pw[:s, 0].any():  # shift row by row: the offsets stay host scalars (no upload)
+        indices = xp.empty_like(x.indices)
+        for d in range(s):
+            xp.add(x.indices[d], int(pw[d, 0]), out=indices[d])
+    vals = x.values
+    if pw[s:].any():
+        vals = xp.pad(vals, [(0, 0)] + [tuple(int(v) for v in p) for p in pw[s:]],
+                      mode="constant", constant_values=x.fill_value)
+    shape = tuple(int(n + p[0] + p[1]) for n, p in zip(x.shape, pw))
+    return result(x, indices, vals, shape, sorted=x.is_sorted, unique=x.is_unique)
+
+
+def _triangle(x, k, lower, op):
+    check_coo(x, op)
+    _fill.require_zero_fill(op, x)
+    if x.ndim < 2:
+        raise ValueError(f"{op} needs an array of at least 2 dimensions; got shape {x.shape}")
+    k = operator.index(k)
+    be = backend_for(x.indices)
+    xp = be.xp
+    s = x.sparse_ndim
+    ri, ci = x.ndim - 2, x.ndim - 1
+
+    def keep(r, c):
+        return (c - r <= k) if lower else (c - r >= k)
+
+    if ci < s:  # both sparse: drop entries
+        mask = keep(x.indices[ri], x.indices[ci])
+        rows = be.mask_positions(mask)  # synchronize! (output size)
+        return result(x, be.gather_columns(x.indices, rows), gather_values(be, x.values, rows), x.shape,
+                      sorted=x.is_sorted, unique=x.is_unique)
+    nc = x.shape[ci]
+    c = xp.arange(nc, dtype=np.int64)
+    if ri < s:  # row sparse, column dense: mask each entry's block
+        m = keep(x.indices[ri][:, None], c[None, :])
+        m = m.reshape((x.nnz,) + (1,) * (x.dense_ndim - 1) + (nc,))
+    else:
+        r = xp.arange(x.shape[ri], dtype=np.int64)
+        m = keep(r[:, None], c[None, :])
+    vals = xp.where(m, x.values, xp.zeros((), dtype=x.dtype))
+    return result(x, x.indices, vals, x.shape, sorted=x.is_sorted, unique=x.is_unique)
+
+
+@implements(np.tril)
+def tril(x, /, k=0):
+    """Lower triangle of the last two axes (elements with ``j - i > k`` zeroed); fill 0 only."""
+    return _triangle(x, k, True, "tril")
+
+
+@implements(np.triu)
+def triu(x, /, k=0):
+    """Upper triangle of the last two axes (elements with ``j - i < k`` zeroed); fill 0 only."""
+    return _triangle(x, k, False, "triu")
+
+
+@implements(np.diagonal)
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    """Diagonals over ``axis1`` and ``axis2``, as :func:`numpy.diagonal`: those axes are removed
+    and the diagonal becomes the last axis.
+
+    Flags: ``is_sorted`` kept when the two axes are the last two sparse
+    axes; ``is_unique`` kept. O(nnz).
+    """
+    check_coo(x, "diagonal")
+    offset = operator.index(offset)
+    a1 = normalize_axis_index(axis1, x.ndim)
+    a2 = normalize_axis_index(axis2, x.ndim)
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    n1, n2 = x.shape[a1], x.shape[a2]
+    length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    keep_axes = [d for d in range(x.ndim) if d not in (a1, a2)]
+    shape = tuple(x.shape[d] for d in keep_axes) + (length,)
+    s = x.sparse_ndim
+    xp = _xp(x)
+    if min(a1, a2) >= s:  # both dense: the values' own diagonal
+        vals = xp.diagonal(x.values, offset, a1 - s + 1, a2 - s + 1)
+        return result(x, x.indices, vals, shape, sorted=x.is_sorted, unique=x.is_unique)
+    if x.dense_ndim:
+        x = to_hybrid(x, 0)
+    be = backend_for(x.indices)
+    i, j = x.indices[a1], x.indices[a2]
+    rows = be.mask_positions(j - i == offset)  # synchronize! (output size)
+    cols = be.gather_columns(x.indices, rows)
+    indices = xp.empty((len(keep_axes) + 1, rows.shape[0]), dtype=np.int64)
+    for t, d in enumerate(keep_axes):
+        indices[t] = cols[d]
+    indices[-1] = cols[a1] if offset >= 0 else cols[a2]
+    sorted_ = x.is_sorted and {a1, a2} == {x.ndim - 2, x.ndim - 1}
+    return result(x, indices, gather_values(be, x.values, rows), shape, sorted=sorted_, unique=x.is_unique)
+
+
+@implements(np.kron)
+def kron(a, b):
+    """Kronecker product, as :func:`numpy.kron` (a dense operand is converted; fill 0 only).
+
+    Result: ``nnz(a) * nnz(b)`` entries (``a``-major), flags: unique when both
+    are unique, sorted for 1-D sorted operands.
+    """
+    if not isinstance(a, COO) and not isinstance(b, COO):
+        raise ValueError("kron: at least one operand must be a coosparse.COO")
+    a = a if isinstance(a, COO) else from_dense(_xp(b).asarray(a))
+    b = b if isinstance(b, COO) else from_dense(_xp(a).asarray(b))
+    _fill.require_zero_fill("kron", a, b)
+    a, b = to_hybrid(a, 0), to_hybrid(b, 0)
+    nd = max(a.ndim, b.ndim)
+    if a.ndim < nd:
+        a = insert_axes(a, range(nd - a.ndim))
+    if b.ndim < nd:
+        b = insert_axes(b, range(nd - b.ndim))
+    be = backend_for(a.indices, b.indices)
+    xp = be.xp
+    na, nb = a.nnz, b.nnz
+    indices = xp.empty((nd, na * nb), dtype=np.int64)
+    for d in range(nd):  # (b's sizes stay host scalars: no upload)
+        indices[d] = (a.indices[d][:, None] * b.shape[d] + b.indices[d][None, :]).reshape(na * nb)
+    dtype = np.result_type(a.dtype, b.dtype)
+    vals = (a.values.astype(dtype)[:, None] * b.values.astype(dtype)[None, :]).reshape(na * nb)
+    shape = tuple(p * q for p, q in zip(a.shape, b.shape))
+    out = COO._trusted(xp.ascontiguousarray(indices), vals, shape, nd <= 1 and a.is_sorted and b.is_sorted,
+                       a.is_unique and b.is_unique, dtype.type(0))
+    return out

@@ -1,0 +1,457 @@
+"""Reductions, part 1: arguments (axes, ``out``/``where`` refusals, result dtypes), the kernels'
+dtypes, and the grouping of entries by their index on the kept axes (see :mod:`.reductions`)."""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from ..._core import dtypes as _dtypes
+from ..._core.coo import COO
+from ..._core.keys import INT64_LIMIT, is_wide, joint_keys, unravel_keys
+from ..._kernels.backend import backend_for, is_device_array
+
+_NoValue = np._NoValue
+_SIGN = np.int64(-(2**63))  # xor with it maps uint64 order onto int64 order
+
+
+# ---------------------------------------------------------------------------------- arguments
+def _check(x, op):
+    if not isinstance(x, COO):
+        raise TypeError(f"coosparse.{op} expects a COO array; got {type(x).__name__}")
+    return x
+
+
+def normalize_axes(axis, ndim, op):
+    """Sorted tuple of distinct non-negative axes; ``None`` means every axis.
+
+    Raises ``numpy.exceptions.AxisError`` (a ValueError and IndexError) for an
+    axis out of range and ValueError for a repeated one, as NumPy does.
+    """
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for ax in items:
+        try:
+            ax = operator.index(ax)
+        except TypeError:
+            raise TypeError(f"{op}: axis must be None, an integer or a tuple of integers; got {axis!r}") from None
+        if not -ndim <= ax < ndim:
+            raise np.exceptions.AxisError(ax, ndim, f"{op}: axis {ax} is out of bounds for array of dimension {ndim}")
+        ax %= ndim
+        if ax in out:
+            raise ValueError(f"{op}: duplicate value in axis {axis!r}")
+        out.append(ax)
+    return tuple(sorted(out))
+
+
+def _single_axis(axis, ndim, op):
+    try:
+        ax = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{op}: axis must be None or an integer; got {axis!r}") from None
+    if not -ndim <= ax < ndim:
+        raise np.exceptions.AxisError(ax, ndim, f"{op}: axis {ax} is out of bounds for array of dimension {ndim}")
+    return ax % ndim
+
+
+def _refuse_out(out, op):
+    if out is not None and not (isinstance(out, tuple) and builtins.all(o is None for o in out)):
+        raise TypeError(f"{op}: out= is not supported (COO arrays are immutable; use the returned array)")
+
+
+def _refuse_where(where, op):
+    if where is not True and not (isinstance(where, (bool, np.bool_)) and bool(where)):
+        raise TypeError(f"{op}: where= is not supported for COO arrays (mask the input first)")
+
+
+def _sum_dtype(dtype):
+    """NumPy's (= the Array API's) default dtype of a sum or product."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
+        return np.dtype(np.int64)
+    if dt.kind == "u" and dt.itemsize < 8:
+        return np.dtype(np.uint64)
+    return dt
+
+
+def _float_dtype(dtype):
+    """dtype of a mean: float64 for bool and integers, else the dtype itself."""
+    dt = np.dtype(dtype)
+    return np.dtype(np.float64) if dt.kind in "biu" else dt
+
+
+def _size(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+# ---------------------------------------------------------------------------------- kernel dtypes
+def _to_order(values):
+    """Values in an order-preserving kernel dtype (int64, float32, float64) for min/max/arg."""
+    dt = values.dtype
+    if dt.kind == "c":
+        raise TypeError("min/max/argmin/argmax of complex arrays are not supported (complex numbers are unordered)")
+    if dt == np.uint64:
+        return values.view(np.int64) ^ _SIGN
+    if dt.kind in "biu":
+        return values.astype(np.int64)
+    if dt == np.float16:
+        return values.astype(np.float32)
+    return values
+
+
+def _from_order(values, dtype):
+    dt = np.dtype(dtype)
+    if values.dtype == dt:
+        return values
+    if dt == np.uint64:
+        return (values ^ _SIGN).view(np.uint64)
+    if dt == np.bool_:
+        return values != 0
+    return values.astype(dt)
+
+
+def _order_scalar(fill, dtype):
+    """The fill in the kernel dtype of :func:`_to_order` (a NumPy scalar)."""
+    return _to_order(np.asarray(fill, dtype=dtype).reshape(1))[0]
+
+
+def _kernel(be, op, values2d, call):
+    """Run ``call(values2d)`` (a kernel on 2-D values in a kernel dtype) with complex sums split.
+
+    A complex sum is the sums of its parts: the float kernels serve it on a
+    (n, 2k) float view, and the result is viewed back. ``call`` returns the
+    reduced array, or a tuple whose last item it is.
+    """
+    xp = be.xp
+    values2d = xp.ascontiguousarray(values2d)
+    cdt = values2d.dtype if op == "sum" and values2d.dtype.kind == "c" else None
+    if cdt is not None:
+        values2d = values2d.view(np.float32 if cdt == np.complex64 else np.float64)
+    out = call(values2d)
+    if cdt is None:
+        return out
+    if isinstance(out, tuple):
+        return out[:-1] + (xp.ascontiguousarray(out[-1]).view(cdt),)
+    return xp.ascontiguousarray(out).view(cdt)
+
+
+def _segment(be, op, values2d, perm, starts):
+    """Ordered segment reduction ``op`` of 2-D values already in a kernel dtype."""
+    def call(v):
+        if op == "sum":
+            return be.segment_sum(v, perm, starts)
+        if op == "prod":
+            return be.segment_prod(v, perm, starts)
+        return be.segment_minmax(v, perm, starts, op == "max")
+    return _kernel(be, op, values2d, call)
+
+
+def _dense_reduce(xp, values, op, axes):
+    """Reduce the value axes ``axes`` (keepdims) with the namespace's own reduction."""
+    if not axes:
+        return values
+    f = {"sum": xp.sum, "prod": xp.prod, "max": xp.max, "min": xp.min}[op]
+    return f(values, axis=axes, keepdims=True)
+
+
+def _kernel_dtype(op, dtype):
+    dt = np.dtype(dtype)
+    if op in ("sum", "prod"):
+        return _dtypes.accumulation_dtype(dt)
+    if dt.kind == "c":
+        raise TypeError("min/max of complex arrays are not supported (complex numbers are unordered)")
+    return np.dtype(np.float32) if dt == np.float16 else (dt if dt.kind == "f" else np.dtype(np.int64))
+
+
+def _to_kernel(op, values):
+    if op in ("sum", "prod"):
+        return _dtypes.to_accumulation(values)
+    return _to_order(values)
+
+
+def _from_kernel(op, values, dtype):
+    if op in ("sum", "prod"):
+        return _dtypes.from_accumulation(values, dtype)
+    return _from_order(values, dtype)
+
+
+# ---------------------------------------------------------------------------------- grouping
+_BY_KEY_MIN = 1 << 16
+
+
+def _by_key_fits(bound, n):
+    """Kept key spaces up to max(nnz, 2**16) keys are reduced into a dense table (no sort)."""
+    return bound <= builtins.max(n, _BY_KEY_MIN)
+
+
+class _Grouping:
+    """How the entries of ``a`` map onto the output indices of a reduction over ``axes``.
+
+    Strategies for reduced sparse axes (R) with kept sparse axes K:
+
+    - ``bykey``: the kept key space is small (at most max(nnz, 2**16) keys)
+      and the array is on the CPU: ``reduce_by_key`` accumulates in stored
+      order into a dense table (in parallel runs when the keys are sorted);
+      the keys present are the output indices;
+    - ``sorted``: a larger key space, but ``a`` is sorted and K is a leading
+      run of its axes, so the K keys are sorted already: ``reduce_sorted``
+      finds the runs and reduces them in one call;
+    - ``sort``: otherwise a stable sort of the K keys, segment heads, and the
+      ordered segment kernels. ``order`` (a sparse axis not in K) orders each
+      group by that axis too (argmin/argmax always take this route).
+
+    Every strategy reduces each output index's entries sequentially in
+    stored order, so the three give identical bits. Internal results keep
+    the reduced dense axes as size-1 axes until :meth:`assemble`.
+    """
+
+    def __init__(self, a, axes, order=None):
+        self.a = a
+        sn = a.sparse_ndim
+        self.axes = axes
+        self.R = [d for d in axes if d < sn]
+        self.K = [d for d in range(sn) if d not in axes]
+        self.value_axes = tuple(d - sn + 1 for d in axes if d >= sn)
+        self.n_sparse = _size(a.shape[d] for d in self.R)
+        self.n_dense = _size(a.shape[d] for d in axes if d >= sn)
+        self.n = self.n_sparse * self.n_dense
+        self.be = backend_for(a.indices)
+        self.xp = self.be.xp
+        self.perm = None
+        self.starts = None
+        self.strategy = None
+        self._known = True  # output indices known (the fused strategies learn them at their first reduction)
+        if self.R:
+            self._plan(order)
+            self.sorted = self.unique = True
+        else:
+            self.out_indices = a.indices
+            self._nout = a.nnz
+            self.sorted, self.unique = a.is_sorted, a.is_unique
+
+    def _plan(self, order):
+        a, be, xp, K = self.a, self.be, self.xp, self.K
+        n = a.nnz
+        if not K and order is None:
+            # one group holding every entry (in stored order)
+            self.strategy = "sort"
+            self.starts = xp.zeros(2 if n else 1, dtype=np.int64)
+            if n:
+                self.starts[1] = n
+            self._nout = 1 if n else 0
+            self.out_indices = xp.zeros((0, self._nout), dtype=np.int64)
+            return
+        rows = K + ([order] if order is not None else [])
+        shape = tuple(a.shape[d] for d in rows)
+        prefix = rows == list(range(len(rows)))
+        if len(rows) == 1:
+            idx = a.indices[rows[0]].reshape(1, n)  # a row of a C-contiguous array: a view
+        else:
+            idx = xp.ascontiguousarray(a.indices[: len(rows)] if prefix else a.indices[rows])
+        self.kshape = tuple(a.shape[d] for d in K)
+        if order is None and len(rows) == 1:
+            okeys, bound = idx[0], shape[0]  # one kept axis: its index is the key
+        else:
+            (okeys,), bound = joint_keys([idx], shape)
+        self.keys_sorted = a.is_sorted and prefix  # a leading run of axes of a sorted array is sorted
+        # one pass into a table beats finding the runs first (two passes), measured on the
+        # 2M-entry benchmark arrays; sorted keys let the table be filled in parallel. On a GPU
+        # the table is itself a sort and a segment reduction (no atomics) and finding its keys
+        # would read the device a second time: the sort strategies synchronise once.
+        if order is None and not is_wide(shape) and _by_key_fits(bound, n) and not is_device_array(okeys):
+            self.strategy, self.keys, self.bound, self._known = "bykey", okeys, bound, False
+            return
+        if order is None and self.keys_sorted:
+            self.strategy, self.keys, self._known = "sorted", okeys, False
+            return
+        self.strategy = "sort"
+        if self.keys_sorted:
+            skeys, perm = okeys, None
+        else:
+            skeys, perm = be.sort_pairs(okeys, bound)
+        if order is not None:
+            if K:
+                kidx = xp.ascontiguousarray(idx[:-1])
+                (kkeys,), _ = joint_keys([kidx], self.kshape)
+                skeys = kkeys if perm is None else kkeys[perm]
+            else:
+                skeys = xp.zeros(n, dtype=np.int64)
+            self.sub = idx[-1]
+        starts = be.segment_starts(skeys)  # synchronize! (the number of output indices)
+        firsts = starts[:-1]
+        if not K:
+            out_indices = xp.zeros((0, firsts.shape[0]), dtype=np.int64)
+        elif order is not None or is_wide(self.kshape):
+            first_rows = firsts if perm is None else perm[firsts]
+            out_indices = xp.ascontiguousarray(idx[: len(K)][:, first_rows])
+        else:
+            out_indices = self._unravel(skeys[firsts])
+        self.perm, self.starts = perm, starts
+        self.out_indices = out_indices
+        self._nout = firsts.shape[0]
+
+    def _unravel(self, keys):
+        if len(self.K) == 1:
+            return self.xp.ascontiguousarray(keys.reshape(1, -1))
+        return unravel_keys(keys, self.kshape)
+
+    def _ensure(self):
+        """Output indices known (the fused strategies learn them at their first reduction)."""
+        if self._known:
+            return
+        if self.strategy == "sorted":
+            self._sorted_outputs(self.be.segment_starts(self.keys))  # synchronize!
+        else:
+            empty = self.xp.zeros((self.a.nnz, 0), np.int64)  # no columns: the counts alone
+            counts, _ = self.be.reduce_by_key(self.keys, empty, self.bound, "sum", self.keys_sorted)
+            self._bykey_outputs(counts)
+
+    def _sorted_outputs(self, starts):
+        self.starts = starts
+        self._known = True
+        self._nout = starts.shape[0] - 1
+        self.out_indices = self._unravel(self.keys[starts[:-1]])
+
+    def _bykey_outputs(self, counts):
+        xp = self.xp
+        present = xp.nonzero(counts)[0]  # synchronize! (the number of output indices)
+        self.present = present
+        self._counts = counts[present]
+        self._known = True
+        self._nout = present.shape[0]
+        self.out_indices = self._unravel(present.astype(np.int64, copy=False))
+
+    @property
+    def nout(self):
+        self._ensure()
+        return self._nout
+
+    # -------------------------------------------------------------- per-output quantities
+    def counts(self):
+        """Entries per output index (int64[nout]; stored positions when ``a`` is unique); groups only."""
+        self._ensure()
+        if self.strategy == "bykey":
+            return self._counts
+        return self.starts[1:] - self.starts[:-1]
+
+    def has_missing(self):
+        """bool[nout]: the output index has implicit elements (None when none can have)."""
+        if not self.R or self.n == 0:
+            return None
+        if self.n_sparse >= INT64_LIMIT:
+            return self.xp.ones(self.nout, dtype=bool)
+        return self.counts() < self.n_sparse
+
+    def missing(self, dtype):
+        """Implicit elements per output index, in ``dtype`` (modular for integers, rounded for floats)."""
+        xp = self.xp
+        c = self.counts()
+        dt = np.dtype(dtype)
+        if self.n < INT64_LIMIT:
+            m = (self.n_sparse - c) * self.n_dense
+            return m.astype(dt)
+        if dt.kind in "fc":
+            return (float(self.n) - c.astype(np.float64) * float(self.n_dense)).astype(dt)
+        m = xp.subtract(np.uint64(self.n % 2**64), c.astype(np.uint64) * np.uint64(self.n_dense % 2**64))
+        return m.astype(dt)
+
+    def bcast(self, per_out, like):
+        """``per_out`` (nout,) shaped to broadcast against ``like`` (nout, ...)."""
+        return per_out.reshape(per_out.shape + (1,) * (like.ndim - 1))
+
+    def out_size(self):
+        """Number of elements of the result (Python int)."""
+        return _size(s for d, s in enumerate(self.a.shape) if d not in self.axes)
+
+    def has_unstored_outputs(self):
+        """True when some output element holds the result's fill (no entry maps onto it)."""
+        kept_dense = _size(s for d, s in enumerate(self.a.dense_shape) if d + 1 not in self.value_axes)
+        return self.nout * kept_dense < self.out_size()
+
+    def count_where(self, ok, fill_ok):
+        """Elements taking part per output index: (counts (nout, *dense_keepdims), count behind the fill).
+
+        ``ok`` marks the stored elements that take part (bool, values' shape);
+        implicit elements take part when ``fill_ok``.
+        """
+        cnt = self.reduce(ok.astype(np.int64), "sum")
+        miss = self.has_missing() if fill_ok else None
+        if miss is not None:
+            cnt = cnt + self.bcast(self.xp.where(miss, self.missing(np.int64), 0), cnt)
+        return cnt, (self.n if fill_ok else 0)
+
+    def reduce(self, values, op):
+        """Stored part of the reduction ``op`` of ``values`` (n, *dense): (nout, *dense_keepdims).
+
+        ``values`` are in the result dtype; the arithmetic runs in the kernel
+        dtype of ``op`` and the result comes back in the values' dtype.
+        """
+        dt = values.dtype
+        kv = _to_kernel(op, values)
+        kv = _dense_reduce(self.xp, kv, op, self.value_axes)
+        if self.R:
+            shape = kv.shape[1:]
+            v2 = kv.reshape(kv.shape[0], _size(shape))
+            be = self.be
+            if self.strategy == "sorted" and not self._known:
+                starts, kv = _kernel(be, op, v2, lambda v: be.reduce_sorted(self.keys, v, op))
+                self._sorted_outputs(starts)
+            elif self.strategy == "bykey":
+                def call(v):
+                    return be.reduce_by_key(self.keys, v, self.bound, op, self.keys_sorted)
+                counts, kv = _kernel(be, op, v2, call)
+                if not self._known:
+                    self._bykey_outputs(counts)
+                kv = kv[self.present]
+            else:
+                kv = _segment(be, op, v2, self.perm, self.starts)
+            kv = kv.reshape((self._nout,) + shape)
+        return _from_kernel(op, kv, dt)
+
+    def expand(self, per_out):
+        """Per-entry copy of an output-aligned array (the output index of each entry)."""
+        if not self.R:
+            return per_out
+        self._ensure()
+        xp = self.xp
+        n = self.a.nnz
+        if self.strategy == "bykey":
+            slot = xp.zeros(self.bound, dtype=np.int64)
+            slot[self.present] = xp.arange(self._nout, dtype=np.int64)
+            return per_out[slot[self.keys]]
+        heads = xp.zeros(n, dtype=np.int64)
+        if self.nout > 1:
+            heads[self.starts[1:-1]] = 1
+        ids_sorted = xp.cumsum(heads)
+        if self.perm is None:
+            ids = ids_sorted
+        else:
+            ids = xp.empty(n, dtype=np.int64)
+            ids[self.perm] = ids_sorted
+        return per_out[ids]
+
+    # -------------------------------------------------------------- result
+    def assemble(self, values, fill, keepdims):
+        """The result COO from output values (nout, *dense_keepdims) and its fill."""
+        a, xp = self.a, self.xp
+        if keepdims:
+            shape = tuple(1 if d in self.axes else s for d, s in enumerate(a.shape))
+            if self.R:
+                idx = xp.zeros((a.sparse_ndim, self.nout), dtype=np.int64)
+                if self.K:
+                    idx[self.K] = self.out_indices
+            else:
+                idx = self.out_indices
+        else:
+            shape = tuple(s for d, s in enumerate(a.shape) if d not in self.axes)
+            idx = self.out_indices
+            if self.value_axes:
+                values = values.reshape((values.shape[0],) + shape[len(self.K):])
+        return COO(idx, values, shape, sorted=self.sorted, unique=self.unique, check=False,
+                   fill_value=fill)

@@ -1,0 +1,90 @@
+"""The indexing and join kernel rows (mask_positions, search_ranges, expand_ranges, take_ranges,
+merge_take) on every layer, against NumPy."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from coosparse._kernels.backend import backend_for
+
+
+def _be(backend, *arrays):
+    return backend_for(*[backend.put(x) for x in arrays])
+
+
+@given(n=st.integers(0, 3000), p=st.floats(0, 1), seed=st.integers(0, 2**31))
+def test_mask_positions(n, p, seed, backend):
+    mask = np.random.default_rng(seed).random(n) < p
+    be = _be(backend, mask)
+    np.testing.assert_array_equal(backend.get(be.mask_positions(backend.put(mask))), np.flatnonzero(mask))
+
+
+@given(n=st.integers(0, 400), m=st.integers(0, 200), span=st.integers(1, 500), seed=st.integers(0, 2**31))
+def test_search_ranges(n, m, span, seed, backend):
+    rng = np.random.default_rng(seed)
+    keys = np.sort(rng.integers(0, span, n))
+    lo = rng.integers(-3, span + 3, m)
+    hi = lo + rng.integers(-2, 30, m)
+    be = _be(backend, keys)
+    start, stop = be.search_ranges(*[backend.put(x) for x in (keys, lo, hi)])
+    es = np.searchsorted(keys, lo)
+    ee = np.where(hi > lo, np.maximum(es, np.searchsorted(keys, hi)), es)
+    np.testing.assert_array_equal(backend.get(start), es)
+    np.testing.assert_array_equal(backend.get(stop), ee)
+
+
+@given(m=st.integers(0, 200), seed=st.integers(0, 2**31), big=st.booleans())
+def test_expand_ranges(m, seed, big, backend):
+    rng = np.random.default_rng(seed)
+    start = rng.integers(0, 1000, m)
+    count = rng.integers(0, 5000 if big else 4, m)
+    be = _be(backend, start)
+    rows, owner = be.expand_ranges(backend.put(start), backend.put(count))
+    er = np.concatenate([np.arange(s, s + c) for s, c in zip(start, count)] + [np.zeros(0, np.int64)])
+    np.testing.assert_array_equal(backend.get(rows), er)
+    np.testing.assert_array_equal(backend.get(owner), np.repeat(np.arange(m), count))
+
+
+def _merge_check(be, backend, keys, offsets, seed):
+    rng = np.random.default_rng(seed)
+    n = keys.shape[0]
+    indices = rng.integers(0, 99, (2, n))
+    values = rng.standard_normal((n, 2))
+    out, vals = be.merge_take(backend.put(keys), offsets, backend.put(indices), backend.put(values.view(np.uint64)))
+    perm = np.argsort(keys, kind="stable")
+    np.testing.assert_array_equal(backend.get(out), indices[:, perm])
+    np.testing.assert_array_equal(backend.get(vals).view(np.float64), values[perm])
+
+
+@given(sizes=st.lists(st.integers(0, 3000), min_size=1, max_size=20), span=st.integers(1, 10**6),
+       seed=st.integers(0, 2**31))
+def test_merge_take(sizes, span, seed, backend):
+    rng = np.random.default_rng(seed)
+    keys = np.concatenate([np.sort(rng.integers(0, span, k)) for k in sizes])
+    _merge_check(_be(backend, keys), backend, keys, np.cumsum([0] + sizes), seed)
+
+
+@pytest.mark.parametrize("runs", [1, 2, 4])
+def test_merge_take_large_parallel_split(runs, backend):
+    rng = np.random.default_rng(runs)
+    sizes = [300000 + 13 * t for t in range(runs)]
+    keys = np.concatenate([np.sort(rng.integers(0, 1 << 17, k)) for k in sizes])
+    _merge_check(_be(backend, keys), backend, keys, np.cumsum([0] + sizes), runs)
+
+
+@given(m=st.integers(0, 100), d=st.integers(0, 3), k=st.integers(0, 3), seed=st.integers(0, 2**31),
+       dtype=st.sampled_from([np.int8, np.float16, np.float64, np.complex128]))
+def test_take_ranges(m, d, k, seed, dtype, backend):
+    rng = np.random.default_rng(seed)
+    n = 500
+    indices = rng.integers(0, 99, (d, n))
+    values = (rng.standard_normal((n, k)) * 10).astype(dtype)
+    start = rng.integers(0, n - 10, m)
+    count = rng.integers(0, 10, m)
+    words = values.view({1: np.uint8, 2: np.uint16, 8: np.uint64, 16: np.uint64}[values.dtype.itemsize])
+    be = _be(backend, indices)
+    out, vals = be.take_ranges(backend.put(indices), backend.put(words), backend.put(start), backend.put(count))
+    rows = np.concatenate([np.arange(s, s + c) for s, c in zip(start, count)] + [np.zeros(0, np.int64)])
+    expected = np.concatenate([np.repeat(np.arange(m), count)[None], indices[:, rows]])
+    np.testing.assert_array_equal(backend.get(out), expected)
+    np.testing.assert_array_equal(backend.get(vals).view(dtype), values[rows])

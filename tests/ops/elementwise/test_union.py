@@ -1,0 +1,184 @@
+"""add / subtract against dense NumPy: merge, concatenation, dense results, dtypes, errors."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import coosparse
+from coosparse import COO
+from coosparse._kernels.backend import backend_for
+from reference import dense_of
+from operands import DTYPES, FLAGS, close, make, pair
+
+OPS = {"add": (coosparse.add, np.add), "subtract": (coosparse.subtract, np.subtract)}
+
+
+@pytest.mark.parametrize("fa, fb", list(itertools.product(FLAGS, FLAGS)))
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_union_flags_layout(backend, fa, fb, op, hybrid):
+    fn, ref = OPS[op]
+    shape, kw = ((6, 7, 2), {"sparse_ndim": 2}) if hybrid else ((6, 7), {})
+    a, b = pair(fa, fb, shape, **kw)
+    r = backend.get(fn(backend.put(a), backend.put(b)))
+    close(dense_of(r), ref(dense_of(a), dense_of(b)), np.float64)
+    if a.is_coalesced and b.is_coalesced:
+        assert r.is_coalesced
+        keys = np.ravel_multi_index(tuple(r.indices), shape[:2])
+        assert np.all(np.diff(keys) > 0)
+        assert r.nnz == len(set(map(tuple, a.indices.T)) | set(map(tuple, b.indices.T)))
+    else:
+        assert not r.is_sorted and not r.is_unique
+        np.testing.assert_array_equal(r.indices, np.concatenate([a.indices, b.indices], axis=1))
+    c = backend.get(fn(backend.put(a), backend.put(b), coalesce=True))
+    assert c.is_coalesced
+    close(dense_of(c), ref(dense_of(a), dense_of(b)), np.float64)
+
+
+def test_operators(backend):
+    a, b = pair("coalesced", "none")
+    A, B = backend.put(a), backend.put(b)
+    close(dense_of(backend.get(A + B)), dense_of(a) + dense_of(b), np.float64)
+    close(dense_of(backend.get(A - B)), dense_of(a) - dense_of(b), np.float64)
+    close(dense_of(backend.get(A * B)), dense_of(a) * dense_of(b), np.float64)
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES], ids=str)
+@pytest.mark.parametrize("op", list(OPS))
+def test_union_dtypes(backend, dtype, op):
+    fn, ref = OPS[op]
+    a, b = pair("coalesced", "coalesced")
+    a, b = a.astype(dtype), b.astype(dtype)
+    if op == "subtract" and dtype == np.bool_:
+        with pytest.raises(TypeError, match="boolean"):
+            fn(backend.put(a), backend.put(b))
+        return
+    r = backend.get(fn(backend.put(a), backend.put(b)))
+    assert r.dtype == dtype
+    close(dense_of(r), ref(dense_of(a), dense_of(b)), dtype)
+    r = backend.get(fn(backend.put(a), backend.put(b.coalesce()._with(sorted=False))))
+    close(dense_of(r), ref(dense_of(a), dense_of(b)), dtype)
+
+
+@pytest.mark.parametrize("da, db", [(np.int8, np.float32), (np.uint8, np.int8), (np.bool_, np.int16),
+                                    (np.float16, np.complex64), (np.uint8, np.int16)])
+@pytest.mark.parametrize("merge", [True, False])
+def test_union_promotion(backend, da, db, merge):
+    a, b = pair("coalesced", "coalesced" if merge else "unique")
+    a, b = a.astype(da), b.astype(db)
+    for fn, ref in OPS.values():
+        r = backend.get(fn(backend.put(a), backend.put(b)))
+        assert r.dtype == np.result_type(da, db)
+        close(dense_of(r), ref(dense_of(a).astype(r.dtype), dense_of(b).astype(r.dtype)), r.dtype)
+
+
+def test_union_hybrid_broadcast(backend):
+    a = make((5, 4, 3), 3, "coalesced", sparse_ndim=1, seed=5)
+    b = make((5, 4, 1), 3, "coalesced", sparse_ndim=1, seed=6)
+    for merge in (True, False):
+        bb = b if merge else b._with(sorted=False)
+        r = backend.get(coosparse.add(backend.put(a), backend.put(bb)))
+        assert r.shape == (5, 4, 3)
+        close(dense_of(r), dense_of(a) + dense_of(b), np.float64)
+
+
+@pytest.mark.parametrize("flags", list(FLAGS))
+@pytest.mark.parametrize("op", list(OPS))
+def test_union_dense(backend, flags, op):
+    fn, ref = OPS[op]
+    a = make((6, 7, 2), 20, flags, sparse_ndim=2, seed=3)
+    x = np.random.default_rng(0).random((6, 7, 2))
+    for left, right, want in [(a, x, ref(dense_of(a), x)), (x, a, ref(x, dense_of(a)))]:
+        r = backend.get(fn(backend.put(left), backend.put(right)))
+        assert isinstance(r, np.ndarray) and r.shape == (6, 7, 2)
+        close(r, want, np.float64)
+    # dense broadcasting in the dense dimension, int COO with a float32 dense operand
+    ai = make((6, 7, 2), 20, flags, sparse_ndim=2, seed=3, dtype=np.uint8)  # no wrap-around
+    y = np.array([1.5, -2.0], dtype=np.float32)
+    r = backend.get(fn(backend.put(y), backend.put(ai)))
+    assert r.dtype == np.float32
+    close(r, ref(np.broadcast_to(y, (6, 7, 2)), dense_of(ai).astype(np.float32)), np.float32)
+    # the input is never modified
+    x0 = x.copy()
+    fn(backend.put(a), backend.put(x))
+    np.testing.assert_array_equal(x, x0)
+
+
+def test_dense_minus_unsigned_coo_widened(backend):
+    a = COO([[1]], np.array([5], dtype=np.uint8), (3,))
+    r = backend.get(coosparse.subtract(backend.put(np.zeros(3, np.int16)), backend.put(a)))
+    np.testing.assert_array_equal(r, [0, -5, 0])
+    assert r.dtype == np.int16
+
+
+def test_union_errors():
+    a = make((6, 7), 10, "coalesced")
+    with pytest.raises(ValueError, match=r"\(6, 7\).*\(7, 6\)"):
+        coosparse.add(a, make((7, 6), 10, "coalesced"))
+    with pytest.raises(ValueError, match=r"\(6, 7\).*\(2, 7\)"):
+        coosparse.add(a, np.ones((2, 7)))
+    with pytest.raises(TypeError, match="coalesce"):
+        coosparse.add(a, a, coalesce="yes")
+    with pytest.raises(TypeError, match="COO"):
+        coosparse.subtract(np.ones(3), np.ones(3))
+    b = a.astype(bool)
+    with pytest.raises(TypeError, match="boolean"):
+        coosparse.subtract(b, b)
+    with pytest.raises(TypeError, match="boolean"):
+        coosparse.subtract(np.ones((6, 7), bool), b)
+
+
+def test_union_broadcasts_and_takes_scalars(backend):
+    # a dense operand may broadcast the COO to a larger shape; a scalar moves the fill (SPEC 8)
+    a = make((6, 7), 10, "none")
+    x = np.arange(2 * 6 * 7, dtype=np.float64).reshape(2, 6, 7)
+    r = backend.get(coosparse.add(backend.put(a), backend.put(x)))
+    close(r, dense_of(a) + x, np.float64)
+    for r, ref in [(coosparse.add(backend.put(a), 1.0), dense_of(a) + 1.0),
+                   (1 - backend.put(a), 1 - dense_of(a))]:
+        r = backend.get(r)
+        assert isinstance(r, COO) and r.is_coalesced and r.fill_value == 1.0
+        close(r.to_dense(), ref, np.float64)
+
+
+def test_union_empty(backend):
+    e = COO(np.zeros((2, 0), np.int64), np.zeros(0), (4, 4), sorted=True, unique=True)
+    a = make((4, 4), 5, "coalesced")
+    for x, y in [(e, a), (a, e), (e, e)]:
+        r = backend.get(coosparse.add(backend.put(x), backend.put(y)))
+        assert r.is_coalesced
+        np.testing.assert_array_equal(dense_of(r), dense_of(x) + dense_of(y))
+
+
+def test_merge_union_kernel(backend):
+    rng = np.random.default_rng(0)
+    for n, m in [(0, 0), (0, 5), (5, 0), (1000, 3000), (30_000, 1000)]:
+        ka = np.unique(rng.integers(0, 50_000, size=n))
+        kb = np.unique(rng.integers(0, 50_000, size=m))
+        be = backend_for(backend.put(ka))
+        a_pos, b_pos = (backend.get(x) for x in be.merge_union(backend.put(ka), backend.put(kb)))
+        union = np.union1d(ka, kb)
+        got = np.where(a_pos >= 0, ka[np.maximum(a_pos, 0)] if n else 0,
+                       kb[np.maximum(b_pos, 0)] if m else 0)
+        np.testing.assert_array_equal(got, union)
+        np.testing.assert_array_equal(a_pos >= 0, np.isin(union, ka))
+        np.testing.assert_array_equal(b_pos >= 0, np.isin(union, kb))
+        both = (a_pos >= 0) & (b_pos >= 0)
+        np.testing.assert_array_equal(ka[a_pos[both]], kb[b_pos[both]])
+
+
+@given(fa=st.sampled_from(list(FLAGS)), fb=st.sampled_from(list(FLAGS)),
+       na=st.integers(0, 25), nb=st.integers(0, 25), seed=st.integers(0, 2**16),
+       shape=st.sampled_from([(5,), (3, 4), (2, 3, 4)]), co=st.booleans())
+def test_hypothesis_union(fa, fb, na, nb, seed, shape, co):
+    total = int(np.prod(shape))
+    pool = np.random.default_rng(seed).choice(total, size=max(1, total // 2), replace=False)
+    a = make(shape, na, fa, seed=seed, pool=pool)
+    b = make(shape, nb, fb, seed=seed + 1, pool=pool)
+    for fn, ref in OPS.values():
+        r = fn(a, b, coalesce=co)
+        close(dense_of(r), ref(dense_of(a), dense_of(b)), np.float64)
+        if co or (a.is_coalesced and b.is_coalesced):
+            assert r.is_coalesced

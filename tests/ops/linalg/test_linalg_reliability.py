@@ -1,0 +1,166 @@
+"""The reliability contract for the linear-algebra kernels: bad input is refused, never a crash.
+
+Arrays built with ``check=False`` may hold indices outside their shape (far out,
+aliasing a valid key of another row or batch, negative) and flags that lie.
+Every product refuses them: on the CPU with the IndexError of ``coosparse._kernels.bounds``
+(naming the operand's dimension, position and value) or the ValueError of
+``coosparse._kernels.bounds.lying_flag_error``, raised before a result is returned; on a GPU
+(and its emulation) the kernels skip the entry and report through the error word,
+raised at the next synchronising call or by ``check_device_errors()``
+(``expect_error`` of test_reliability checks both forms).
+"""
+import numpy as np
+import pytest
+
+import coosparse
+from coosparse import COO
+from test_reliability import _bad_arrays, expect_error, run_python
+
+OUT_OF_BOUNDS = r"\w+: index -?\d+ at position \d is out of bounds for dimension \d with size 3"
+# a GPU's error word: an index checked by a product kernel or linear_index, or a row key met by a sort first
+DEVICE = "out of bounds|outside the shape"
+
+
+def T(a):
+    """The transpose of a 2-D COO (its index rows swapped), unchecked as ``a``."""
+    return COO(a.indices[::-1].copy(), a.values, a.shape[::-1], check=False)
+
+
+def _ops():
+    """(bad COO, good COO (3, 3), dense (3, 2), dense (2, 3)) -> call; every role the COO can take."""
+    return {
+        "bad @ dense": lambda a, g, x, y: a @ x,
+        "bad @ vector": lambda a, g, x, y: a @ x[:, 0].copy(),
+        "bad.T @ dense": lambda a, g, x, y: T(a) @ x,
+        "dense @ bad": lambda a, g, x, y: y @ a,
+        "vector @ bad": lambda a, g, x, y: y[0].copy() @ a,
+        "dense @ bad.T": lambda a, g, x, y: y @ T(a),
+        "bad @ good": lambda a, g, x, y: a @ g,
+        "good @ bad": lambda a, g, x, y: g @ a,
+        "bad.T @ good": lambda a, g, x, y: T(a) @ g,
+        "good @ bad.T": lambda a, g, x, y: g @ T(a),
+        "sampled_matmul(bad)": lambda a, g, x, y: coosparse.sampled_matmul(a, x, y),
+        "sampled_matmul(bad.T)": lambda a, g, x, y: coosparse.sampled_matmul(T(a), x, y),
+        "tensordot(bad, dense, 1)": lambda a, g, x, y: coosparse.tensordot(a, x, 1),
+        "einsum(ij,jk)": lambda a, g, x, y: coosparse.einsum("ij,jk->ik", a, x),
+    }
+
+
+OPS = _ops()
+
+
+@pytest.mark.parametrize("kind", ["huge", "aliasing", "negative"])
+@pytest.mark.parametrize("op", sorted(OPS))
+@pytest.mark.parametrize("sorted_flag", [False, True])
+def test_out_of_range_indices_are_refused(backend, kind, op, sorted_flag):
+    a = _bad_arrays()[kind]
+    if sorted_flag:  # the flag path (row offsets, cached) reads the same indices
+        a = COO(a.indices, a.values, a.shape, sorted=True, unique=True, check=False)
+    a = backend.put(a)
+    g = backend.put(coosparse.random((3, 3), nnz=4, seed=0))
+    x = backend.put(np.arange(6.0).reshape(3, 2))
+    y = backend.put(np.arange(6.0).reshape(2, 3))
+    before = backend.get(a.indices), backend.get(a.values)
+    expect_error(backend, IndexError, lambda: OPS[op](a, g, x, y), OUT_OF_BOUNDS, DEVICE)
+    np.testing.assert_array_equal(backend.get(a.indices), before[0])
+    np.testing.assert_array_equal(backend.get(a.values), before[1])
+
+
+BATCHED = {  # a (2, 3, 3) COO whose index (0, 5, 1) would alias (1, 2, 1) in a fused (batch, row) key
+    "bad @ dense": lambda a, p: a @ p(np.ones((2, 3, 2))),
+    "dense @ bad": lambda a, p: p(np.ones((2, 2, 3))) @ a,
+    "bad @ COO": lambda a, p: a @ p(coosparse.from_dense(np.ones((2, 3, 3)))),
+    "COO @ bad": lambda a, p: p(coosparse.from_dense(np.ones((2, 3, 3)))) @ a,
+    "sampled_matmul": lambda a, p: coosparse.sampled_matmul(a, p(np.ones((2, 3, 4))), p(np.ones((2, 4, 3)))),
+    "sampled_matmul, x broadcast": lambda a, p: coosparse.sampled_matmul(a, p(np.ones((3, 4))),
+                                                                      p(np.ones((2, 4, 3)))),
+    "sampled_matmul, both broadcast": lambda a, p: coosparse.sampled_matmul(a, p(np.ones((1, 3, 4))),
+                                                                         p(np.ones((4, 3)))),
+    "tensordot over two axes": lambda a, p: coosparse.tensordot(a, p(np.ones((3, 3))), ([1, 2], [0, 1])),
+}
+
+
+@pytest.mark.parametrize("where", ["batch", "row", "col"])
+@pytest.mark.parametrize("op", sorted(BATCHED))
+def test_batched_indices_never_alias(backend, where, op):
+    idx = np.array([[0, 1, 0], [1, 2, 0], [1, 0, 2]])
+    d = {"batch": 0, "row": 1, "col": 2}[where]
+    idx[d, 0] = {"batch": 2, "row": 5, "col": 3}[where]  # each aliases a valid fused key
+    shape = (2, 3, 3)
+    if op == "sampled_matmul, both broadcast":
+        shape, idx = (1, 3, 3), idx.copy()
+        idx[0] = np.where(np.arange(3) == 0, idx[0], 0) if where == "batch" else 0
+    a = backend.put(COO(idx, np.ones(3), shape, check=False))
+    expect_error(backend, IndexError, lambda: BATCHED[op](a, backend.put), "out of bounds", DEVICE)
+
+
+def test_size_one_broadcast_axis_is_checked(backend):
+    # a (1, 3, 3) COO broadcast against 2 batches: its batch index is never read, so it is checked apart
+    a = backend.put(COO(np.array([[4, 0], [0, 1], [1, 2]]), np.ones(2), (1, 3, 3), check=False))
+    x = backend.put(np.ones((2, 3, 2)))
+    expect_error(backend, IndexError, lambda: a @ x, "out of bounds", DEVICE)
+    c = backend.put(coosparse.from_dense(np.ones((2, 3, 3))))
+    expect_error(backend, IndexError, lambda: a @ c, "out of bounds",
+                 "out of bounds")
+
+
+@pytest.mark.parametrize("n", [3, 100_000])  # serial and multi-part kernels
+def test_lying_sorted_flag_is_named(backend, n):
+    rng = np.random.default_rng(0)
+    idx = np.sort(rng.integers(0, 1000, size=(2, n)), axis=1)
+    idx[0, [n // 3, 2 * n // 3]] = idx[0, [2 * n // 3, n // 3]]  # two rows swapped: out of order
+    lie = backend.put(COO(idx, rng.random(n), (1000, 1000), sorted=True, unique=True, check=False))
+    good = backend.put(coosparse.random((1000, 1000), nnz=50, seed=2).coalesce())
+    x = backend.put(np.ones((1000, 3)))
+    for f in (lambda: lie @ x, lambda: lie @ good, lambda: good @ lie):
+        expect_error(backend, ValueError, f, "flag sorted=True is false", "flag sorted=True")
+
+
+def test_bad_sorted_array_is_refused_every_time():
+    # the row offsets of a sorted COO are cached: a refused array must not leave a cache entry
+    a = COO(np.array([[0, 7], [1, 1]]), np.ones(2), (3, 3), sorted=True, unique=True, check=False)
+    for _ in range(2):
+        with pytest.raises(IndexError, match=OUT_OF_BOUNDS):
+            a @ np.ones((3, 2))
+
+
+def test_valid_results_unchanged_by_the_checks(backend):
+    rng = np.random.default_rng(3)
+    a = coosparse.random((40, 30), nnz=200, seed=4)
+    x, y = rng.random((30, 5)), rng.random((5, 40))
+    ad = a.to_dense()
+    f, g = rng.random((40, 6)), rng.random((6, 30))
+    d = backend.put
+    np.testing.assert_allclose(backend.get(d(a) @ d(x)), ad @ x)
+    np.testing.assert_allclose(backend.get(d(y) @ d(a)), y @ ad)
+    np.testing.assert_allclose(backend.get((d(a) @ d(T(a))).to_dense()), ad @ ad.T)
+    s = backend.get(coosparse.sampled_matmul(d(a), d(f), d(g)))
+    np.testing.assert_allclose(s.values, (f @ g)[tuple(s.indices)])
+
+
+def test_the_original_crashes_in_a_subprocess():
+    # /tmp/linalg_bad.py of the report: these segfaulted or answered wrongly before the checks
+    rc, out = run_python("""
+        import numpy as np, coosparse
+        from coosparse import COO
+        a = COO(np.array([[0, 3, 10**9], [1, 2, 0]]), np.ones(3), (4, 5), check=False)
+        b = COO(np.array([[0, 1, 2], [1, 10**9, 0]]), np.ones(3), (4, 5), check=False)
+        x = np.ones((5, 2)); y = np.ones((2, 4)); fx = np.ones((4, 3)); fy = np.ones((3, 5))
+        t = COO(np.array([[1, 0], [0, 3]]), np.ones(2), (5, 4))
+        ops = {"a@x": lambda: a @ x, "b@x": lambda: b @ x, "y@a": lambda: y @ a, "y@b": lambda: y @ b,
+               "a@bT": lambda: a @ t, "bT": lambda: t @ b,
+               "sddmm a": lambda: coosparse.sampled_matmul(a, fx, fy),
+               "sddmm b": lambda: coosparse.sampled_matmul(b, fx, fy),
+               "a@vec": lambda: a @ np.ones(5), "b@vec": lambda: b @ np.ones(5),
+               "a_sorted@x": lambda: COO(a.indices, np.ones(3), (4, 5), check=False, sorted=True, unique=True) @ x,
+               "b_sorted@x": lambda: COO(b.indices, np.ones(3), (4, 5), check=False, sorted=True, unique=True) @ x}
+        for case, f in ops.items():
+            try:
+                f()
+                print(case, "NO ERROR")
+            except Exception as e:
+                print(case, type(e).__name__, str(e)[:60])
+    """)
+    assert rc == 0, out
+    lines = [ln for ln in out.splitlines() if ln and not ln.startswith(" ")]
+    assert len(lines) == 12 and all(" IndexError " in ln for ln in lines), out
