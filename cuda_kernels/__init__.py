@@ -43,6 +43,7 @@ KERNELS = {
         "coo_sort_check",
     ),
     "segment.cu": (
+        "coo_segment_take_errors",
         "coo_segment_starts_flag",
         "coo_segment_starts_write",
     ) + _inst("coo_segment_sum_reduce", SUM_TYPES),

@@ -118,5 +118,7 @@ template <typename T>
 inline T atomicMax(T* p, T v) { T old = *p; if (v > old) *p = v; return old; }
 template <typename T>
 inline T atomicAdd(T* p, T v) { T old = *p; *p = old + v; return old; }
+template <typename T>
+inline T atomicExch(T* p, T v) { T old = *p; *p = v; return old; }
 
 #endif  // COOSPARSE_COO_HOST_SHIM_CUH
