@@ -31,6 +31,11 @@ def _inst(kernel, types):
     return tuple(f"{kernel}<{t}>" for t in types)
 
 
+def _ops(types, op):
+    """Template arguments ``T, op`` for each type (the segment reductions of reduce.cu)."""
+    return tuple(f"{t}, {op}" for t in types)
+
+
 KERNELS = {
     "linear_index.cu": (
         "coo_linear_index_compute",
@@ -74,7 +79,12 @@ KERNELS = {
         "coo_union_columns",
     ) + _inst("coo_union_values", ADD_TYPES),
     # ---- reductions
-    "reduce.cu": _inst("coo_reduce_segment_prod", PRODUCT_TYPES)
+    "reduce.cu": ("coo_reduce_tree_plan",)
+    + _inst("coo_reduce_short", _ops(SUM_TYPES, "coo_op_sum") + _ops(PRODUCT_TYPES, "coo_op_prod")
+            + _ops(ORDER_TYPES, "coo_op_max") + _ops(ORDER_TYPES, "coo_op_min"))
+    + _inst("coo_reduce_tree", _ops(SUM_TYPES, "coo_op_sum") + _ops(PRODUCT_TYPES, "coo_op_prod")
+            + _ops(ORDER_TYPES, "coo_op_max") + _ops(ORDER_TYPES, "coo_op_min"))
+    + _inst("coo_reduce_segment_prod", PRODUCT_TYPES)
     + _inst("coo_reduce_segment_minmax", ORDER_TYPES)
     + _inst("coo_reduce_segment_arg", ORDER_TYPES),
     # ---- shape, indexing and joining

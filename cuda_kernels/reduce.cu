@@ -112,3 +112,168 @@ __global__ void coo_reduce_segment_arg(
     best[t] = acc;
     pos[t] = at;
 }
+
+// ---- the blocked order of the reductions (docs/design/determinism.md, "Reductions")
+//
+// A segment of at most COO_TREE_LEAF entries is reduced left to right, in perm
+// order (the loop above). A longer one is cut into pieces of COO_TREE_LEAF
+// consecutive entries, each reduced left to right; the piece results, in order,
+// are cut into groups of COO_TREE_FAN, each reduced left to right, and so on
+// until one value remains. The Numba layer computes the same tree
+// (coosparse/_kernels/numba/reduce.py: _tree_arith, _tree_order), so the bits
+// match. Integer sums and products (modular) and min/max (the first NaN in
+// perm order wins, ties keep the earlier value) give the same result in any
+// grouping; float sums and products are defined by this tree.
+//
+// Thread mapping: coo_reduce_short<T, Op> takes the short segments, one
+// thread per (segment, column); coo_reduce_tree<T, Op> takes the pieces of the
+// long ones, one thread per (piece, column), and the last piece of a group to
+// finish (an integer arrival counter per node and column) reduces the group,
+// then climbs: one launch for the whole tree, and the order of every
+// combination is fixed whichever thread performs it. The emulation runs the
+// threads one after another, so the last piece of a group is simply the one
+// with the highest index: the same combinations in the same order.
+#define COO_TREE_LEAF 256
+#define COO_TREE_FAN 32
+
+struct coo_op_sum {
+    template <typename T>
+    __device__ static __forceinline__ T apply(T a, T b) { return coo_add(a, b); }
+};
+struct coo_op_prod {
+    template <typename T>
+    __device__ static __forceinline__ T apply(T a, T b) { return coo_mul(a, b); }
+};
+// a (the earlier value) is kept unless it is not NaN and b is NaN or beyond it
+struct coo_op_max {
+    template <typename T>
+    __device__ static __forceinline__ T apply(T a, T b) { return (a == a && (b != b || b > a)) ? b : a; }
+};
+struct coo_op_min {
+    template <typename T>
+    __device__ static __forceinline__ T apply(T a, T b) { return (a == a && (b != b || b < a)) ? b : a; }
+};
+
+// A load that bypasses L1 (which is not coherent between multiprocessors): the
+// partial values a group's last thread reads were written by other blocks.
+template <typename T>
+__device__ __forceinline__ T coo_load_cg(const T* p) { return __ldcg(p); }
+template <typename R>
+__device__ __forceinline__ coo_complex<R> coo_load_cg(const coo_complex<R>* p) {
+    coo_complex<R> z;
+    z.re = __ldcg(&p->re);
+    z.im = __ldcg(&p->im);
+    return z;
+}
+
+// Entries [lo, hi) of column c reduced left to right, rows perm[j] (j without perm);
+// loads issued eight at a time before they are combined in order. A row outside
+// [0, n) is skipped and reported (by the column-0 thread).
+template <typename Op, typename T>
+__device__ __forceinline__ T coo_tree_leaf(const T* __restrict__ values, i64 n, const i64* __restrict__ perm,
+                                           i64 lo, i64 hi, i64 k, i64 c, u64* __restrict__ err) {
+    T acc = coo_zero<T>();
+    bool first = true;
+    for (i64 j0 = lo; j0 < hi; j0 += COO_SUM_BATCH) {
+        T v[COO_SUM_BATCH];
+        bool ok[COO_SUM_BATCH];
+#pragma unroll
+        for (int b = 0; b < COO_SUM_BATCH; ++b) {
+            i64 j = j0 + b;
+            i64 r = j < hi ? (perm ? perm[j] : j) : 0;
+            ok[b] = j < hi && coo_in_range(r, n);
+            if (j < hi && !ok[b] && c == 0) coo_report(err, COO_ERR_GATHER);
+            v[b] = ok[b] ? values[r * k + c] : coo_zero<T>();
+        }
+#pragma unroll
+        for (int b = 0; b < COO_SUM_BATCH; ++b) {
+            if (ok[b]) {
+                acc = first ? v[b] : Op::apply(acc, v[b]);
+                first = false;
+            }
+        }
+    }
+    return acc;
+}
+
+// The nodes of a segment of L entries: every level of its tree (the pieces, the
+// groups of pieces, ..., the root), 0 for a segment that is one piece.
+__device__ __forceinline__ i64 coo_tree_nodes(i64 L) {
+    if (L <= COO_TREE_LEAF) return 0;
+    i64 c = (L + COO_TREE_LEAF - 1) / COO_TREE_LEAF, t = 1;  // (the root)
+    for (; c > 1; c = (c + COO_TREE_FAN - 1) / COO_TREE_FAN) t += c;
+    return t;
+}
+
+// One thread per segment s: pieces[s] = its pieces when it is longer than one
+// piece (else 0), nodes[s] = coo_tree_nodes of its length (0 for a bad segment).
+extern "C" __global__ void coo_reduce_tree_plan(
+        const i64* __restrict__ starts, i64 nseg, i64 n, i64* __restrict__ pieces, i64* __restrict__ nodes) {
+    i64 s = coo_thread_id();
+    if (s >= nseg) return;
+    i64 lo = starts[s], hi = starts[s + 1];
+    i64 L = (0 <= lo && lo < hi && hi <= n) ? hi - lo : 0;
+    pieces[s] = L > COO_TREE_LEAF ? (L + COO_TREE_LEAF - 1) / COO_TREE_LEAF : 0;
+    nodes[s] = coo_tree_nodes(L);
+}
+
+// One thread per (segment s, column c) of a segment of at most one piece: its
+// reduction left to right. Long segments are left to coo_reduce_tree.
+template <typename T, typename Op>
+__global__ void coo_reduce_short(
+        const T* __restrict__ values, i64 n, const i64* __restrict__ perm, i64 has_perm,
+        const i64* __restrict__ starts, i64 nseg, i64 k, T* __restrict__ out, u64* __restrict__ err) {
+    i64 t = coo_thread_id();
+    if (t >= nseg * k) return;
+    i64 s = t / k, c = t - s * k, lo, hi;
+    if (!coo_reduce_segment(starts, s, c, n, &lo, &hi, err)) {
+        out[t] = coo_zero<T>();
+        return;
+    }
+    if (hi - lo > COO_TREE_LEAF) return;
+    out[t] = coo_tree_leaf<Op>(values, n, has_perm ? perm : nullptr, lo, hi, k, c, err);
+}
+
+// One thread per (piece g, column c) of the long segments: piece_end and node_end
+// are the inclusive running totals of coo_reduce_tree_plan's pieces and nodes.
+// The piece's value goes to its node; the last of a group of COO_TREE_FAN to
+// arrive (arrived[], zeroed by the caller) reduces the group in order and
+// climbs; the root's value goes to out[s, c]. partial and arrived have a row of
+// k per node (every segment's nodes, from node_end).
+template <typename T, typename Op>
+__global__ void coo_reduce_tree(
+        const T* __restrict__ values, i64 n, const i64* __restrict__ perm, i64 has_perm,
+        const i64* __restrict__ starts, i64 nseg, i64 k, const i64* __restrict__ piece_end,
+        const i64* __restrict__ node_end, T* partial, unsigned int* arrived, T* __restrict__ out,
+        u64* __restrict__ err) {
+    i64 t = coo_thread_id();
+    if (nseg <= 0 || t >= piece_end[nseg - 1] * k) return;
+    i64 g = t / k, c = t - g * k;
+    i64 s = coo_upper_bound(piece_end, 0, nseg, g);  // the segment of piece g (piece_end[s] > g)
+    i64 i = g - (s ? piece_end[s - 1] : 0);
+    i64 lo = starts[s], hi = starts[s + 1];  // (checked by coo_reduce_tree_plan: only good segments have pieces)
+    i64 cnt = (hi - lo + COO_TREE_LEAF - 1) / COO_TREE_LEAF;  // nodes of the current level
+    i64 a = lo + i * COO_TREE_LEAF;
+    T v = coo_tree_leaf<Op>(values, n, has_perm ? perm : nullptr, a, hi < a + COO_TREE_LEAF ? hi : a + COO_TREE_LEAF,
+                            k, c, err);
+    i64 level = s ? node_end[s - 1] : 0;  // the first node of the current level
+    for (;;) {
+        partial[(level + i) * k + c] = v;
+        i64 j = i / COO_TREE_FAN, up = (cnt + COO_TREE_FAN - 1) / COO_TREE_FAN;
+        i64 c0 = j * COO_TREE_FAN, c1 = c0 + COO_TREE_FAN < cnt ? c0 + COO_TREE_FAN : cnt;
+        __threadfence();  // the value is visible before the arrival is counted
+        unsigned int before = atomicAdd(&arrived[(level + cnt + j) * k + c], 1u);
+        if (before != (unsigned int)(c1 - c0 - 1)) return;  // not the last of the group
+        __threadfence();
+        T acc = coo_load_cg(&partial[(level + c0) * k + c]);
+        for (i64 q = c0 + 1; q < c1; ++q) acc = Op::apply(acc, coo_load_cg(&partial[(level + q) * k + c]));
+        if (up == 1) {
+            out[s * k + c] = acc;
+            return;
+        }
+        level += cnt;
+        cnt = up;
+        i = j;
+        v = acc;
+    }
+}

@@ -112,6 +112,11 @@ inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dsub_rn(double a, double b) { return a - b; }
 
+// Memory ordering between threads is trivial when they run one after another.
+inline void __threadfence() {}
+template <typename T>
+inline T __ldcg(const T* p) { return *p; }
+
 template <typename T>
 inline T atomicOr(T* p, T v) { T old = *p; *p = old | v; return old; }
 template <typename T>

@@ -558,6 +558,32 @@ def test_fused_reductions_bit_identical(launched, dtype, op, n):
             np.testing.assert_array_equal(c[1][present].view(np.uint8), a[1].view(np.uint8))
 
 
+_REDUCE_CASES = [("sum", np.int64), ("sum", np.float32), ("sum", np.float64), ("sum", np.complex128),
+                 ("prod", np.int64), ("prod", np.float32), ("prod", np.float64), ("prod", np.complex64),
+                 ("prod", np.complex128), ("max", np.int64), ("max", np.float32), ("max", np.float64),
+                 ("min", np.int64), ("min", np.float32), ("min", np.float64)]
+
+
+@pytest.mark.parametrize("op,dtype", _REDUCE_CASES, ids=[f"{o}-{np.dtype(d).name}" for o, d in _REDUCE_CASES])
+def test_segment_reduce_bit_identical(launched, op, dtype):
+    # short segments (one thread each) and long ones (the tree: pieces of 256, groups of 32);
+    # tests/kernels/test_blocked_order.py checks the order itself
+    rng = np.random.default_rng(14)
+    starts = np.concatenate([[0], np.cumsum([3, 300, 9000, 1, 257])]).astype(np.int64)
+    n = int(starts[-1])
+    vals = (rng.standard_normal((n, 2)) * 0.3 + 1).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        vals = vals + 1j * (rng.standard_normal((n, 2)) * 1e-3).astype(dtype)
+    elif np.dtype(dtype).kind == "i":
+        vals = _values(rng, (n, 2), dtype)
+    else:
+        vals[rng.random(vals.shape) < 0.001] = np.nan
+    for perm in (None, rng.permutation(n).astype(np.int64)):
+        a, b = nb.segment_reduce(vals, perm, starts, op), H.segment_reduce(vals, perm, starts, op)
+        assert a.dtype == b.dtype == vals.dtype
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
 def test_segment_reductions_refuse_bad_input():
     starts = np.array([0, 2], np.int64)
     with pytest.raises(TypeError):
