@@ -32,8 +32,8 @@ def _inst(kernel, types):
 
 
 def _ops(types, op):
-    """Template arguments ``T, op`` for each type (the segment reductions of reduce.cu)."""
-    return tuple(f"{t}, {op}" for t in types)
+    """Template argument ``op<T>`` for each type (the segment reductions of reduce.cu)."""
+    return tuple(f"{op}<{t}> " for t in types)
 
 
 KERNELS = {

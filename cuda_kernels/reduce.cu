@@ -125,8 +125,8 @@ __global__ void coo_reduce_segment_arg(
 // perm order wins, ties keep the earlier value) give the same result in any
 // grouping; float sums and products are defined by this tree.
 //
-// Thread mapping: coo_reduce_short<T, Op> takes the short segments, one
-// thread per (segment, column); coo_reduce_tree<T, Op> takes the pieces of the
+// Thread mapping: coo_reduce_short<Op<T> > takes the short segments, one
+// thread per (segment, column); coo_reduce_tree<Op<T> > takes the pieces of the
 // long ones, one thread per (piece, column), and the last piece of a group to
 // finish (an integer arrival counter per node and column) reduces the group,
 // then climbs: one launch for the whole tree, and the order of every
@@ -136,21 +136,26 @@ __global__ void coo_reduce_segment_arg(
 #define COO_TREE_LEAF 256
 #define COO_TREE_FAN 32
 
+// The reductions, each over its value type T (a kernel's one template argument).
+template <typename T>
 struct coo_op_sum {
-    template <typename T>
+    typedef T type;
     __device__ static __forceinline__ T apply(T a, T b) { return coo_add(a, b); }
 };
+template <typename T>
 struct coo_op_prod {
-    template <typename T>
+    typedef T type;
     __device__ static __forceinline__ T apply(T a, T b) { return coo_mul(a, b); }
 };
 // a (the earlier value) is kept unless it is not NaN and b is NaN or beyond it
+template <typename T>
 struct coo_op_max {
-    template <typename T>
+    typedef T type;
     __device__ static __forceinline__ T apply(T a, T b) { return (a == a && (b != b || b > a)) ? b : a; }
 };
+template <typename T>
 struct coo_op_min {
-    template <typename T>
+    typedef T type;
     __device__ static __forceinline__ T apply(T a, T b) { return (a == a && (b != b || b < a)) ? b : a; }
 };
 
@@ -169,7 +174,7 @@ __device__ __forceinline__ coo_complex<R> coo_load_cg(const coo_complex<R>* p) {
 // Entries [lo, hi) of column c reduced left to right, rows perm[j] (j without perm);
 // loads issued eight at a time before they are combined in order. A row outside
 // [0, n) is skipped and reported (by the column-0 thread).
-template <typename Op, typename T>
+template <typename Op, typename T = typename Op::type>
 __device__ __forceinline__ T coo_tree_leaf(const T* __restrict__ values, i64 n, const i64* __restrict__ perm,
                                            i64 lo, i64 hi, i64 k, i64 c, u64* __restrict__ err) {
     T acc = coo_zero<T>();
@@ -219,10 +224,12 @@ extern "C" __global__ void coo_reduce_tree_plan(
 
 // One thread per (segment s, column c) of a segment of at most one piece: its
 // reduction left to right. Long segments are left to coo_reduce_tree.
-template <typename T, typename Op>
+template <typename Op>
 __global__ void coo_reduce_short(
-        const T* __restrict__ values, i64 n, const i64* __restrict__ perm, i64 has_perm,
-        const i64* __restrict__ starts, i64 nseg, i64 k, T* __restrict__ out, u64* __restrict__ err) {
+        const typename Op::type* __restrict__ values, i64 n, const i64* __restrict__ perm, i64 has_perm,
+        const i64* __restrict__ starts, i64 nseg, i64 k, typename Op::type* __restrict__ out,
+        u64* __restrict__ err) {
+    typedef typename Op::type T;
     i64 t = coo_thread_id();
     if (t >= nseg * k) return;
     i64 s = t / k, c = t - s * k, lo, hi;
@@ -240,12 +247,13 @@ __global__ void coo_reduce_short(
 // arrive (arrived[], zeroed by the caller) reduces the group in order and
 // climbs; the root's value goes to out[s, c]. partial and arrived have a row of
 // k per node (every segment's nodes, from node_end).
-template <typename T, typename Op>
+template <typename Op>
 __global__ void coo_reduce_tree(
-        const T* __restrict__ values, i64 n, const i64* __restrict__ perm, i64 has_perm,
+        const typename Op::type* __restrict__ values, i64 n, const i64* __restrict__ perm, i64 has_perm,
         const i64* __restrict__ starts, i64 nseg, i64 k, const i64* __restrict__ piece_end,
-        const i64* __restrict__ node_end, T* partial, unsigned int* arrived, T* __restrict__ out,
-        u64* __restrict__ err) {
+        const i64* __restrict__ node_end, typename Op::type* partial, unsigned int* arrived,
+        typename Op::type* __restrict__ out, u64* __restrict__ err) {
+    typedef typename Op::type T;
     i64 t = coo_thread_id();
     if (nseg <= 0 || t >= piece_end[nseg - 1] * k) return;
     i64 g = t / k, c = t - g * k;

@@ -138,7 +138,7 @@ class ReduceRows:
         oview, _ = self._tree_view(out, op)
         kk = view.shape[1]  # (complex sums: two float columns per value)
         args = (view, i64(n), perm, i64(perm is not None), starts, i64(nseg), i64(kk))
-        kernel = f"{ctype}, {_OPS[op]}>"
+        kernel = f"{_OPS[op]}<{ctype}> >"
         self._run("coo_reduce_short<" + kernel, nseg * kk, *args, oview, self._err())
         if n <= TREE_LEAF:  # no segment can be longer than one piece
             return out
