@@ -108,6 +108,11 @@ KERNELS = {
 }
 
 
+COOPERATIVE = frozenset(_inst("coo_linalg_sddmm", PRODUCT_TYPES))
+"""Kernels whose threads cooperate (``__syncthreads``, ``COO_SHARED``, warp shuffles): the emulation runs
+each thread of their blocks as a fiber (include/coo_host_shim.cuh); the others run one thread after another."""
+
+
 def kernel_file(name_expression):
     """The file of ``KERNELS`` that defines ``name_expression`` (KeyError if none)."""
     for fname, names in KERNELS.items():

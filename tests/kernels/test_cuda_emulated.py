@@ -58,13 +58,17 @@ def test_library_is_cached(tmp_path, monkeypatch):
 
 def test_every_table_entry_has_a_launch_wrapper():
     tu = emulated.translation_unit()
-    assert tu.count("coo_host::launch(") == len(_sources.all_name_expressions())
+    n = len(_sources.all_name_expressions())
+    assert tu.count("coo_host::launch(") + tu.count("coo_host::launch_cooperative(") == n
+    for expr in _sources.COOPERATIVE:  # their threads run as fibers (tests/kernels/test_cooperative_emulation.py)
+        assert f"coo_host::launch_cooperative(&{expr}," in tu
 
 
-def test_shim_leaves_block_cooperation_undefined():
+def test_shim_has_no_plain_shared_memory():
+    # shared arrays only through COO_SHARED (poisoned per block); cooperation only in COOPERATIVE kernels
     with open(os.path.join(_sources.INCLUDE_DIR, "coo_host_shim.cuh")) as f:
         shim = f.read()
-    assert "#define __syncthreads" not in shim and "__shfl" not in shim
+    assert "#define __shared__" not in shim
 
 
 @pytest.mark.parametrize("ndim", [0, 1, 2, 3])

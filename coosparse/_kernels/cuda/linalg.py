@@ -144,7 +144,7 @@ class LinalgRows:
         return out
 
     def sddmm(self, rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, row_bound=None, col_bound=None):
-        """Dot products at the entries, eight lanes each (the Numba order). Sync-free.
+        """Dot products at the entries, eight lanes (threads) each, the Numba order. Sync-free.
 
         ``rows`` outside ``[0, row_bound)`` or ``cols`` outside ``[0, col_bound)`` (None:
         2**63) give 0, reported (INDEX).
@@ -170,7 +170,7 @@ class LinalgRows:
         xv, ctype = self._product_view(x)
         yv, _ = self._product_view(y)
         ov, _ = self._product_view(out)
-        self._run(f"coo_linalg_sddmm<{ctype}>", n, rows, i64(row_stride), self._bound_bits(row_bound), cols,
+        self._run(f"coo_linalg_sddmm<{ctype}>", 8 * n, rows, i64(row_stride), self._bound_bits(row_bound), cols,
                   i64(col_stride), self._bound_bits(col_bound),
                   xv, i64(xv.shape[0]), i64(x_inner), yv, i64(yv.shape[0]), i64(y_inner), i64(k), i64(n), ov,
                   self._err())
