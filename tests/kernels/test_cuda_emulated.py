@@ -457,6 +457,38 @@ def test_strided_scatter_ordered_last_writer_wins(launched, dtype):
     np.testing.assert_array_equal(out, exp)
 
 
+@pytest.mark.parametrize("view", [((3, 700), (1500, 2), 4),  # 32 lanes, three chunks a row (the last partial)
+                                  ((5, 9), (10, 1), 1),      # two lanes: a short row
+                                  ((2000,), (3,), 2),        # 1-d: no row division at all
+                                  ((4, 3, 257), (2000, 600, 2), 0)])  # 3-d, one element past a full chunk
+@pytest.mark.parametrize("copy", [True, False])
+def test_strided_views_interleave_lanes(launched, view, copy):
+    # neighbouring lanes take neighbouring elements: every element still written once, by one thread
+    rng = np.random.default_rng(9)
+    size, stride, offset = view
+    n_out = offset + sum((a - 1) * b for a, b in zip(size, stride)) + 5
+    out, inp = np.zeros(n_out, np.float64), _values(rng, n_out, np.float64)
+    src = _values(rng, int(np.prod(size)) + 3, np.float64)
+    sizes, strides = np.array(size), np.array(stride)
+    sstrides = np.array([int(np.prod(size[k + 1:])) for k in range(len(size))])
+    exp = inp.copy() if copy else out.copy()
+    _ref_view_scatter(exp, src, 3, offset, sizes, strides, sstrides)
+    L.strided_scatter_sorted(out, inp if copy else out, src, 3, offset, sizes, strides, sstrides, copy)
+    np.testing.assert_array_equal(out, exp)
+    # the ordered path (overlap allowed): the same view written through sorted addresses
+    out2 = inp.copy()
+    exp2 = inp.copy()
+    _ref_view_scatter(exp2, src, 3, offset, sizes, strides, sstrides)
+    L.strided_scatter_ordered(out2, src, 3, offset, sizes, strides, sstrides)
+    np.testing.assert_array_equal(out2, exp2)
+
+
+def test_view_lanes():
+    from coosparse._kernels.cuda.scatter import view_lanes
+
+    assert [view_lanes(n) for n in (1, 8, 9, 16, 17, 255, 256, 257, 10**6)] == [1, 1, 2, 2, 4, 32, 32, 32, 32]
+
+
 def test_strided_views_out_of_bounds_raise_when_validating(validating):
     out = np.zeros(10, np.uint8)
     with pytest.raises(IndexError):
