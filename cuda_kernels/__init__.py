@@ -102,13 +102,14 @@ KERNELS = {
         "coo_linalg_spgemm_count",
         "coo_linalg_check_keys",
     ) + _inst("coo_linalg_spmm", PRODUCT_TYPES)
+    + _inst("coo_linalg_spmm_staged", PRODUCT_TYPES)
     + _inst("coo_linalg_dense_spmm", PRODUCT_TYPES)
     + _inst("coo_linalg_sddmm", PRODUCT_TYPES)
     + _inst("coo_linalg_spgemm_expand", PRODUCT_TYPES),
 }
 
 
-COOPERATIVE = frozenset(_inst("coo_linalg_sddmm", PRODUCT_TYPES))
+COOPERATIVE = frozenset(_inst("coo_linalg_sddmm", PRODUCT_TYPES) + _inst("coo_linalg_spmm_staged", PRODUCT_TYPES))
 """Kernels whose threads cooperate (``__syncthreads``, ``COO_SHARED``, warp shuffles): the emulation runs
 each thread of their blocks as a fiber (include/coo_host_shim.cuh); the others run one thread after another."""
 

@@ -84,6 +84,87 @@ __global__ void coo_linalg_spmm(
     out[t] = acc;
 }
 
+// Few dense columns (ncols <= 8): the rows' entries are staged through shared
+// memory. A block of 256 threads takes 256 / lanes consecutive rows (lanes: ncols
+// rounded up to a power of two); thread (row r, column j) as above. The block's
+// entries, offsets[r0] .. offsets[r1], go through shared memory COO_SPMM_TILE at
+// a time, loaded by all its threads together (consecutive threads, consecutive
+// positions: the column indices and values are read in coalesced runs, not by
+// 32 threads walking 32 rows); then each thread adds its row's entries of the
+// tile, in position order, exactly as coo_linalg_spmm does (the same bits). A
+// position whose perm entry is out of range is staged as COO_SPMM_BAD (it adds
+// nothing; COO_ERR_GATHER). Every thread of the block takes part in the loads
+// and the barriers, those past the last row or column too. Cooperative
+// (cuda_kernels.COOPERATIVE).
+#define COO_SPMM_TILE 1024
+#define COO_SPMM_BAD (-9223372036854775807LL - 1)
+
+template <typename T>
+__global__ void coo_linalg_spmm_staged(
+        const i64* __restrict__ offsets, i64 nrows, const i64* __restrict__ perm,
+        const i64* __restrict__ cols, i64 kb, const T* __restrict__ values, i64 n,
+        const T* __restrict__ dense, i64 nd, i64 ncols, i64 lanes, i64 rpb, const i64* __restrict__ base,
+        i64 nbase, T* __restrict__ out, u64* __restrict__ err) {
+    COO_SHARED(i64, stage_cols, COO_SPMM_TILE);
+    COO_SHARED(T, stage_values, COO_SPMM_TILE);
+    i64 block_rows = (i64)blockDim.x / lanes;
+    i64 r0 = (i64)blockIdx.x * block_rows;
+    i64 r1 = r0 + block_rows < nrows ? r0 + block_rows : nrows;
+    i64 rl = (i64)threadIdx.x / lanes;
+    i64 r = r0 + rl, j = (i64)threadIdx.x - rl * lanes;
+    bool mine = r < nrows && j < ncols;
+    bool bad = false, bad_index = false;
+    i64 p0, p1, lo = 0, hi = 0, db = 0;
+    coo_linalg_run(offsets, r0, n, &p0, &hi);  // (the block's first position; hi unused)
+    coo_linalg_run(offsets, r1 - 1, n, &lo, &p1);  // (... and its end)
+    if (mine) {
+        if (base) {
+            i64 b = r / rpb;
+            if (coo_in_range(b, nbase)) db = base[b];
+            else bad = true;
+        }
+        if (!bad) {
+            bad = !coo_linalg_run(offsets, r, n, &lo, &hi);
+            if (lo < p0 || hi > p1) bad = true;  // (offsets that are not monotonic: only the block's part)
+        } else {
+            lo = hi = 0;
+        }
+    }
+    T acc = coo_zero<T>();
+    for (i64 t0 = p0; t0 < p1; t0 += COO_SPMM_TILE) {
+        i64 m = p1 - t0 < COO_SPMM_TILE ? p1 - t0 : COO_SPMM_TILE;
+        for (i64 q = threadIdx.x; q < m; q += blockDim.x) {
+            i64 p = t0 + q;
+            i64 e = perm ? perm[p] : p;
+            if (coo_in_range(e, n)) {
+                stage_cols[q] = cols[e];
+                stage_values[q] = values[e];
+            } else {
+                stage_cols[q] = COO_SPMM_BAD;
+                stage_values[q] = coo_zero<T>();
+            }
+        }
+        __syncthreads();
+        if (mine) {
+            i64 a = lo > t0 ? lo : t0, b = hi < t0 + m ? hi : t0 + m;
+            for (i64 p = a; p < b; ++p) {
+                i64 k = stage_cols[p - t0];
+                if (k == COO_SPMM_BAD) { bad = true; continue; }
+                if (!coo_in_range(k, kb)) { bad_index = true; continue; }
+                i64 c = coo_add_wrap(db, k);
+                if (!coo_in_range(c, nd)) { bad = true; continue; }
+                acc = coo_add(acc, coo_mul(stage_values[p - t0], dense[c * ncols + j]));
+            }
+        }
+        __syncthreads();
+    }
+    if (mine) {
+        if (bad && j == 0) coo_report(err, COO_ERR_GATHER);
+        if (bad_index && j == 0) coo_report(err, COO_ERR_INDEX);
+        out[r * ncols + j] = acc;
+    }
+}
+
 // One thread per grouped position p: key[p] = b * ncols + cols[e], b the batch whose
 // range [boff[b], boff[b+1]) holds p (b = 0 without boff), e = perm[p] or p. A
 // stable sort of these keys groups every (batch, column) in the order of the

@@ -744,14 +744,16 @@ def _linalg_values(rng, shape, dtype):
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("grouped", ["sorted", "perm", "unsorted"])
-def test_spmm_kernels(launched, dtype, grouped):
+@pytest.mark.parametrize("n,nrows", [(400, 24), (5000, 300)])  # (many tiles of staged entries a block)
+def test_spmm_kernels(launched, dtype, grouped, n, nrows):
+    # at most 8 columns: entries staged through shared memory (coo_linalg_spmm_staged); 12: coo_linalg_spmm
     rng = np.random.default_rng(30)
-    n, nrows, k, rpb = 400, 24, 9, 8
+    k, rpb = 9, nrows // 3
     rows = np.sort(rng.integers(0, nrows, n)) if grouped == "sorted" else rng.integers(0, nrows, n)
     cols = rng.integers(0, k, n)
     vals = _linalg_values(rng, n, dtype)
     base = np.array([0, k, 2 * k], dtype=np.int64)
-    for ncols in (1, 5):
+    for ncols in (1, 3, 8, 12):
         dense = _linalg_values(rng, (3 * k, ncols), dtype)
         for b in (None, base):
             if grouped == "unsorted":
