@@ -359,10 +359,16 @@ def _case_file(root, i):
     return os.path.join(root, f"{i:03d}.npz")
 
 
-def cpu_reference(root, n):
-    """Every identity case on the CPU (Numba), one file per case as it finishes (the background process)."""
+def cpu_reference(root, n, shard=0, shards=1):
+    """The identity cases on the CPU (Numba), one file per case as it finishes (a background process).
+
+    ``shards`` processes split the cases (case i goes to shard i mod shards): Numba compiles cold on a
+    fresh machine, and the processes compile in parallel.
+    """
     os.makedirs(root, exist_ok=True)
     for i, (name, fn) in enumerate(identity_cases(n).items()):
+        if i % shards != shard:
+            continue
         t0 = time.perf_counter()
         try:
             arrays = _host_arrays(fn(lambda x: x))
@@ -518,13 +524,13 @@ def _sync_test(ops, spin_s=2.0):
         ended = stream.record()
         t_spin = time.perf_counter()
         spins += 1
-        while pending and not ended.query():
+        while pending and not ended.done:
             label = pending[0]
             left = spin_s - (time.perf_counter() - t_spin)
             t0 = time.perf_counter()
             ops[label]()
             t_call = time.perf_counter() - t0
-            if not ended.query():
+            if not ended.done:
                 out[label] = "returns at once"
             elif t_call > 0.5 * left:
                 out[label] = f"SYNCHRONISES (waited {t_call:.3f} s for the queued spin)"
@@ -547,7 +553,7 @@ def _poison(a, pattern):
     if a.size == 0:
         return
     if a.flags.c_contiguous or a.flags.f_contiguous:
-        a.reshape(-1, order="A").view(np.uint8).fill(pattern)
+        (a if a.flags.c_contiguous else a.T).reshape(-1).view(np.uint8).fill(pattern)
         return
     if a.dtype.kind == "b":
         a.fill(pattern == 0xA5)
@@ -812,6 +818,7 @@ def main(argv=None):
     ap.add_argument("--work", help="scratch directory shared by the calls of one run (saved GPU results)")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: the emulated device, small sizes")
     ap.add_argument("--cpu-reference", metavar="DIR", help="only compute the identity cases on the CPU, into DIR")
+    ap.add_argument("--shard", default="0/1", help="with --cpu-reference: this process's share, i/N")
     ap.add_argument("--reference", metavar="DIR", help="the CPU side written by --cpu-reference (waited for)")
     ap.add_argument("--identity-n", type=int, default=0, help="entries per identity operand (0: the default)")
     ap.add_argument("--label", default="identity", help="the identity section's name in the results")
@@ -822,7 +829,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     n_identity = args.identity_n or (5_000 if args.dry_run else 200_000)
     if args.cpu_reference:
-        cpu_reference(args.cpu_reference, n_identity)
+        shard, shards = (int(x) for x in args.shard.split("/"))
+        cpu_reference(args.cpu_reference, n_identity, shard, shards)
         return 0
     RESULT_PATH = args.result
     os.makedirs(args.out, exist_ok=True)

@@ -157,8 +157,9 @@ class LayerBase:
         for dev, w in words.items():
             if w is None:
                 continue
-            with self.xp.cuda.Device(dev) as d:
-                d.synchronize()
+            device = self.xp.cuda.Device(dev)
+            with device:
+                device.synchronize()
                 got = self.xp.empty(1, dtype=np.uint64)
                 self._take_errors(got)
                 code = int(got.get()[0])  # synchronize!
