@@ -318,6 +318,11 @@ def _identity_cases(n):
         cases[f"as_strided_scatter(fused fill) {dname}"] = case(
             lambda d: coosparse.as_strided_scatter(d["big"], d["big"][: 2 * n], (2 * n,), (2,)), 11)
         cases[f"sparse_mask(dense, mask) {dname}"] = case(lambda d: coosparse.sparse_mask(d["x"], d["u"]), 12)
+        # the other families: a union with its gathers (elementwise), merges (join), range takes (indexing)
+        cases[f"concatenate(c, c, axis=1) {dname}"] = case(
+            lambda d: coosparse.concatenate([d["c"], d["c2"]], axis=1), 30)
+        cases[f"c[100:400] {dname}"] = case(lambda d: d["c"][100:400], 31)
+        cases[f"c[[3, 7, 7, 500]] {dname}"] = case(lambda d: d["c"][[3, 7, 7, 500]], 32)
         # reductions: the GPU takes the sort strategies where the CPU fills a table by key
         cases[f"sum(dup, axis=1) {dname}"] = case(lambda d: coosparse.sum(d["u"], axis=1), 13)
         cases[f"prod(pair, axis=0, fill 1) {dname}"] = case(lambda d: coosparse.prod(d["pair"], axis=0), 14)
@@ -328,6 +333,7 @@ def _identity_cases(n):
         cases[f"prod over every axis (near 1, fill 1) {dname}"] = case(near1, 26)
         cases[f"sum(hybrid, dense axes) {dname}"] = case(lambda d: coosparse.sum(d["hyb"], axis=2), 27)
         if np.dtype(dtype).kind != "c":  # (complex numbers are unordered)
+            cases[f"maximum(c, c) {dname}"] = case(lambda d: np.maximum(d["c"], d["c2"]), 29)
             cases[f"max(c, axis=0) {dname}"] = case(lambda d: coosparse.max(d["c"], axis=0), 15)
             cases[f"argmax(c, axis=1) {dname}"] = case(lambda d: coosparse.argmax(d["c"], axis=1), 17)
             cases[f"max over every axis {dname}"] = case(lambda d: coosparse.max(d["c"]), 28)
