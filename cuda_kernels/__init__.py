@@ -86,7 +86,8 @@ KERNELS = {
             + _ops(ORDER_TYPES, "coo_op_max") + _ops(ORDER_TYPES, "coo_op_min"))
     + _inst("coo_reduce_segment_prod", PRODUCT_TYPES)
     + _inst("coo_reduce_segment_minmax", ORDER_TYPES)
-    + _inst("coo_reduce_segment_arg", ORDER_TYPES),
+    + _inst("coo_reduce_segment_arg", ORDER_TYPES)
+    + _inst("coo_reduce_arg_tree", _ops(ORDER_TYPES, "coo_op_max") + _ops(ORDER_TYPES, "coo_op_min")),
     # ---- shape, indexing and joining
     "indexing.cu": (
         "coo_indexing_mask_flag",

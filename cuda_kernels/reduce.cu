@@ -82,18 +82,21 @@ __global__ void coo_reduce_segment_minmax(
 // One thread per (segment s, column c), visiting the segment in perm order
 // (its subs are distinct and ascending): best[s, c] = max (min) value,
 // pos[s, c] = sub of its first occurrence (the first NaN wins); the thread of
-// column 0 also writes gap[s] = the smallest non-negative sub missing.
+// column 0 also writes gap[s] = the smallest non-negative sub missing. A
+// segment longer than skip_above is left to coo_reduce_arg_tree (below).
 template <typename T>
 __global__ void coo_reduce_segment_arg(
         const T* __restrict__ values, i64 n, const i64* __restrict__ perm, i64 has_perm,
         const i64* __restrict__ starts, const i64* __restrict__ sub, i64 nseg, i64 k, i64 is_max,
-        T* __restrict__ best, i64* __restrict__ pos, i64* __restrict__ gap, u64* __restrict__ err) {
+        i64 skip_above, T* __restrict__ best, i64* __restrict__ pos, i64* __restrict__ gap, u64* __restrict__ err) {
     i64 t = coo_thread_id();
     if (t >= nseg * k) return;
     i64 s = t / k, c = t - s * k, lo, hi;
     T acc = T(0);
     i64 at = 0, g = 0;
-    if (coo_reduce_segment(starts, s, c, n, &lo, &hi, err)) {
+    bool good = coo_reduce_segment(starts, s, c, n, &lo, &hi, err);
+    if (good && hi - lo > skip_above) return;  // (a long segment: coo_reduce_arg_tree's)
+    if (good) {
         bool counting = c == 0, first = true, done = false;
         coo_reduce_visit(values, n, has_perm ? perm : nullptr, lo, hi, k, c, err, [&](i64 r, T v) {
             if (counting) {
@@ -147,16 +150,18 @@ struct coo_op_prod {
     typedef T type;
     __device__ static __forceinline__ T apply(T a, T b) { return coo_mul(a, b); }
 };
-// a (the earlier value) is kept unless it is not NaN and b is NaN or beyond it
+// a (the earlier value) is kept unless it is not NaN and b is NaN or beyond it (wins)
 template <typename T>
 struct coo_op_max {
     typedef T type;
-    __device__ static __forceinline__ T apply(T a, T b) { return (a == a && (b != b || b > a)) ? b : a; }
+    __device__ static __forceinline__ bool wins(T a, T b) { return a == a && (b != b || b > a); }
+    __device__ static __forceinline__ T apply(T a, T b) { return wins(a, b) ? b : a; }
 };
 template <typename T>
 struct coo_op_min {
     typedef T type;
-    __device__ static __forceinline__ T apply(T a, T b) { return (a == a && (b != b || b < a)) ? b : a; }
+    __device__ static __forceinline__ bool wins(T a, T b) { return a == a && (b != b || b < a); }
+    __device__ static __forceinline__ T apply(T a, T b) { return wins(a, b) ? b : a; }
 };
 
 // A load that bypasses L1 (which is not coherent between multiprocessors): the
@@ -283,5 +288,110 @@ __global__ void coo_reduce_tree(
         cnt = up;
         i = j;
         v = acc;
+    }
+}
+
+// ---- arg-extremes of long segments (segment_arg), by the same tree
+//
+// Which entry is the extreme does not depend on the grouping (the left value
+// is kept unless it is not NaN and the right one is NaN or strictly beyond it,
+// and positions ascend left to right, so the first occurrence wins as in a
+// left-to-right visit), nor does the smallest missing sub (the first position
+// j of the segment whose sub is not j: a minimum over the pieces). Short
+// segments: coo_reduce_segment_arg (one thread, left to right); long ones:
+// one thread per (piece, column) and the tree above. Column 0 also carries the
+// gap: a piece's first mismatch, or the segment's length when none.
+
+// (best, pos) after (v, s) joins (*best, *pos) on its right.
+template <typename Op, typename T>
+__device__ __forceinline__ void coo_arg_join(T* best, i64* pos, T v, i64 s) {
+    if (Op::wins(*best, v)) {
+        *best = v;
+        *pos = s;
+    }
+}
+
+// Entries [a, b) of segment [lo, ...) for column c: the extreme and its sub (first occurrence),
+// and (column 0) the first position j of the segment in [a, b) with sub != j - lo, else no_gap.
+template <typename Op, typename T = typename Op::type>
+__device__ __forceinline__ void coo_arg_leaf(const T* __restrict__ values, i64 n, const i64* __restrict__ perm,
+                                             const i64* __restrict__ sub, i64 lo, i64 a, i64 b, i64 k, i64 c,
+                                             T* best, i64* pos, i64* gap, i64 no_gap, u64* __restrict__ err) {
+    bool first = true;
+    *best = T(0);
+    *pos = 0;
+    *gap = no_gap;
+    for (i64 j = a; j < b; ++j) {
+        i64 r = perm ? perm[j] : j;
+        if (!coo_in_range(r, n)) {
+            if (c == 0) coo_report(err, COO_ERR_GATHER);
+            continue;
+        }
+        i64 s = sub[r];
+        if (c == 0 && *gap == no_gap && s != j - lo) *gap = j - lo;
+        T v = values[r * k + c];
+        if (first) {
+            *best = v;
+            *pos = s;
+            first = false;
+        } else {
+            coo_arg_join<Op>(best, pos, v, s);
+        }
+    }
+}
+
+// One thread per (piece g, column c) of the long segments (as coo_reduce_tree); part_best,
+// part_pos: k per node; part_gap: one per node (column 0's).
+template <typename Op>
+__global__ void coo_reduce_arg_tree(
+        const typename Op::type* __restrict__ values, i64 n, const i64* __restrict__ perm, i64 has_perm,
+        const i64* __restrict__ starts, const i64* __restrict__ sub, i64 nseg, i64 k,
+        const i64* __restrict__ piece_end, const i64* __restrict__ node_end, typename Op::type* part_best,
+        i64* part_pos, i64* part_gap, unsigned int* arrived, typename Op::type* __restrict__ best,
+        i64* __restrict__ pos, i64* __restrict__ gap, u64* __restrict__ err) {
+    typedef typename Op::type T;
+    i64 t = coo_thread_id();
+    if (nseg <= 0 || t >= piece_end[nseg - 1] * k) return;
+    i64 g = t / k, c = t - g * k;
+    i64 s = coo_upper_bound(piece_end, 0, nseg, g);
+    i64 i = g - (s ? piece_end[s - 1] : 0);
+    i64 lo = starts[s], hi = starts[s + 1];
+    i64 L = hi - lo, cnt = (L + COO_TREE_LEAF - 1) / COO_TREE_LEAF;
+    i64 a = lo + i * COO_TREE_LEAF;
+    T vb;
+    i64 vp, vg;
+    coo_arg_leaf<Op>(values, n, has_perm ? perm : nullptr, sub, lo, a, hi < a + COO_TREE_LEAF ? hi : a + COO_TREE_LEAF,
+                     k, c, &vb, &vp, &vg, L, err);
+    i64 level = s ? node_end[s - 1] : 0;
+    for (;;) {
+        part_best[(level + i) * k + c] = vb;
+        part_pos[(level + i) * k + c] = vp;
+        if (c == 0) part_gap[level + i] = vg;
+        i64 j = i / COO_TREE_FAN, up = (cnt + COO_TREE_FAN - 1) / COO_TREE_FAN;
+        i64 c0 = j * COO_TREE_FAN, c1 = c0 + COO_TREE_FAN < cnt ? c0 + COO_TREE_FAN : cnt;
+        __threadfence();
+        unsigned int before = atomicAdd(&arrived[(level + cnt + j) * k + c], 1u);
+        if (before != (unsigned int)(c1 - c0 - 1)) return;
+        __threadfence();
+        vb = coo_load_cg(&part_best[(level + c0) * k + c]);
+        vp = __ldcg(&part_pos[(level + c0) * k + c]);
+        vg = c == 0 ? __ldcg(&part_gap[level + c0]) : 0;
+        for (i64 q = c0 + 1; q < c1; ++q) {
+            coo_arg_join<Op>(&vb, &vp, coo_load_cg(&part_best[(level + q) * k + c]),
+                             __ldcg(&part_pos[(level + q) * k + c]));
+            if (c == 0) {
+                i64 qg = __ldcg(&part_gap[level + q]);
+                vg = qg < vg ? qg : vg;
+            }
+        }
+        if (up == 1) {
+            best[s * k + c] = vb;
+            pos[s * k + c] = vp;
+            if (c == 0) gap[s] = vg;
+            return;
+        }
+        level += cnt;
+        cnt = up;
+        i = j;
     }
 }

@@ -173,3 +173,24 @@ def test_public_reductions_over_every_axis_follow_the_tree(backend_name):
         got, by_col = coosparse.sum(a), coosparse.sum(a, axis=0)
     assert np.asarray(got.values).tobytes() == np.asarray([want], np.float32).tobytes()
     _same(np.asarray(by_col.to_dense()), cols)
+
+
+@pytest.mark.parametrize("fn", ["argmax", "argmin"])
+def test_arg_extremes_of_long_segments(fn):
+    # segment_arg's long segments go through the tree on the GPU: the same first occurrence as a
+    # left-to-right visit, and NumPy's answer on the dense array
+    import emulation as strict
+
+    rng = np.random.default_rng(9)
+    n = LEAF * FAN + 700
+    keys = np.sort(rng.choice(200 * 300, n, replace=False))
+    vals = np.round(rng.standard_normal(n), 1)  # many ties: the first occurrence must win
+    a = coosparse.COO(np.stack(np.unravel_index(keys, (200, 300))), vals, (200, 300), sorted=True, unique=True)
+    want_flat = getattr(np, fn)(a.to_dense())
+    want_col = getattr(np, fn)(a.to_dense(), axis=0)
+    with strict.allow_transfers():
+        d = strict.to_device(a)
+        got_flat = int(getattr(coosparse, fn)(d))
+        got_col = strict.to_host(getattr(coosparse, fn)(d, axis=0)).to_dense()
+    assert got_flat == want_flat == int(getattr(coosparse, fn)(a))
+    np.testing.assert_array_equal(got_col, want_col)

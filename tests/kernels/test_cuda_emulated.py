@@ -525,13 +525,14 @@ def test_segment_prod_bit_identical(launched, dtype, with_perm):
 @pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64])
 @pytest.mark.parametrize("is_max", [True, False])
 @pytest.mark.parametrize("with_perm", [True, False])
-def test_segment_minmax_and_arg_bit_identical(launched, dtype, is_max, with_perm):
+@pytest.mark.parametrize("nseg", [400, 2])  # short segments, and long ones (the arg tree: pieces of 256)
+def test_segment_minmax_and_arg_bit_identical(launched, dtype, is_max, with_perm, nseg):
     rng = np.random.default_rng(12)
-    n = 3000
-    starts = _segments(rng, n, 400)
+    n = 3000 if nseg > 2 else 9000
+    starts = _segments(rng, n, nseg)
     vals = _values(rng, (n, 3), dtype)
     if np.dtype(dtype).kind == "f":
-        vals[rng.random(vals.shape) < 0.01] = np.nan
+        vals[rng.random(vals.shape) < (0.01 if nseg > 2 else 0.0002)] = np.nan
     perm = rng.permutation(n).astype(np.int64) if with_perm else None
     a, b = nb.segment_minmax(vals, perm, starts, is_max), H.segment_minmax(vals, perm, starts, is_max)
     np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))

@@ -85,9 +85,13 @@ class ReduceRows:
     def segment_arg(self, values, perm, starts, sub, is_max):
         """(best, pos, gap) per segment (kernel API row ``segment_arg``). Sync-free.
 
-        One thread per (segment, column); the column-0 thread also finds the gap.
-        With no columns the gap is not needed by any caller and is returned as zeros.
-        Bad segments and perm entries as in :meth:`segment_prod`.
+        A segment of at most ``TREE_LEAF`` entries: one thread per (segment,
+        column), left to right; the column-0 thread also finds the gap. A longer
+        one: one thread per piece and the tree of :meth:`segment_reduce` (which
+        entry is the extreme, and the first missing sub, do not depend on the
+        grouping: the same results). With no columns the gap is not needed by
+        any caller and is returned as zeros. Bad segments and perm entries as
+        in :meth:`segment_prod`.
         """
         xp = self.xp
         values, starts, perm = self._segment_args(values, perm, starts, "segment_arg")
@@ -103,8 +107,31 @@ class ReduceRows:
         gap = xp.empty(nseg, dtype=np.int64)
         self._run(f"coo_reduce_segment_arg<{ctype}>", nseg * k,
                   values, i64(n), perm, i64(perm is not None), starts, sub, i64(nseg), i64(k),
-                  i64(bool(is_max)), best, pos, gap, self._err())
+                  i64(bool(is_max)), i64(TREE_LEAF if n > TREE_LEAF else n), best, pos, gap, self._err())
+        if n <= TREE_LEAF:
+            return best, pos, gap
+        piece_end, node_end, max_pieces, max_nodes = self._tree_plan(starts, n, nseg)
+        op = "coo_op_max" if is_max else "coo_op_min"
+        self._run(f"coo_reduce_arg_tree<{op}<{ctype}> >", max_pieces * k, values, i64(n), perm,
+                  i64(perm is not None), starts, sub, i64(nseg), i64(k), piece_end, node_end,
+                  xp.empty((max_nodes, k), dtype=values.dtype), xp.empty((max_nodes, k), dtype=np.int64),
+                  xp.empty(max_nodes, dtype=np.int64), xp.zeros((max_nodes, k), dtype=np.uint32),
+                  best, pos, gap, self._err())
         return best, pos, gap
+
+    def _tree_plan(self, starts, n, nseg):
+        """(piece_end, node_end, max_pieces, max_nodes) of the long segments (``coo_reduce_tree_plan``).
+
+        The bounds are known on the host: a long segment of L entries has
+        ceil(L / LEAF) <= 2 floor(L / LEAF) pieces and at most 2 ceil(L / LEAF) + 1
+        <= 5 floor(L / LEAF) nodes (each level above the pieces at most halves),
+        so all segments together fit in these, whatever their lengths.
+        """
+        xp = self.xp
+        pieces = xp.empty(nseg, dtype=np.int64)
+        nodes = xp.empty(nseg, dtype=np.int64)
+        self._run("coo_reduce_tree_plan", nseg, starts, i64(nseg), i64(n), pieces, nodes)
+        return xp.cumsum(pieces), xp.cumsum(nodes), 2 * (n // TREE_LEAF) + 1, (5 * n) // TREE_LEAF + 1
 
     def _tree_view(self, a, op):
         """``a`` in the kernel type of reduction ``op``: (array, C type)."""
@@ -142,15 +169,7 @@ class ReduceRows:
         self._run("coo_reduce_short<" + kernel, nseg * kk, *args, oview, self._err())
         if n <= TREE_LEAF:  # no segment can be longer than one piece
             return out
-        pieces = xp.empty(nseg, dtype=np.int64)
-        nodes = xp.empty(nseg, dtype=np.int64)
-        self._run("coo_reduce_tree_plan", nseg, starts, i64(nseg), i64(n), pieces, nodes)
-        piece_end, node_end = xp.cumsum(pieces), xp.cumsum(nodes)
-        # bounds known on the host: a long segment of L entries has ceil(L / LEAF) < 2 L / LEAF pieces
-        # and at most 2 ceil(L / LEAF) + 1 < 5 L / LEAF nodes (each level above the pieces at most
-        # halves), so every segment together fits in these
-        max_pieces = 2 * (n // TREE_LEAF) + 1
-        max_nodes = (5 * n) // TREE_LEAF + 1
+        piece_end, node_end, max_pieces, max_nodes = self._tree_plan(starts, n, nseg)
         partial = xp.empty((max_nodes, kk), dtype=view.dtype)
         arrived = xp.zeros((max_nodes, kk), dtype=np.uint32)
         self._run("coo_reduce_tree<" + kernel, max_pieces * kk, *args, piece_end, node_end, partial, arrived,
