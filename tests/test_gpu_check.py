@@ -112,3 +112,70 @@ def test_dry_run_with_a_hanging_section(tmp_path):
         assert rows[later]["status"] != "CUT" or "deadline" in rows[later]["detail"], rows[later]
     assert doc["sections"]["badinput"]["cases"]
     assert "INCOMPLETE" in summary or "FAILED" in summary
+
+
+class _FakeStream:
+    """A stream on a simulated GPU: kernels run one after another in real time (a spin kernel: its cycles)."""
+
+    RATE = 1e9  # simulated clock cycles per second
+
+    def __init__(self):
+        self.busy_until = 0.0
+
+    def launch(self, seconds):
+        import time
+
+        self.busy_until = max(time.perf_counter(), self.busy_until) + seconds
+
+    def record(self, event=None):
+        event = event or _FakeEvent()
+        event.t = self.busy_until
+        return event
+
+    def synchronize(self):
+        import time
+
+        while time.perf_counter() < self.busy_until:
+            time.sleep(0.005)
+
+
+class _FakeEvent:
+    stream = None
+
+    def __init__(self):
+        self.t = 0.0
+
+    def record(self, stream=None):
+        self.t = (stream or _FakeEvent.stream).busy_until
+
+    def synchronize(self):
+        _FakeEvent.stream.synchronize()
+
+    @property
+    def done(self):
+        import time
+
+        return time.perf_counter() >= self.t
+
+
+def test_one_spin_tells_synchronising_operations_apart(monkeypatch):
+    """The capture section's synchronisation test (one spin for every case), on a simulated stream."""
+    import types
+
+    check = _load("gpu_check")
+    stream = _FakeStream()
+    _FakeEvent.stream = stream
+    cuda = types.SimpleNamespace(Event=_FakeEvent, get_current_stream=lambda: stream,
+                                 get_elapsed_time=lambda a, b: 1e3 * (b.t - a.t))
+
+    def raw_kernel(src, name):
+        return lambda grid, block, args: stream.launch(int(args[0]) / _FakeStream.RATE)
+
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda, RawKernel=raw_kernel))
+    check.RESULTS["capture"] = {"cases": {}, "failures": []}
+    ops = {"queues only": lambda: stream.launch(0.001), "reads a size": stream.synchronize,
+           "queues again": lambda: None, "coalesce (control: synchronises)": stream.synchronize}
+    got = check._sync_test(ops, spin_s=0.3)
+    assert got["queues only"] == got["queues again"] == "returns at once", got
+    assert got["reads a size"].startswith("SYNCHRONISES") and got["coalesce (control: synchronises)"].startswith(
+        "SYNCHRONISES"), got
