@@ -31,6 +31,11 @@ def _inst(kernel, types):
     return tuple(f"{kernel}<{t}>" for t in types)
 
 
+def _ops(types, op):
+    """Template argument ``op<T>`` for each type (the segment reductions of reduce.cu)."""
+    return tuple(f"{op}<{t}> " for t in types)
+
+
 KERNELS = {
     "linear_index.cu": (
         "coo_linear_index_compute",
@@ -43,6 +48,7 @@ KERNELS = {
         "coo_sort_check",
     ),
     "segment.cu": (
+        "coo_segment_take_errors",
         "coo_segment_starts_flag",
         "coo_segment_starts_write",
     ) + _inst("coo_segment_sum_reduce", SUM_TYPES),
@@ -73,9 +79,15 @@ KERNELS = {
         "coo_union_columns",
     ) + _inst("coo_union_values", ADD_TYPES),
     # ---- reductions
-    "reduce.cu": _inst("coo_reduce_segment_prod", PRODUCT_TYPES)
+    "reduce.cu": ("coo_reduce_tree_plan",)
+    + _inst("coo_reduce_short", _ops(SUM_TYPES, "coo_op_sum") + _ops(PRODUCT_TYPES, "coo_op_prod")
+            + _ops(ORDER_TYPES, "coo_op_max") + _ops(ORDER_TYPES, "coo_op_min"))
+    + _inst("coo_reduce_tree", _ops(SUM_TYPES, "coo_op_sum") + _ops(PRODUCT_TYPES, "coo_op_prod")
+            + _ops(ORDER_TYPES, "coo_op_max") + _ops(ORDER_TYPES, "coo_op_min"))
+    + _inst("coo_reduce_segment_prod", PRODUCT_TYPES)
     + _inst("coo_reduce_segment_minmax", ORDER_TYPES)
-    + _inst("coo_reduce_segment_arg", ORDER_TYPES),
+    + _inst("coo_reduce_segment_arg", ORDER_TYPES)
+    + _inst("coo_reduce_arg_tree", _ops(ORDER_TYPES, "coo_op_max") + _ops(ORDER_TYPES, "coo_op_min")),
     # ---- shape, indexing and joining
     "indexing.cu": (
         "coo_indexing_mask_flag",
@@ -91,10 +103,16 @@ KERNELS = {
         "coo_linalg_spgemm_count",
         "coo_linalg_check_keys",
     ) + _inst("coo_linalg_spmm", PRODUCT_TYPES)
+    + _inst("coo_linalg_spmm_staged", PRODUCT_TYPES)
     + _inst("coo_linalg_dense_spmm", PRODUCT_TYPES)
     + _inst("coo_linalg_sddmm", PRODUCT_TYPES)
     + _inst("coo_linalg_spgemm_expand", PRODUCT_TYPES),
 }
+
+
+COOPERATIVE = frozenset(_inst("coo_linalg_sddmm", PRODUCT_TYPES) + _inst("coo_linalg_spmm_staged", PRODUCT_TYPES))
+"""Kernels whose threads cooperate (``__syncthreads``, ``COO_SHARED``, warp shuffles): the emulation runs
+each thread of their blocks as a fiber (include/coo_host_shim.cuh); the others run one thread after another."""
 
 
 def kernel_file(name_expression):

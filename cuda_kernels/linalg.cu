@@ -1,9 +1,9 @@
 // Sparse products (SPEC 10): SpMV/SpMM, dense x COO, SDDMM and SpGEMM's expansion.
 //
-// Every output element is computed by one thread, sequentially, in the order the
-// kernel API defines (coosparse/_kernels/api.py), so results are bit-identical to
-// the Numba layer: no atomics, no warp reductions (a tree reduction would change
-// the order of the additions). Products are rounded on their own (coo_mul: no
+// Every output element is computed in the order the kernel API defines
+// (coosparse/_kernels/api.py), so results are bit-identical to the Numba layer: no
+// atomics. Sums run in one thread, except SDDMM's eight lanes, whose fixed
+// combination (xor shuffles 1, 2, 4) is the Numba kernel's. Products are rounded on their own (coo_mul: no
 // fused multiply-add). Types: unsigned long long (int64, modular), float,
 // double, coo_complex<float>, coo_complex<double>.
 //
@@ -84,6 +84,87 @@ __global__ void coo_linalg_spmm(
     out[t] = acc;
 }
 
+// Few dense columns (ncols <= 8): the rows' entries are staged through shared
+// memory. A block of 256 threads takes 256 / lanes consecutive rows (lanes: ncols
+// rounded up to a power of two); thread (row r, column j) as above. The block's
+// entries, offsets[r0] .. offsets[r1], go through shared memory COO_SPMM_TILE at
+// a time, loaded by all its threads together (consecutive threads, consecutive
+// positions: the column indices and values are read in coalesced runs, not by
+// 32 threads walking 32 rows); then each thread adds its row's entries of the
+// tile, in position order, exactly as coo_linalg_spmm does (the same bits). A
+// position whose perm entry is out of range is staged as COO_SPMM_BAD (it adds
+// nothing; COO_ERR_GATHER). Every thread of the block takes part in the loads
+// and the barriers, those past the last row or column too. Cooperative
+// (cuda_kernels.COOPERATIVE).
+#define COO_SPMM_TILE 1024
+#define COO_SPMM_BAD (-9223372036854775807LL - 1)
+
+template <typename T>
+__global__ void coo_linalg_spmm_staged(
+        const i64* __restrict__ offsets, i64 nrows, const i64* __restrict__ perm,
+        const i64* __restrict__ cols, i64 kb, const T* __restrict__ values, i64 n,
+        const T* __restrict__ dense, i64 nd, i64 ncols, i64 lanes, i64 rpb, const i64* __restrict__ base,
+        i64 nbase, T* __restrict__ out, u64* __restrict__ err) {
+    COO_SHARED(i64, stage_cols, COO_SPMM_TILE);
+    COO_SHARED(T, stage_values, COO_SPMM_TILE);
+    i64 block_rows = (i64)blockDim.x / lanes;
+    i64 r0 = (i64)blockIdx.x * block_rows;
+    i64 r1 = r0 + block_rows < nrows ? r0 + block_rows : nrows;
+    i64 rl = (i64)threadIdx.x / lanes;
+    i64 r = r0 + rl, j = (i64)threadIdx.x - rl * lanes;
+    bool mine = r < nrows && j < ncols;
+    bool bad = false, bad_index = false;
+    i64 p0, p1, lo = 0, hi = 0, db = 0;
+    coo_linalg_run(offsets, r0, n, &p0, &hi);  // (the block's first position; hi unused)
+    coo_linalg_run(offsets, r1 - 1, n, &lo, &p1);  // (... and its end)
+    if (mine) {
+        if (base) {
+            i64 b = r / rpb;
+            if (coo_in_range(b, nbase)) db = base[b];
+            else bad = true;
+        }
+        if (!bad) {
+            bad = !coo_linalg_run(offsets, r, n, &lo, &hi);
+            if (lo < p0 || hi > p1) bad = true;  // (offsets that are not monotonic: only the block's part)
+        } else {
+            lo = hi = 0;
+        }
+    }
+    T acc = coo_zero<T>();
+    for (i64 t0 = p0; t0 < p1; t0 += COO_SPMM_TILE) {
+        i64 m = p1 - t0 < COO_SPMM_TILE ? p1 - t0 : COO_SPMM_TILE;
+        for (i64 q = threadIdx.x; q < m; q += blockDim.x) {
+            i64 p = t0 + q;
+            i64 e = perm ? perm[p] : p;
+            if (coo_in_range(e, n)) {
+                stage_cols[q] = cols[e];
+                stage_values[q] = values[e];
+            } else {
+                stage_cols[q] = COO_SPMM_BAD;
+                stage_values[q] = coo_zero<T>();
+            }
+        }
+        __syncthreads();
+        if (mine) {
+            i64 a = lo > t0 ? lo : t0, b = hi < t0 + m ? hi : t0 + m;
+            for (i64 p = a; p < b; ++p) {
+                i64 k = stage_cols[p - t0];
+                if (k == COO_SPMM_BAD) { bad = true; continue; }
+                if (!coo_in_range(k, kb)) { bad_index = true; continue; }
+                i64 c = coo_add_wrap(db, k);
+                if (!coo_in_range(c, nd)) { bad = true; continue; }
+                acc = coo_add(acc, coo_mul(stage_values[p - t0], dense[c * ncols + j]));
+            }
+        }
+        __syncthreads();
+    }
+    if (mine) {
+        if (bad && j == 0) coo_report(err, COO_ERR_GATHER);
+        if (bad_index && j == 0) coo_report(err, COO_ERR_INDEX);
+        out[r * ncols + j] = acc;
+    }
+}
+
 // One thread per grouped position p: key[p] = b * ncols + cols[e], b the batch whose
 // range [boff[b], boff[b+1]) holds p (b = 0 without boff), e = perm[p] or p. A
 // stable sort of these keys groups every (batch, column) in the order of the
@@ -140,46 +221,58 @@ __global__ void coo_linalg_dense_spmm(
     out[t] = acc;
 }
 
-// One thread per entry e: the dot product of x[rows[e]*rs + j*xj] and
-// y[cols[e]*cs + j*yj], j < k, as eight interleaved lanes (lane l adds j = l, l+8, ...
-// from 0), combined ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)) -- the Numba kernel's order.
-// rows[e] outside [0, rb) or cols[e] outside [0, cb) (unsigned; rb, cb hold the bits
-// of a u64) gives 0 (COO_ERR_INDEX). x has nx elements, y ny: an entry whose first
-// or last address leaves them (the addresses of one entry are an arithmetic
-// progression) gives 0 (COO_ERR_GATHER).
+// Eight lanes per entry e (threads 8e .. 8e + 7, in one warp): the dot product of
+// x[rows[e]*rs + j*xj] and y[cols[e]*cs + j*yj], j < k. Lane l adds the terms
+// j = l, l + 8, ... to 0 in turn (the Numba kernel's lane l: neighbouring lanes
+// read neighbouring terms, so a warp's load touches 4 entries' rows, not 32);
+// __shfl_xor_sync 1, 2, 4 then give lane 0 ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)),
+// the Numba kernel's combination (an addition's operands commute bit for bit, so
+// lane 1's s1 + s0 is lane 0's s0 + s1). Every lane of the warp takes part in the
+// shuffles, those past the last entry with zeros. rows[e] outside [0, rb) or
+// cols[e] outside [0, cb) (unsigned; rb, cb hold the bits of a u64) gives 0
+// (COO_ERR_INDEX). x has nx elements, y ny: an entry whose first or last address
+// leaves them (the addresses of one entry are an arithmetic progression) gives 0
+// (COO_ERR_GATHER). Cooperative (cuda_kernels.COOPERATIVE): the emulation runs
+// each lane as a fiber and exchanges the values when the warp's lanes all wait.
+template <typename T>
+__device__ __forceinline__ T coo_shfl_xor(T v, int lane_mask) {
+    return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+}
+template <typename R>
+__device__ __forceinline__ coo_complex<R> coo_shfl_xor(coo_complex<R> v, int lane_mask) {
+    coo_complex<R> z;
+    z.re = __shfl_xor_sync(0xffffffffu, v.re, lane_mask);
+    z.im = __shfl_xor_sync(0xffffffffu, v.im, lane_mask);
+    return z;
+}
+
 template <typename T>
 __global__ void coo_linalg_sddmm(
         const i64* __restrict__ rows, i64 rs, i64 rb, const i64* __restrict__ cols, i64 cs, i64 cb,
         const T* __restrict__ x, i64 nx, i64 xj, const T* __restrict__ y, i64 ny, i64 yj,
         i64 k, i64 n, T* __restrict__ out, u64* __restrict__ err) {
-    i64 e = coo_thread_id();
-    if (e >= n) return;
-    i64 ri = rows[e], ci = cols[e];
-    if (k > 0 && !(coo_in_range(ri, rb) && coo_in_range(ci, cb))) {
-        coo_report(err, COO_ERR_INDEX);
-        out[e] = coo_zero<T>();
-        return;
+    i64 t = coo_thread_id();
+    i64 e = t >> 3;
+    int l = (int)(t & 7);
+    T s = coo_zero<T>();
+    u64 bad = 0;
+    if (e < n && k > 0) {
+        i64 ri = rows[e], ci = cols[e];
+        i64 xa = (i64)((u64)ri * (u64)rs), ya = (i64)((u64)ci * (u64)cs);
+        if (!(coo_in_range(ri, rb) && coo_in_range(ci, cb))) bad = COO_ERR_INDEX;
+        else if (!(coo_in_range(xa, nx) && coo_in_range(coo_add_wrap(xa, (k - 1) * xj), nx)
+                   && coo_in_range(ya, ny) && coo_in_range(coo_add_wrap(ya, (k - 1) * yj), ny)))
+            bad = COO_ERR_GATHER;
+        else
+            for (i64 j = l; j < k; j += 8) s = coo_add(s, coo_mul(x[xa + j * xj], y[ya + j * yj]));
     }
-    i64 xa = (i64)((u64)ri * (u64)rs), ya = (i64)((u64)ci * (u64)cs);
-    if (k > 0 && !(coo_in_range(xa, nx) && coo_in_range(coo_add_wrap(xa, (k - 1) * xj), nx)
-                   && coo_in_range(ya, ny) && coo_in_range(coo_add_wrap(ya, (k - 1) * yj), ny))) {
-        coo_report(err, COO_ERR_GATHER);
-        out[e] = coo_zero<T>();
-        return;
+    s = coo_add(s, coo_shfl_xor(s, 1));
+    s = coo_add(s, coo_shfl_xor(s, 2));
+    s = coo_add(s, coo_shfl_xor(s, 4));
+    if (e < n && l == 0) {
+        if (bad) coo_report(err, bad);
+        out[e] = bad ? coo_zero<T>() : s;
     }
-    T s[8];
-#pragma unroll
-    for (int l = 0; l < 8; ++l) s[l] = coo_zero<T>();
-    i64 j = 0;
-    for (; j + 8 <= k; j += 8) {
-#pragma unroll
-        for (int l = 0; l < 8; ++l) s[l] = coo_add(s[l], coo_mul(x[xa + (j + l) * xj], y[ya + (j + l) * yj]));
-    }
-#pragma unroll
-    for (int l = 0; l < 7; ++l)
-        if (j + l < k) s[l] = coo_add(s[l], coo_mul(x[xa + (j + l) * xj], y[ya + (j + l) * yj]));
-    out[e] = coo_add(coo_add(coo_add(s[0], s[1]), coo_add(s[2], s[3])),
-                     coo_add(coo_add(s[4], s[5]), coo_add(s[6], s[7])));
 }
 
 // B's run for A entry e (grouped position p): [lo, hi) in B's grouped positions, clipped

@@ -74,10 +74,16 @@ __global__ void coo_scatter_set_direct(
 // ---- strided views (as_strided_scatter). sizes/strides travel by value.
 //
 // Thread mapping of the view kernels: the view is rows of its last dimension
-// (n_last = sizes[d-1] elements, address step s_last); a thread takes a chunk
-// of COO_VIEW_CHUNK consecutive elements of one row. It computes the chunk's
-// first address once (one unravel of the row index over the other d-1 dims:
-// the only divisions) and then steps by s_last: next = a + stride.
+// (n_last = sizes[d-1] elements, address step s_last). A group of `lanes`
+// threads (a power of two, at most 32: the host picks the smallest that covers
+// a row, so short rows do not leave most of a warp idle) shares a chunk of
+// COO_VIEW_CHUNK * lanes consecutive elements of one row, lane j taking the
+// chunk's elements j, j + lanes, j + 2 lanes, ...: neighbouring lanes touch
+// neighbouring elements, so one warp instruction reads and writes runs of
+// consecutive elements instead of 32 places COO_VIEW_CHUNK elements apart. A
+// thread computes its first address once (one unravel of the row index over
+// the other d-1 dims: the only divisions) and then steps by lanes * s_last.
+// Every element is written by one thread, so the mapping changes no result.
 
 #define COO_VIEW_CHUNK 8
 
@@ -94,58 +100,63 @@ __device__ __forceinline__ i64 coo_row_address(i64 r, i64 base, const coo_dims& 
     return a;
 }
 
-// A thread's walk over its chunk: row, elements [e0, e1) of the last dimension,
-// and the current output/source addresses with their steps (next = a + stride).
+// A thread's walk over its elements: row, element e (the next one) up to e1 (the
+// chunk's end) by `step`, and the current output/source addresses with their steps.
 struct coo_view_walk {
-    i64 row, e0, e1, a, s, so, ss;
+    i64 row, e, e1, step, a, s, da, ds;
 };
 
-// Thread t of a view launch (rows * chunks per row) starts its walk.
+// Thread t of a view launch (rows * chunks per row * lanes threads) starts its walk.
 __device__ __forceinline__ coo_view_walk coo_view_start(i64 t, const coo_dims& sizes, const coo_dims& strides,
                                                         const coo_dims& src_strides, i64 d, i64 offset,
-                                                        i64 src_base) {
+                                                        i64 src_base, i64 lanes) {
     coo_view_walk w;
     i64 n_last = sizes.v[d - 1];
-    i64 cpr = (n_last + COO_VIEW_CHUNK - 1) / COO_VIEW_CHUNK;
-    w.row = cpr == 1 ? t : t / cpr;
-    w.e0 = (t - w.row * cpr) * COO_VIEW_CHUNK;
-    w.e1 = w.e0 + COO_VIEW_CHUNK < n_last ? w.e0 + COO_VIEW_CHUNK : n_last;
-    w.so = strides.v[d - 1];
-    w.ss = src_strides.v[d - 1];
-    w.a = coo_row_address(w.row, offset, sizes, strides, d) + w.e0 * w.so;
-    w.s = coo_row_address(w.row, src_base, sizes, src_strides, d) + w.e0 * w.ss;
+    i64 span = COO_VIEW_CHUNK * lanes;
+    i64 cpr = (n_last + span - 1) / span;
+    i64 g = t / lanes, j = t - g * lanes;
+    w.row = cpr == 1 ? g : g / cpr;
+    i64 c0 = (g - w.row * cpr) * span;
+    w.e = c0 + j;
+    w.e1 = c0 + span < n_last ? c0 + span : n_last;
+    w.step = lanes;
+    i64 so = strides.v[d - 1], ss = src_strides.v[d - 1];
+    w.da = lanes * so;
+    w.ds = lanes * ss;
+    w.a = coo_row_address(w.row, offset, sizes, strides, d) + w.e * so;
+    w.s = coo_row_address(w.row, src_base, sizes, src_strides, d) + w.e * ss;
     return w;
 }
 
-// One thread per chunk of a view that does not overlap itself:
+// One thread per (chunk, lane) of a view that does not overlap itself:
 // out[offset + i.strides] = src[src_base + i.src_strides] for its elements i;
-// w words per element (16-byte items: 2). nchunks = rows * ceil(n_last / CHUNK).
+// w words per element (16-byte items: 2).
 template <typename T>
 __global__ void coo_scatter_view_set(
         T* __restrict__ out, const T* __restrict__ src, coo_dims sizes, coo_dims strides, coo_dims src_strides,
-        i64 d, i64 offset, i64 src_base, i64 nchunks, i64 w) {
+        i64 d, i64 offset, i64 src_base, i64 nthreads, i64 lanes, i64 w) {
     i64 t = coo_thread_id();
-    if (t >= nchunks) return;
-    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base);
-    for (i64 e = v.e0; e < v.e1; ++e, v.a += v.so, v.s += v.ss)
+    if (t >= nthreads) return;
+    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base, lanes);
+    for (; v.e < v.e1; v.e += v.step, v.a += v.da, v.s += v.ds)
         for (i64 q = 0; q < w; ++q) out[v.a * w + q] = src[v.s * w + q];
 }
 
-// One thread per chunk: the output and source addresses of its elements, for
+// One thread per (chunk, lane): the output and source addresses of its elements, for
 // the ordered (overlapping) path that then sorts out_addr and lets the last writer win.
 extern "C" __global__ void coo_scatter_view_addresses(
         coo_dims sizes, coo_dims strides, coo_dims src_strides, i64 d, i64 offset, i64 src_base,
-        i64 nchunks, i64* __restrict__ out_addr, i64* __restrict__ src_addr) {
+        i64 nthreads, i64 lanes, i64* __restrict__ out_addr, i64* __restrict__ src_addr) {
     i64 t = coo_thread_id();
-    if (t >= nchunks) return;
-    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base);
-    for (i64 e = v.e0, pos = v.row * sizes.v[d - 1] + v.e0; e < v.e1; ++e, ++pos, v.a += v.so, v.s += v.ss) {
+    if (t >= nthreads) return;
+    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base, lanes);
+    for (i64 pos = v.row * sizes.v[d - 1] + v.e; v.e < v.e1; v.e += v.step, pos += v.step, v.a += v.da, v.s += v.ds) {
         out_addr[pos] = v.a;
         src_addr[pos] = v.s;
     }
 }
 
-// One thread per chunk of a view whose addresses strictly increase in C
+// One thread per (chunk, lane) of a view whose addresses strictly increase in C
 // order: writes out[a(e)] = src[s(e)] and copies inp into the gap up to the
 // next element's address, so [a(0), a(last)] is written once, in one pass.
 // The caller bounds the gaps (they are host metadata) and copies head and tail.
@@ -153,14 +164,14 @@ template <typename T>
 __global__ void coo_scatter_view_fill(
         T* __restrict__ out, const T* __restrict__ inp, const T* __restrict__ src,
         coo_dims sizes, coo_dims strides, coo_dims src_strides,
-        i64 d, i64 offset, i64 src_base, i64 nchunks, i64 rows, i64 w) {
+        i64 d, i64 offset, i64 src_base, i64 nthreads, i64 lanes, i64 rows, i64 w) {
     i64 t = coo_thread_id();
-    if (t >= nchunks) return;
-    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base);
-    i64 n_last = sizes.v[d - 1];
-    for (i64 e = v.e0; e < v.e1; ++e, v.a += v.so, v.s += v.ss) {
+    if (t >= nthreads) return;
+    coo_view_walk v = coo_view_start(t, sizes, strides, src_strides, d, offset, src_base, lanes);
+    i64 n_last = sizes.v[d - 1], so = strides.v[d - 1];
+    for (; v.e < v.e1; v.e += v.step, v.a += v.da, v.s += v.ds) {
         // the next element's address: along the row, or the next row's first
-        i64 next = e + 1 < n_last ? v.a + v.so
+        i64 next = v.e + 1 < n_last ? v.a + so
                  : v.row + 1 < rows ? coo_row_address(v.row + 1, offset, sizes, strides, d)
                  : v.a + 1;
         for (i64 q = 0; q < w; ++q) out[v.a * w + q] = src[v.s * w + q];

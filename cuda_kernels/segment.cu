@@ -1,6 +1,13 @@
 // Segments of equal sorted keys, and deterministic segmented sums (no atomics).
 #include "coo_common.cuh"
 
+// One thread: out[0] = *err and *err = 0 in one atomic step, queued on the caller's stream
+// behind its kernels. A separate read and clear would lose (or blame on the wrong call) a bit
+// that a kernel of another stream ORs in between them.
+extern "C" __global__ void coo_segment_take_errors(u64* __restrict__ err, u64* __restrict__ out) {
+    if (coo_thread_id() == 0) out[0] = atomicExch(err, 0ULL);
+}
+
 // One thread per sorted key i: flags[i] = 1 where a new key starts, else 0.
 // The caller scans flags (inclusive) into positions for coo_segment_starts_write.
 extern "C" __global__ void coo_segment_starts_flag(

@@ -151,17 +151,29 @@ segment_arg        (values[n, k], perm | None, starts, sub int64[n], is_max)
                    distinct, ascending and >= 0: the max (min) value, the sub
                    of its first occurrence (the first NaN wins), and the
                    smallest non-negative integer missing from its subs
+segment_reduce     (values[n, k], perm | None, starts, op) -> [nseg, k]: each
+                   segment reduced by op in the blocked order: at most
+                   TREE_LEAF (256) entries left to right in perm order; a
+                   longer segment as a fixed tree (pieces of 256 entries,
+                   then groups of TREE_FAN (32) values, each left to right;
+                   docs/design/determinism.md). op 'sum' (int64 modular,
+                   float32/64; complex as float pairs), 'prod' (also
+                   complex64/128), 'max'/'min' (int64, float32/64; the first
+                   NaN in perm order wins; the same as segment_minmax). The
+                   reductions' segment kernel (segment_sum keeps coalesce's
+                   sequential order)
 reduce_sorted      (sorted_keys int64[n], values[n, k], op) -> (starts
                    int64[m + 1], out[m, k]): segment_starts of the keys and
-                   each run of equal keys reduced in order, op 'sum' (int64,
-                   float32/64), 'prod' (also complex64/128), 'max' or 'min'
-                   (int64, float32/64; the first NaN wins): segment_starts +
-                   segment_sum/prod/minmax in one call (synchronises on a
-                   GPU: m)
+                   each run of equal keys reduced in the blocked order (as
+                   segment_reduce), op 'sum' (int64, float32/64), 'prod'
+                   (also complex64/128), 'max' or 'min' (int64, float32/64;
+                   the first NaN wins): segment_starts + segment_reduce in
+                   one call (synchronises on a GPU: m)
 reduce_by_key      (keys int64[n] in [0, bound), values[n, k], bound, op,
                    is_sorted) -> (counts int64[bound], out[bound, k]): the
-                   entries of each key reduced in stored order (op as
-                   reduce_sorted), counts[j] = entries with key j, out[j] = 0
+                   entries of each key, in stored order, reduced in the
+                   blocked order (op as reduce_sorted), counts[j] = entries
+                   with key j, out[j] = 0
                    where counts[j] == 0 (the stable-sort + segment reduction's
                    result, scattered; the CUDA layer computes it so and
                    synchronises). is_sorted: the caller knows the keys are
@@ -251,7 +263,7 @@ KERNEL_FAMILIES = {
                   "multiply_matched", "merge_multiply", "multiply_search"),
     "union": ("merge_union", "union_columns", "merge_add"),
     "elementwise": ("merge_gather",),
-    "reduce": ("segment_prod", "segment_minmax", "segment_arg", "reduce_sorted", "reduce_by_key"),
+    "reduce": ("segment_prod", "segment_minmax", "segment_arg", "segment_reduce", "reduce_sorted", "reduce_by_key"),
     "indexing": ("mask_positions", "search_ranges", "expand_ranges", "take_ranges"),
     "join": ("merge_take",),
     "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm", "spgemm"),

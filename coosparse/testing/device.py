@@ -625,6 +625,24 @@ class _Cuda:
 
     Device = staticmethod(lambda device=None: _DEVICE)
 
+    class Stream:
+        """``cupy.cuda.Stream``: the emulated device runs work at once, so a stream orders nothing."""
+
+        def __init__(self, null=False, non_blocking=False, ptds=False, priority=None):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def synchronize(self):
+            pass
+
+        def is_capturing(self):
+            return False
+
     class runtime:
         @staticmethod
         def getDevice():

@@ -13,6 +13,12 @@
 typedef long long i64;
 typedef unsigned long long u64;
 
+// A block's shared array. On the host (coo_host_shim.cuh) its storage is
+// poisoned at the start of every block; there, plain __shared__ is undefined.
+#if !defined(COOSPARSE_HOST_EMULATION)
+#define COO_SHARED(T, name, N) __shared__ T name[N]
+#endif
+
 // ---- small parameters travel by value (coosparse/_kernels/cuda/base.py: CudaLayer.dims)
 // Strides, sizes and the like are host metadata: they are passed as one struct
 // argument instead of a device array, so a launch copies nothing from the host

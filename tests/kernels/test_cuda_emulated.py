@@ -58,13 +58,17 @@ def test_library_is_cached(tmp_path, monkeypatch):
 
 def test_every_table_entry_has_a_launch_wrapper():
     tu = emulated.translation_unit()
-    assert tu.count("coo_host::launch(") == len(_sources.all_name_expressions())
+    n = len(_sources.all_name_expressions())
+    assert tu.count("coo_host::launch(") + tu.count("coo_host::launch_cooperative(") == n
+    for expr in _sources.COOPERATIVE:  # their threads run as fibers (tests/kernels/test_cooperative_emulation.py)
+        assert f"coo_host::launch_cooperative(&{expr}," in tu
 
 
-def test_shim_leaves_block_cooperation_undefined():
+def test_shim_has_no_plain_shared_memory():
+    # shared arrays only through COO_SHARED (poisoned per block); cooperation only in COOPERATIVE kernels
     with open(os.path.join(_sources.INCLUDE_DIR, "coo_host_shim.cuh")) as f:
         shim = f.read()
-    assert "#define __syncthreads" not in shim and "__shfl" not in shim
+    assert "#define __shared__" not in shim
 
 
 @pytest.mark.parametrize("ndim", [0, 1, 2, 3])
@@ -453,6 +457,38 @@ def test_strided_scatter_ordered_last_writer_wins(launched, dtype):
     np.testing.assert_array_equal(out, exp)
 
 
+@pytest.mark.parametrize("view", [((3, 700), (1500, 2), 4),  # 32 lanes, three chunks a row (the last partial)
+                                  ((5, 9), (10, 1), 1),      # two lanes: a short row
+                                  ((2000,), (3,), 2),        # 1-d: no row division at all
+                                  ((4, 3, 257), (2000, 600, 2), 0)])  # 3-d, one element past a full chunk
+@pytest.mark.parametrize("copy", [True, False])
+def test_strided_views_interleave_lanes(launched, view, copy):
+    # neighbouring lanes take neighbouring elements: every element still written once, by one thread
+    rng = np.random.default_rng(9)
+    size, stride, offset = view
+    n_out = offset + sum((a - 1) * b for a, b in zip(size, stride)) + 5
+    out, inp = np.zeros(n_out, np.float64), _values(rng, n_out, np.float64)
+    src = _values(rng, int(np.prod(size)) + 3, np.float64)
+    sizes, strides = np.array(size), np.array(stride)
+    sstrides = np.array([int(np.prod(size[k + 1:])) for k in range(len(size))])
+    exp = inp.copy() if copy else out.copy()
+    _ref_view_scatter(exp, src, 3, offset, sizes, strides, sstrides)
+    L.strided_scatter_sorted(out, inp if copy else out, src, 3, offset, sizes, strides, sstrides, copy)
+    np.testing.assert_array_equal(out, exp)
+    # the ordered path (overlap allowed): the same view written through sorted addresses
+    out2 = inp.copy()
+    exp2 = inp.copy()
+    _ref_view_scatter(exp2, src, 3, offset, sizes, strides, sstrides)
+    L.strided_scatter_ordered(out2, src, 3, offset, sizes, strides, sstrides)
+    np.testing.assert_array_equal(out2, exp2)
+
+
+def test_view_lanes():
+    from coosparse._kernels.cuda.scatter import view_lanes
+
+    assert [view_lanes(n) for n in (1, 8, 9, 16, 17, 255, 256, 257, 10**6)] == [1, 1, 2, 2, 4, 32, 32, 32, 32]
+
+
 def test_strided_views_out_of_bounds_raise_when_validating(validating):
     out = np.zeros(10, np.uint8)
     with pytest.raises(IndexError):
@@ -489,13 +525,14 @@ def test_segment_prod_bit_identical(launched, dtype, with_perm):
 @pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64])
 @pytest.mark.parametrize("is_max", [True, False])
 @pytest.mark.parametrize("with_perm", [True, False])
-def test_segment_minmax_and_arg_bit_identical(launched, dtype, is_max, with_perm):
+@pytest.mark.parametrize("nseg", [400, 2])  # short segments, and long ones (the arg tree: pieces of 256)
+def test_segment_minmax_and_arg_bit_identical(launched, dtype, is_max, with_perm, nseg):
     rng = np.random.default_rng(12)
-    n = 3000
-    starts = _segments(rng, n, 400)
+    n = 3000 if nseg > 2 else 9000
+    starts = _segments(rng, n, nseg)
     vals = _values(rng, (n, 3), dtype)
     if np.dtype(dtype).kind == "f":
-        vals[rng.random(vals.shape) < 0.01] = np.nan
+        vals[rng.random(vals.shape) < (0.01 if nseg > 2 else 0.0002)] = np.nan
     perm = rng.permutation(n).astype(np.int64) if with_perm else None
     a, b = nb.segment_minmax(vals, perm, starts, is_max), H.segment_minmax(vals, perm, starts, is_max)
     np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
@@ -556,6 +593,32 @@ def test_fused_reductions_bit_identical(launched, dtype, op, n):
         if is_sorted:  # the runs of the sorted keys, scattered by key
             present = np.flatnonzero(c[0])
             np.testing.assert_array_equal(c[1][present].view(np.uint8), a[1].view(np.uint8))
+
+
+_REDUCE_CASES = [("sum", np.int64), ("sum", np.float32), ("sum", np.float64), ("sum", np.complex128),
+                 ("prod", np.int64), ("prod", np.float32), ("prod", np.float64), ("prod", np.complex64),
+                 ("prod", np.complex128), ("max", np.int64), ("max", np.float32), ("max", np.float64),
+                 ("min", np.int64), ("min", np.float32), ("min", np.float64)]
+
+
+@pytest.mark.parametrize("op,dtype", _REDUCE_CASES, ids=[f"{o}-{np.dtype(d).name}" for o, d in _REDUCE_CASES])
+def test_segment_reduce_bit_identical(launched, op, dtype):
+    # short segments (one thread each) and long ones (the tree: pieces of 256, groups of 32);
+    # tests/kernels/test_blocked_order.py checks the order itself
+    rng = np.random.default_rng(14)
+    starts = np.concatenate([[0], np.cumsum([3, 300, 9000, 1, 257])]).astype(np.int64)
+    n = int(starts[-1])
+    vals = (rng.standard_normal((n, 2)) * 0.3 + 1).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        vals = vals + 1j * (rng.standard_normal((n, 2)) * 1e-3).astype(dtype)
+    elif np.dtype(dtype).kind == "i":
+        vals = _values(rng, (n, 2), dtype)
+    else:
+        vals[rng.random(vals.shape) < 0.001] = np.nan
+    for perm in (None, rng.permutation(n).astype(np.int64)):
+        a, b = nb.segment_reduce(vals, perm, starts, op), H.segment_reduce(vals, perm, starts, op)
+        assert a.dtype == b.dtype == vals.dtype
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
 def test_segment_reductions_refuse_bad_input():
@@ -682,14 +745,16 @@ def _linalg_values(rng, shape, dtype):
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("grouped", ["sorted", "perm", "unsorted"])
-def test_spmm_kernels(launched, dtype, grouped):
+@pytest.mark.parametrize("n,nrows", [(400, 24), (5000, 300)])  # (many tiles of staged entries a block)
+def test_spmm_kernels(launched, dtype, grouped, n, nrows):
+    # at most 8 columns: entries staged through shared memory (coo_linalg_spmm_staged); 12: coo_linalg_spmm
     rng = np.random.default_rng(30)
-    n, nrows, k, rpb = 400, 24, 9, 8
+    k, rpb = 9, nrows // 3
     rows = np.sort(rng.integers(0, nrows, n)) if grouped == "sorted" else rng.integers(0, nrows, n)
     cols = rng.integers(0, k, n)
     vals = _linalg_values(rng, n, dtype)
     base = np.array([0, k, 2 * k], dtype=np.int64)
-    for ncols in (1, 5):
+    for ncols in (1, 3, 8, 12):
         dense = _linalg_values(rng, (3 * k, ncols), dtype)
         for b in (None, base):
             if grouped == "unsorted":

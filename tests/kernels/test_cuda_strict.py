@@ -426,7 +426,7 @@ def test_kernels_stay_in_bounds_under_address_sanitizer(tmp_path):
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        sys.path[:0] = [{os.path.dirname(__file__)!r}, {os.path.dirname(os.path.dirname(__file__))!r}]
         import test_cuda_strict as t
         from coosparse._kernels.cuda import emulated
         assert "-fsanitize=address" in emulated.CXX_FLAGS

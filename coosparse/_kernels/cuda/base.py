@@ -114,37 +114,57 @@ class LayerBase:
         return self.xp.cuda.runtime.getDevice()
 
     def _err(self):
-        """The current device's error word (uint64[1]), allocated on first use."""
+        """The current device's error word (uint64[1]), allocated on first use.
+
+        Allocated and zeroed on a private stream that is then waited for: never
+        inside a CUDA-graph capture of the caller's stream (a graph holding the
+        zeroing would clear the word at every replay).
+        """
         dev = self._device_id()
         w = self._err_words.get(dev)
         if w is None:
-            w = self.xp.zeros(1, dtype=np.uint64)
+            side = self.xp.cuda.Stream(non_blocking=True)
+            with side:
+                w = self.xp.zeros(1, dtype=np.uint64)
+            side.synchronize()
             self._err_words[dev] = w
         return w
 
+    def _take_errors(self, out):
+        """Queue ``out[0] = word; word = 0`` (one atomic exchange) on the current stream, behind its kernels."""
+        self._run("coo_segment_take_errors", 1, self._err(), out)
+
     def _sync_size(self, x):
-        """``int(x)`` of a device scalar, and the error word checked in the same copy. Synchronises."""
+        """``int(x)`` of a device scalar, and the error word taken in the same copy. Synchronises."""
         xp = self.xp
         buf = xp.empty(2, dtype=np.int64)
         buf[0] = x
-        buf[1:] = self._err().view(np.int64)
+        self._take_errors(buf[1:].view(np.uint64))
         size, code = (int(v) for v in buf.get())  # synchronize!
         if code:
-            self._err()[...] = 0
             raise errors.device_error(code)
         return size
 
     def raise_errors(self, all_devices=False):
-        """Raise (and clear) what the kernels reported since the last check. Synchronises."""
+        """Raise what the kernels reported since the last check, and clear it. Synchronises the device.
+
+        Every stream of the device is drained first (kernels of non-blocking
+        streams included), then the word is read and cleared in one atomic
+        step on the current stream, so a bit set meanwhile is kept for the
+        next check rather than lost.
+        """
         words = dict(self._err_words) if all_devices else {self._device_id(): self._err_words.get(self._device_id())}
         for dev, w in words.items():
             if w is None:
                 continue
-            with self.xp.cuda.Device(dev):
-                code = int(w.get()[0])  # synchronize!
-                if code:
-                    w[...] = 0
-                    raise errors.device_error(code)
+            device = self.xp.cuda.Device(dev)
+            with device:
+                device.synchronize()
+                got = self.xp.empty(1, dtype=np.uint64)
+                self._take_errors(got)
+                code = int(got.get()[0])  # synchronize!
+            if code:
+                raise errors.device_error(code)
 
     def _check_range(self, a, lo, hi, what):
         """``validate`` only: every element of ``a`` in [lo, hi), else IndexError."""

@@ -8,10 +8,13 @@ generated translation unit adds one ``extern "C"`` launch wrapper per entry of
 ``cuda_kernels.KERNELS`` (the same table as the GPU's name expressions), which
 takes CUDA's ``void** kernelParams`` convention; ctypes calls it.
 
-Kernels whose threads communicate (``__syncthreads``, shared memory, warp
-intrinsics) are not valid under this sequential schedule; the shim leaves
-those names undefined so such a kernel cannot be emulated by accident. No
-kernel uses them today.
+Kernels whose threads cooperate (``__syncthreads``, ``COO_SHARED`` arrays,
+warp shuffles) are listed in ``cuda_kernels.COOPERATIVE`` and launched by the
+shim's fiber scheduler instead: every thread of a block has a stack of its
+own and runs until it finishes or waits at a barrier; a barrier completes
+when all the threads it names wait at it (docs/cuda.md, "Emulation"). A
+barrier met in a plain launch, or one that can never complete, fails the
+launch with :class:`EmulationError`.
 
 The shared library is cached under ``$COOSPARSE_CACHE_DIR`` (default
 ``~/.cache/coosparse``), keyed by a hash of the sources, the table, the
@@ -81,11 +84,14 @@ def translation_unit():
     for fname in sources.KERNELS:
         lines.append(f'#include "{sources.source_path(fname)}"')
     lines.append("")
+    lines.append('extern "C" const char* coo_host_error() { return coo_host::last_error.c_str(); }')
     for idx, (fname, expr) in enumerate(sources.all_name_expressions()):
+        how = "launch_cooperative" if expr in sources.COOPERATIVE else "launch"
         lines.append(f"// {fname}: {expr}")
         lines.append(
-            f'extern "C" void coo_launch_{idx}(unsigned int grid, unsigned int block, void** args) '
-            f"{{ coo_host::launch(&{expr}, grid, block, args); }}"
+            f'extern "C" int coo_launch_{idx}(unsigned int grid, unsigned int block, void** args) '
+            f"{{ coo_host::last_error.clear(); coo_host::{how}(&{expr}, grid, block, args); "
+            f"return coo_host::last_error.empty() ? 0 : 1; }}"
         )
         lines.append(
             f'extern "C" int coo_params_{idx}(long long* out) {{ return coo_host::describe(&{expr}, out); }}'
@@ -140,7 +146,7 @@ def _load():
             for idx, (_, expr) in enumerate(sources.all_name_expressions()):
                 fn = getattr(lib, f"coo_launch_{idx}")
                 fn.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)]
-                fn.restype = None
+                fn.restype = ctypes.c_int
                 _entry[expr] = fn
                 desc = getattr(lib, f"coo_params_{idx}")
                 desc.restype = ctypes.c_int
@@ -148,6 +154,7 @@ def _load():
                 if nparams > MAX_PARAMS:
                     raise RuntimeError(f"{expr} has {nparams} parameters; raise emulated.MAX_PARAMS")
                 _signature[expr] = tuple(tuple(buf[5 * p: 5 * p + 5]) for p in range(nparams))
+            lib.coo_host_error.restype = ctypes.c_char_p
             _lib = lib
     return _lib
 
@@ -222,7 +229,12 @@ def launch(kernel, nthreads, args):
     grid = (nthreads + BLOCK - 1) // BLOCK
     if grid > 2**31 - 1:
         raise ValueError(f"{kernel}: {nthreads} threads exceed CUDA's grid limit")
-    fn(grid, BLOCK, argv)
+    if fn(grid, BLOCK, argv):
+        raise EmulationError(f"{kernel}: {_lib.coo_host_error().decode()}")
+
+
+class EmulationError(RuntimeError):
+    """A launch the emulated device refuses: barriers that cannot complete, or cooperation in a plain launch."""
 
 
 def _stable_argsort(keys):

@@ -8,6 +8,12 @@ import numpy as np
 
 from .base import i64
 
+BLOCK = 256
+"""Threads per block of every launch (``backend.BLOCK``, ``emulated.BLOCK``)."""
+STAGED_MAX_COLS = 8
+"""Dense operands with at most this many columns take ``coo_linalg_spmm_staged`` (entries staged through
+shared memory, loaded in coalesced runs); wider ones ``coo_linalg_spmm`` (a warp reads a dense row)."""
+
 
 class LinalgRows:
     """The linalg rows of :class:`~coosparse._kernels.cuda.layer.CudaLayer` (helpers: ``base.LayerBase``).
@@ -55,6 +61,10 @@ class LinalgRows:
     def spmm(self, offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound=None):
         """out[r, j] = sum over row r's grouped entries of values[e] * dense[base + cols[e], j]. Sync-free.
 
+        One thread per (row, column) adds in position order. With at most
+        ``STAGED_MAX_COLS`` columns a block first stages its rows' entries
+        through shared memory in coalesced runs (the same additions, the same bits).
+
         ``cols`` outside ``[0, col_bound)`` (default: the rows of ``dense``) are skipped, reported (INDEX).
         """
         xp = self.xp
@@ -84,10 +94,17 @@ class LinalgRows:
         vview, ctype = self._product_view(values)
         dview, _ = self._product_view(dense)
         oview, _ = self._product_view(out)
+        nbase = i64(0 if base is None else base.shape[0])
+        if ncols <= STAGED_MAX_COLS:  # few columns: the rows' entries staged through shared memory
+            lanes = 1 << (ncols - 1).bit_length()
+            block_rows = BLOCK // lanes
+            self._run(f"coo_linalg_spmm_staged<{ctype}>", -(-nrows // block_rows) * BLOCK, offsets, i64(nrows),
+                      perm_arr, cols, self._bound_bits(kb), vview, i64(n), dview, i64(dense.shape[0]), i64(ncols),
+                      i64(lanes), i64(rpb), base, nbase, oview, self._err())
+            return out
         self._run(f"coo_linalg_spmm<{ctype}>", nrows * ncols, offsets, i64(nrows), perm_arr, cols,
                   self._bound_bits(kb), vview, i64(n),
-                  dview, i64(dense.shape[0]), i64(ncols), i64(rpb), base,
-                  i64(0 if base is None else base.shape[0]), oview, self._err())
+                  dview, i64(dense.shape[0]), i64(ncols), i64(rpb), base, nbase, oview, self._err())
         return out
 
     def spmm_unsorted(self, rows, cols, values, dense, nrows, rows_per_batch, batch_base, col_bound=None):
@@ -144,7 +161,7 @@ class LinalgRows:
         return out
 
     def sddmm(self, rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, row_bound=None, col_bound=None):
-        """Dot products at the entries, eight lanes each (the Numba order). Sync-free.
+        """Dot products at the entries, eight lanes (threads) each, the Numba order. Sync-free.
 
         ``rows`` outside ``[0, row_bound)`` or ``cols`` outside ``[0, col_bound)`` (None:
         2**63) give 0, reported (INDEX).
@@ -170,7 +187,7 @@ class LinalgRows:
         xv, ctype = self._product_view(x)
         yv, _ = self._product_view(y)
         ov, _ = self._product_view(out)
-        self._run(f"coo_linalg_sddmm<{ctype}>", n, rows, i64(row_stride), self._bound_bits(row_bound), cols,
+        self._run(f"coo_linalg_sddmm<{ctype}>", 8 * n, rows, i64(row_stride), self._bound_bits(row_bound), cols,
                   i64(col_stride), self._bound_bits(col_bound),
                   xv, i64(xv.shape[0]), i64(x_inner), yv, i64(yv.shape[0]), i64(y_inner), i64(k), i64(n), ov,
                   self._err())

@@ -15,6 +15,15 @@ VIEW_CHUNK = 8
 """Elements of the view's last dimension per thread in the view kernels (``COO_VIEW_CHUNK``)."""
 
 
+def view_lanes(n_last):
+    """Threads sharing a chunk of a view row (interleaved): the smallest power of two, at most 32,
+    whose chunk of ``VIEW_CHUNK * lanes`` elements covers the row (``coo_view_start``)."""
+    lanes = 1
+    while lanes < 32 and VIEW_CHUNK * lanes < n_last:
+        lanes *= 2
+    return lanes
+
+
 def _max_gap(sizes, strides):
     """Largest address step between consecutive elements (C order) of an increasing view."""
     gap, inner_span = 1, 0
@@ -104,15 +113,16 @@ class ScatterRows:
         self._scatter("set", tview, addr, vview, ctype, span * w, hint)
 
     def _view_params(self, sizes, strides, src_strides):
-        """By-value (sizes, strides, src_strides), d, element count, host sizes, chunk threads, rows."""
+        """By-value (sizes, strides, src_strides), d, element count, host sizes, (threads, lanes), rows."""
         sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
         d = sizes.shape[0]
         total = int(np.prod(sizes)) if d else 1
         n_last = int(sizes[-1]) if d else 1
         rows = total // n_last if n_last else 0
-        nchunks = rows * (-(-n_last // VIEW_CHUNK))
+        lanes = view_lanes(n_last)
+        nthreads = rows * (-(-n_last // (VIEW_CHUNK * lanes))) * lanes
         return ((self.dims(sizes, "view sizes"), self.dims(strides, "view strides"),
-                 self.dims(src_strides, "view src_strides")), d, total, sizes, nchunks, rows)
+                 self.dims(src_strides, "view src_strides")), d, total, sizes, (nthreads, lanes), rows)
 
     def _check_view(self, out, src, src_base, offset, sizes, strides, src_strides):
         """``validate`` only: the view's extreme addresses lie inside ``out`` and ``src``."""
@@ -134,11 +144,12 @@ class ScatterRows:
         ``FILL_MAX_GAP`` elements (computed from the host metadata), one fused
         pass writes every output element once (``coo_scatter_view_fill``: each
         view element also copies the input gap after it; head and tail are
-        plain copies). Otherwise the copy, then the view kernel. A thread
-        handles ``VIEW_CHUNK`` elements of the last dimension, stepping by its
-        stride.
+        plain copies). Otherwise the copy, then the view kernel. A group of
+        ``view_lanes`` threads shares a chunk of ``VIEW_CHUNK`` elements each
+        of the last dimension, interleaved (lane j: elements j, j + lanes, ...),
+        so a warp's accesses are runs of consecutive elements.
         """
-        params, d, total, sz, nchunks, rows = self._view_params(sizes, strides, src_strides)
+        params, d, total, sz, (nthreads, lanes), rows = self._view_params(sizes, strides, src_strides)
         if total == 0:
             if copy and out.size:
                 out[...] = inp
@@ -156,13 +167,13 @@ class ScatterRows:
                 oview[: offset * w] = iview[: offset * w]
             if (last + 1) * w < oview.size:
                 oview[(last + 1) * w:] = iview[(last + 1) * w:]
-            self._run(f"coo_scatter_view_fill<{ctype}>", nchunks, oview, iview, sview, *params, i64(d),
-                      i64(offset), i64(src_base), i64(nchunks), i64(rows), i64(w))
+            self._run(f"coo_scatter_view_fill<{ctype}>", nthreads, oview, iview, sview, *params, i64(d),
+                      i64(offset), i64(src_base), i64(nthreads), i64(lanes), i64(rows), i64(w))
             return
         if copy and out.size:
             out[...] = inp
-        self._run(f"coo_scatter_view_set<{ctype}>", nchunks, oview, sview, *params, i64(d),
-                  i64(offset), i64(src_base), i64(nchunks), i64(w))
+        self._run(f"coo_scatter_view_set<{ctype}>", nthreads, oview, sview, *params, i64(d),
+                  i64(offset), i64(src_base), i64(nthreads), i64(lanes), i64(w))
 
     def strided_scatter_ordered(self, out, src, src_base, offset, sizes, strides, src_strides):
         """out[offset + i.strides] = src[src_base + i.src_strides], i in C order, last writer wins. Sync-free.
@@ -171,14 +182,14 @@ class ScatterRows:
         the last element of each run of equal addresses writes.
         """
         xp = self.xp
-        params, d, total, sz, nchunks, _ = self._view_params(sizes, strides, src_strides)
+        params, d, total, sz, (nthreads, lanes), _ = self._view_params(sizes, strides, src_strides)
         if total == 0:
             return
         self._check_view(out, src, int(src_base), int(offset), sz, strides, src_strides)
         out_addr = xp.empty(total, dtype=np.int64)
         src_addr = xp.empty(total, dtype=np.int64)
-        self._run("coo_scatter_view_addresses", nchunks, *params, i64(d), i64(offset), i64(src_base),
-                  i64(nchunks), out_addr, src_addr)
+        self._run("coo_scatter_view_addresses", nthreads, *params, i64(d), i64(offset), i64(src_base),
+                  i64(nthreads), i64(lanes), out_addr, src_addr)
         vals = self.gather_strided(src, src_addr, np.zeros(1, dtype=np.int64)).reshape(-1)
         tview, ctype = self._words(out)
         vview, _ = self._words(vals)

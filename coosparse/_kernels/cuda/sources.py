@@ -23,6 +23,7 @@ from ... import cuda_kernels
 KERNEL_DIR = os.path.dirname(os.path.abspath(cuda_kernels.__file__))
 INCLUDE_DIR = os.path.join(KERNEL_DIR, "include")
 KERNELS = cuda_kernels.KERNELS
+COOPERATIVE = cuda_kernels.COOPERATIVE
 
 IEEE_OPTIONS = ("-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-fmad=false")
 """Float semantics of the kernels: subnormals kept, no contraction into FMAs (Numba's, NumPy's)."""

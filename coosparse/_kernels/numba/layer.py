@@ -336,13 +336,19 @@ def segment_arg(values, perm, starts, sub, is_max):
                             is_max, numba.get_num_threads())
 
 
+def segment_reduce(values, perm, starts, op):
+    """Per-segment reductions of 2-D ``values`` by ``op`` in the blocked order (the reductions' kernel)."""
+    return _red.segment_reduce(values, starts[:0] if perm is None else perm, perm is not None, starts, op,
+                               numba.get_num_threads())
+
+
 def reduce_sorted(sorted_keys, values, op):
-    """Runs of equal sorted keys and their in-order reductions: (starts, out) in one call."""
+    """Runs of equal sorted keys, each reduced in the blocked order: (starts, out) in one call."""
     return _red.reduce_sorted(sorted_keys, values, op, numba.get_num_threads())
 
 
 def reduce_by_key(keys, values, bound, op, is_sorted):
-    """Dense accumulator by key in stored order: (counts[bound], out[bound, k])."""
+    """Dense accumulator by key, the blocked order: (counts[bound], out[bound, k])."""
     return _red.reduce_by_key(keys, values, int(bound), op, bool(is_sorted), numba.get_num_threads())
 
 

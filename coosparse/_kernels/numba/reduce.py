@@ -1,9 +1,17 @@
 """Ordered segment reductions for the reductions (SPEC 9): products, min/max, arg-min/max.
 
-Each (segment, column) is reduced by one loop that visits the segment's
-entries in ``perm`` order (the stable sort's order, i.e. stored order), so a
-result never depends on scheduling and equals the CUDA kernels' (one thread
-per (segment, column) running the same loop) bit for bit.
+Each (segment, column) is reduced over the segment's entries in ``perm``
+order (the stable sort's order, i.e. stored order). ``segment_prod``,
+``segment_minmax`` and ``segment_arg`` visit them left to right, as the CUDA
+kernels' threads do. The reductions' own row, ``segment_reduce`` (and the
+fused ``reduce_sorted``/``reduce_by_key``), follows the blocked order: a
+segment of at most ``TREE_LEAF`` entries left to right, a longer one as a
+fixed tree (pieces of ``TREE_LEAF`` entries, then groups of ``TREE_FAN``
+values, each left to right: :func:`_tree_arith`), which the CUDA layer
+computes with many threads (cuda_kernels/reduce.cu: ``coo_reduce_tree``).
+Integer sums and products and min/max come out the same in any grouping, so
+only float and complex sums and products take the tree. A result never
+depends on scheduling and equals the CUDA layer's bit for bit.
 
 Thread mapping: the segments are split into ``nparts`` fixed ranges holding
 about equal numbers of entries (``_part_segments``), run by
@@ -99,6 +107,82 @@ def _arg_part(t, nparts, values, perm, has_perm, starts, sub, is_max, best, pos,
             pos[s, c] = at
 
 
+# ---------------------------------------------------------------- the blocked order
+TREE_LEAF = 256
+"""Entries of a piece; a segment of at most this many is reduced left to right (``COO_TREE_LEAF``)."""
+TREE_FAN = 32
+"""Values per group at each level above the pieces (``COO_TREE_FAN`` in cuda_kernels/reduce.cu)."""
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _arith(is_prod, a, b):
+    return a * b if is_prod else a + b
+
+
+@nb.njit(cache=True, nogil=True)
+def _tree_arith(values, perm, has_perm, lo, hi, c, is_prod, scratch):
+    """Column c of segment [lo, hi) summed (multiplied) in the blocked order.
+
+    Pieces of TREE_LEAF entries each left to right; then the piece results, in
+    order, in groups of TREE_FAN, each left to right; and so on until one value
+    remains (``scratch`` holds a value per piece; each level is written over
+    the one below: group j is written at j after its members j*FAN.. are read).
+    """
+    m = 0
+    for a in range(lo, hi, TREE_LEAF):
+        b = min(a + TREE_LEAF, hi)
+        acc = values[perm[a] if has_perm else a, c]
+        for j in range(a + 1, b):
+            acc = _arith(is_prod, acc, values[perm[j] if has_perm else j, c])
+        scratch[m] = acc
+        m += 1
+    while m > 1:
+        up = 0
+        for a in range(0, m, TREE_FAN):
+            acc = scratch[a]
+            for q in range(a + 1, min(a + TREE_FAN, m)):
+                acc = _arith(is_prod, acc, scratch[q])
+            scratch[up] = acc
+            up += 1
+        m = up
+    return scratch[0]
+
+
+@nb.njit(cache=True, nogil=True)
+def _reduce_part(t, nparts, values, perm, has_perm, starts, is_prod, out):
+    s0, s1 = _part_segments(t, nparts, starts)
+    k = values.shape[1]
+    scratch = np.empty(0, values.dtype)
+    for s in range(s0, s1):
+        lo = starts[s]
+        hi = starts[s + 1]
+        if hi - lo > TREE_LEAF:
+            m = (hi - lo + TREE_LEAF - 1) // TREE_LEAF
+            if scratch.shape[0] < m:
+                scratch = np.empty(m, values.dtype)
+            for c in range(k):
+                out[s, c] = _tree_arith(values, perm, has_perm, lo, hi, c, is_prod, scratch)
+            continue
+        for c in range(k):
+            acc = values[perm[lo] if has_perm else lo, c]
+            for j in range(lo + 1, hi):
+                acc = _arith(is_prod, acc, values[perm[j] if has_perm else j, c])
+            out[s, c] = acc
+
+
+def segment_reduce(values, perm, has_perm, starts, op, nthreads):
+    """out[s, c] = segment s of column c reduced by ``op`` in the blocked order (module docstring)."""
+    if op in ("max", "min"):  # the same in any grouping: the left-to-right loop
+        return segment_minmax(values, perm, has_perm, starts, op == "max", nthreads)
+    if op not in ("sum", "prod"):
+        raise ValueError(f"unknown reduction {op!r}; expected 'sum', 'prod', 'max' or 'min'")
+    out = np.empty((starts.shape[0] - 1, values.shape[1]), values.dtype)
+    if out.size:
+        run_parts(_reduce_part, _nparts(values.shape[0], nthreads), nthreads, values, perm, has_perm, starts,
+                  op == "prod", out)
+    return out
+
+
 def _nparts(n, nthreads):
     return 1 if n < _SERIAL_BELOW else _PARTS_PER_THREAD * nthreads
 
@@ -168,10 +252,26 @@ def _first_head(keys, lo, hi):
 
 
 @nb.njit(cache=True, nogil=True)
-def _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out):
+def _run_result(keys, values, is_prod, tree, s, i, c, acc, scratch):
+    """The run [s, i)'s result: ``acc`` (left to right), or the blocked order's when the run is long.
+
+    A long run of float or complex values is read again through the tree
+    (``tree``); integer results are the same in any grouping.
+    """
+    if not tree or i - s <= TREE_LEAF:
+        return acc, scratch
+    m = (i - s + TREE_LEAF - 1) // TREE_LEAF
+    if scratch.shape[0] < m:
+        scratch = np.empty(m, values.dtype)
+    return _tree_arith(values, keys[:0], False, s, i, c, is_prod, scratch), scratch
+
+
+@nb.njit(cache=True, nogil=True)
+def _sorted_arith_1(keys, values, is_prod, tree, by_key, lo, hi, j, dest, out):
     # one column: a single loop over the entries, the run's key compared and its
     # value accumulated in the same iteration (the fastest form measured)
     n = keys.shape[0]
+    scratch = np.empty(0, values.dtype)
     i = _first_head(keys, lo, hi)
     if i >= hi:
         return
@@ -186,7 +286,7 @@ def _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out):
         else:
             row = key if by_key else j
             dest[row] = i - s if by_key else s
-            out[row, 0] = acc
+            out[row, 0], scratch = _run_result(keys, values, is_prod, tree, s, i, 0, acc, scratch)
             j += 1
             if i >= hi:  # the next run starts in the next part's chunk
                 return
@@ -196,18 +296,19 @@ def _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out):
         i += 1
     row = key if by_key else j
     dest[row] = i - s if by_key else s
-    out[row, 0] = acc
+    out[row, 0], scratch = _run_result(keys, values, is_prod, tree, s, i, 0, acc, scratch)
 
 
 @nb.njit(cache=True, nogil=True)
-def _sorted_arith_part(t, nparts, keys, values, is_prod, by_key, offsets, dest, out):
+def _sorted_arith_part(t, nparts, keys, values, is_prod, tree, by_key, offsets, dest, out):
     n = keys.shape[0]
     k = values.shape[1]
     lo, hi = _chunk(t, nparts, n)
     j = offsets[t]
     if k == 1:
-        _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out)
+        _sorted_arith_1(keys, values, is_prod, tree, by_key, lo, hi, j, dest, out)
         return
+    scratch = np.empty(0, values.dtype)
     acc = np.empty(k, values.dtype)
     i = _first_head(keys, lo, hi)
     while i < hi:
@@ -223,7 +324,7 @@ def _sorted_arith_part(t, nparts, keys, values, is_prod, by_key, offsets, dest, 
         row = key if by_key else j
         dest[row] = i - s if by_key else s
         for c in range(k):
-            out[row, c] = acc[c]
+            out[row, c], scratch = _run_result(keys, values, is_prod, tree, s, i, c, acc[c], scratch)
         j += 1
 
 
@@ -257,7 +358,8 @@ def _sorted_minmax_part(t, nparts, keys, values, is_max, by_key, offsets, dest, 
 
 def _sorted_runs(keys, values, op, by_key, offsets, dest, out, nparts, nthreads):
     if op in ("sum", "prod"):
-        run_parts(_sorted_arith_part, nparts, nthreads, keys, values, op == "prod", by_key, offsets, dest, out)
+        run_parts(_sorted_arith_part, nparts, nthreads, keys, values, op == "prod", values.dtype.kind in "fc",
+                  by_key, offsets, dest, out)
     else:
         run_parts(_sorted_minmax_part, nparts, nthreads, keys, values, op == "max", by_key, offsets, dest, out)
 
@@ -312,6 +414,35 @@ def _bykey_minmax(keys, values, is_max, counts, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def _bykey_long(keys, values, counts, is_prod, out):
+    """The keys with more than TREE_LEAF entries reduced again in the blocked order.
+
+    Their entries are put in key order by a stable counting sort (stored order
+    within a key), then each key's run goes through the tree.
+    """
+    bound = counts.shape[0]
+    k = values.shape[1]
+    start = np.zeros(bound + 1, np.int64)
+    longest = 0
+    for q in range(bound):
+        c = counts[q] if counts[q] > TREE_LEAF else 0
+        start[q + 1] = start[q] + c
+        longest = max(longest, c)
+    perm = np.empty(start[bound], np.int64)
+    fill = start[:bound].copy()
+    for i in range(keys.shape[0]):
+        q = keys[i]
+        if counts[q] > TREE_LEAF:
+            perm[fill[q]] = i
+            fill[q] += 1
+    scratch = np.empty((longest + TREE_LEAF - 1) // TREE_LEAF, values.dtype)
+    for q in range(bound):
+        if counts[q] > TREE_LEAF:
+            for c in range(k):
+                out[q, c] = _tree_arith(values, perm, True, start[q], start[q + 1], c, is_prod, scratch)
+
+
+@nb.njit(cache=True, nogil=True)
 def _zero_empty(counts, out):
     for j in range(counts.shape[0]):
         if counts[j] == 0:
@@ -320,9 +451,10 @@ def _zero_empty(counts, out):
 
 
 def reduce_by_key(keys, values, bound, op, is_sorted, nthreads):
-    """(counts[bound], out[bound, k]): entries of equal key reduced in stored order; 0 where none.
+    """(counts[bound], out[bound, k]): entries of equal key reduced in the blocked order; 0 where none.
 
-    Unsorted keys: one serial pass in stored order into the table. Sorted keys:
+    Unsorted keys: one serial pass in stored order into the table (then the
+    keys with more than TREE_LEAF float entries again, in the blocked order). Sorted keys:
     the runs, split between threads as in :func:`reduce_sorted` (each run
     reduced by one thread), written straight into the table.
     """
@@ -335,6 +467,8 @@ def reduce_by_key(keys, values, bound, op, is_sorted, nthreads):
     if op in ("sum", "prod"):
         out = np.zeros((bound, values.shape[1]), values.dtype)
         _bykey_arith(keys, values, op == "prod", counts, out)
+        if values.dtype.kind in "fc" and bound and values.shape[1] and int(counts.max()) > TREE_LEAF:
+            _bykey_long(keys, values, counts, op == "prod", out)
         return counts, out
     dt = values.dtype
     if dt.kind == "f":

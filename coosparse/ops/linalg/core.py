@@ -16,8 +16,9 @@ COO x dense            SpMV/SpMM over row segments: a COO sorted by its row
                        key gives row offsets (cached for the array, see
                        below); each output row is summed in stored order.
                        Unsorted: ``spmm_unsorted`` (CPU: threads own row
-                       ranges and scan the entries; GPU: a stable sort of the
-                       rows first), same order, same bits.
+                       ranges and scan the entries); on a GPU a stable sort
+                       of the rows, whose permutation and offsets are cached
+                       for the array like the offsets; same order, same bits.
 dense x COO            ``dense_spmm``: the COO is read column by column
                        through its stored order (CPU: threads own output rows;
                        GPU: a stable sort by column); the dense operand is
@@ -414,6 +415,12 @@ def _cached_offsets(be, source, lead, nrows, compute):
     return offsets
 
 
+def _grouped_rows(be, rowkey, nrows):
+    """(row offsets, stable permutation) of unsorted row keys: spmm_unsorted's grouping on a GPU."""
+    sorted_rows, perm = be.sort_pairs(rowkey, max(nrows, 1))
+    return be.row_offsets(sorted_rows, nrows), perm
+
+
 # ----------------------------------------------------------------------------- the four paths
 def _product(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, op):
     """Batched contraction of ``a`` and ``b`` (COO or dense); groups as in the module docstring.
@@ -509,6 +516,13 @@ def _sparse_dense(a, amap, arows, acols, x, xmap, xrows, xcols, batch_shape, dty
     if s.sorted:
         offsets = _cached_offsets(be, s.source, s.lead, nrows, lambda: be.row_offsets(rowkey, nrows))
         out = be.spmm(offsets, None, cols, s.values, x2, m, base, k)
+    elif is_device_array(rowkey):
+        # a GPU groups the rows by a stable sort (spmm_unsorted's own way): done once per array and
+        # kept with its row offsets, so repeated products (an iterative solver, a training loop) do
+        # not sort again; the same grouping, the same bits
+        offsets, perm = _cached_offsets(be, s.source, ("stable sort", s.lead), nrows,
+                                        lambda: _grouped_rows(be, rowkey, nrows))
+        out = be.spmm(offsets, perm, cols, s.values, x2, m, base, k)
     else:
         out = be.spmm_unsorted(rowkey, cols, s.values, x2, nrows, m, base, k)
     return _from_acc(out, dtype).reshape(out_shape)

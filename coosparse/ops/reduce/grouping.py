@@ -142,14 +142,8 @@ def _kernel(be, op, values2d, call):
 
 
 def _segment(be, op, values2d, perm, starts):
-    """Ordered segment reduction ``op`` of 2-D values already in a kernel dtype."""
-    def call(v):
-        if op == "sum":
-            return be.segment_sum(v, perm, starts)
-        if op == "prod":
-            return be.segment_prod(v, perm, starts)
-        return be.segment_minmax(v, perm, starts, op == "max")
-    return _kernel(be, op, values2d, call)
+    """Segment reduction ``op`` (the blocked order) of 2-D values already in a kernel dtype."""
+    return _kernel(be, op, values2d, lambda v: be.segment_reduce(v, perm, starts, op))
 
 
 def _dense_reduce(xp, values, op, axes):

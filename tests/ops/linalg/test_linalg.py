@@ -519,6 +519,39 @@ def test_row_offsets_cache_is_private():
     assert not [k for k in _linalg._offsets_cache if k in key]
 
 
+def test_unsorted_spmm_sorts_once_per_array_on_a_device():
+    """On a GPU an unsorted COO's rows are grouped by a stable sort: once per array, then cached."""
+    emulated = pytest.importorskip("coosparse._kernels.cuda.emulated")
+    if not emulated.available():
+        pytest.skip("emulated CUDA layer unavailable")
+    import emulation as strict
+    from coosparse.ops.linalg import core as _linalg
+
+    rng = np.random.default_rng(20)
+    a = rand_coo(rng, (60, 40), "none", density=0.3)
+    x = rng.standard_normal((40, 2))
+    sorts = []
+    real = emulated.sort_pairs  # (the layer module's row, which the operations call)
+
+    def spy(*args, **kw):
+        sorts.append(1)
+        return real(*args, **kw)
+
+    with strict.allow_transfers():
+        da, dx = strict.to_device(a), strict.to_device(x)
+    emulated.sort_pairs = spy
+    try:
+        r1 = da @ dx
+        r2 = da @ dx
+    finally:
+        emulated.sort_pairs = real
+    assert len(sorts) == 1
+    with strict.allow_transfers():
+        got1, got2 = strict.to_host(r1), strict.to_host(r2)
+    assert got1.tobytes() == got2.tobytes() == (a @ x).tobytes()  # the CPU's bits (its scan, no sort)
+    assert [k for k in _linalg._offsets_cache if k[0] == id(da) and k[1][0] == "stable sort"]
+
+
 def test_sddmm_parts_same_bits():
     """One part on one thread, or several parts with prefetching across them: the same bits."""
     import numba
