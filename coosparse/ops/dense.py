@@ -128,13 +128,42 @@ def to_dense(a, order="C"):
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F'; got {order!r}")
     xp = array_namespace(a.values)
-    if not _fill.is_zero(a.fill_value):
+    fill = a.fill_value
+    if not _fill.is_zero(fill):
         # the background is the fill; stored indices are overwritten by their sums
         c = a if a.is_unique else coalesce(a)
-        out = xp.full(a.shape, a.fill_value, dtype=a.dtype, order=order)
+        out = xp.full(a.shape, fill, dtype=a.dtype, order=order)
         return scatter_into(out, c._with(fill_value=0), add=False)
-    out = xp.zeros(a.shape, dtype=a.dtype, order=order)
-    return scatter_into(out, a, add=not a.is_unique)
+    # the background has the fill's bits (a fill of -0.0 stays -0.0); a unique index is written,
+    # not added, so a stored -0.0 keeps its sign
+    neg = _negative_zero_parts(fill)
+    out = xp.full(a.shape, fill, dtype=a.dtype, order=order) if any(neg) else \
+        xp.zeros(a.shape, dtype=a.dtype, order=order)
+    z = a._with(fill_value=0)
+    if a.is_unique or a.dtype.kind not in "fc":
+        return scatter_into(out, z, add=not a.is_unique)
+    # duplicates are summed onto the background, so that must be the additive identity -0.0
+    # wherever an entry is stored (x + -0.0 is x for every x, -0.0 included; +0.0 + -0.0 is +0.0):
+    # those elements are set to -0.0 first, unless the background is -0.0 already or no stored
+    # value is -0.0 (then no sum is -0.0; checked on the host only, where it needs no synchronisation)
+    if not all(neg) and (xp is not np or _has_negative_zero(a.values)):
+        minus = np.array(complex(-0.0, -0.0) if a.dtype.kind == "c" else -0.0, dtype=a.dtype)[()]
+        scatter_into(out, z._with(values=xp.full(a.values.shape, minus, dtype=a.dtype)), add=False)
+    return scatter_into(out, z, add=True)
+
+
+def _negative_zero_parts(x):
+    """For a float or complex scalar: whether each part ((real,) or (real, imag)) is -0.0; () otherwise."""
+    if x.dtype.kind not in "fc":
+        return ()
+    parts = (x.real, x.imag) if x.dtype.kind == "c" else (x,)
+    return tuple(bool(p == 0 and np.signbit(p)) for p in parts)
+
+
+def _has_negative_zero(values):
+    """Whether some element (or part of one) of the host array ``values`` is -0.0."""
+    parts = (values.real, values.imag) if values.dtype.kind == "c" else (values,)
+    return any(bool(((p == 0) & np.signbit(p)).any()) for p in parts)
 
 
 def from_dense(x, sparse_ndim=None, *, signed_zeros=False):

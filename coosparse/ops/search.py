@@ -38,6 +38,7 @@ from collections import namedtuple
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from .._core import fill as _fill
 from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
 from .._core.dispatch import implements
@@ -154,9 +155,8 @@ def where(condition, x=None, y=None, /):
     (cv, cf), (xv, xf), (yv, yf) = (at_union(o) for o in ops)
     out = xp.where(cv.astype(bool), xv.astype(dtype), yv.astype(dtype))
     fill = np.asarray(xf if bool(cf) else yf).astype(dtype)[()]
-    differs = out != fill
-    if np.asarray(fill).dtype.kind in "fc" and bool(np.isnan(fill)):
-        differs = ~xp.isnan(out)
+    # a value that is the fill with the other sign of zero is stored: the sign is part of the meaning
+    differs = _fill.differs(xp, out, fill)
     keep = be.mask_positions(differs.any(axis=1))  # synchronize! (output size)
     values = gather_values(be, out.reshape((m,) + coos[0].dense_shape), keep)
     return COO._trusted(be.gather_columns(uidx, keep), values, shape, True, True, fill)
