@@ -234,9 +234,9 @@ def test_broadcast_to_near_the_limit(backend):
 
 # ----------------------------------------------------------------------------- creation
 def test_full_and_eye_name_the_problem():
-    with pytest.raises(ValueError, match=r"full: fill_value 9223372036854775808 does not fit dtype int64.*uint64"):
+    with pytest.raises(OverflowError, match=r"full: fill_value 9223372036854775808 does not fit dtype int64.*uint64"):
         coosparse.full(2, 2**63)
-    with pytest.raises(ValueError, match=r"full: fill_value 300 does not fit dtype int8 \[-128, 127\]"):
+    with pytest.raises(OverflowError, match=r"full: fill_value 300 does not fit dtype int8 \[-128, 127\]"):
         coosparse.full(2, 300, dtype=np.int8)
     assert coosparse.full(2, 2**63, dtype=np.uint64).to_dense().tolist() == [2**63, 2**63]
     for k in (2**64, -(2**64), 2**63, 3, -3):

@@ -78,6 +78,26 @@ def from_accumulation(sums, dtype):
     return sums.astype(dt)
 
 
+def cast_keeps_sums(src, dst):
+    """True when casting each duplicate to ``dst`` and summing there gives the cast of their sum.
+
+    Duplicates mean their sum in the array's own dtype (SPEC 1), so a cast
+    may keep them apart only when it commutes with that sum: the same dtype;
+    an integer cast to an integer no wider (both sums wrap modulo the narrower
+    width); float32/float64 to complex64/complex128 and back (the real part:
+    complex sums are sums of their parts in the same float dtype). Every other
+    cast (to bool, float to int, widening an integer or a float, anything from
+    bool or float16) must see the summed duplicates.
+    """
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return True
+    if src.kind in "iu" and dst.kind in "iu":
+        return dst.itemsize <= src.itemsize
+    pairs = {(np.dtype(np.float32), np.dtype(np.complex64)), (np.dtype(np.float64), np.dtype(np.complex128))}
+    return (src, dst) in pairs or (dst, src) in pairs
+
+
 def result_type(*args):
     """NumPy's promotion rule, restricted to supported dtypes."""
     dt = np.result_type(*args)

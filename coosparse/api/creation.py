@@ -90,12 +90,12 @@ def _full_value(fill_value, dtype):
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             v = np.array(fill_value, dtype=dt)
-    except OverflowError:  # an integer outside the dtype's range: name it (NumPy's message does not)
+    except OverflowError:  # an integer outside the dtype's range: NumPy's exception type, naming the argument
         info = np.iinfo(dt) if dt.kind in "iu" else None
         span = f" [{info.min}, {info.max}]" if info is not None else ""
         hint = " (dtype=coosparse.uint64 holds 2**63 .. 2**64 - 1)" if dt == np.int64 and fill_value > 0 else ""
-        raise ValueError(f"full: fill_value {fill_value!r} does not fit dtype {dt}{span}; pass a dtype that "
-                         f"holds it{hint}") from None
+        raise OverflowError(f"full: fill_value {fill_value!r} does not fit dtype {dt}{span}; pass a dtype that "
+                            f"holds it{hint}") from None
     if v.ndim:
         raise ValueError(f"fill_value must be a scalar; got an array of shape {v.shape}")
     return dt, v[()]
