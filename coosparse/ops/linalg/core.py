@@ -66,7 +66,7 @@ from ..._core import dtypes as _dtypes
 from ..._core.coo import COO
 from ..._core.fill import require_zero_fill
 from ..._core.keys import INT64_LIMIT
-from ..._core.shapes import prod
+from ..._core.shapes import check_entries, prod
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
 from ..._kernels.bounds import check_indices, first_out_of_bounds, raise_out_of_bounds
 
@@ -332,6 +332,8 @@ def _sparse_side(a, batch_map, row_axes, col_axes, batch_shape, acc):
     rrows = [idx[ax] for ax in row_axes]
     crows = [idx[ax] for ax in col_axes]
     if reps > 1:
+        # broadcast batch dimensions replicate every entry: refused at once when memory cannot hold that
+        check_entries(n * reps, "product (an operand broadcast over the batch)", 8 * (a.ndim + 1) + values.itemsize)
         dropped = [batch_map[d] for d in expanded if batch_map[d] is not None]
         if dropped:  # size-1 axes broadcast by replication: their index is never read, so check it here
             check_indices(idx[dropped], (1,) * len(dropped))
@@ -441,8 +443,10 @@ def _product(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, op):
             for x in (a, b))
     if not (_is_coo(a) or _is_coo(b)):
         return _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
-    path = _sparse_sparse if _is_coo(a) and _is_coo(b) else (_sparse_dense if _is_coo(a) else _dense_sparse)
     try:
+        if _is_coo(a) and _is_coo(b):
+            return _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape, op)
+        path = _sparse_dense if _is_coo(a) else _dense_sparse
         return path(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
     except IndexError:
         name_bad_index(op, a0, b0)
@@ -560,7 +564,36 @@ def _segments(be, key, bound, is_sorted):
 _DIRECT_ROWS = 1 << 20
 
 
-def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape):
+def _check_product_size(xp, a_off, a_perm, acol_key, b_off, ncols, size, acc, op):
+    """Refuse at once (MemoryError naming the sizes) a COO x COO product that memory cannot hold.
+
+    One pass over A's entries, before SpGEMM's counting pass (O(products)):
+    each entry of A meets the entries of one row of B, so a row of the
+    result holds at most its number of products, and at most ``ncols``
+    entries; the CPU layer's result is bounded by that sum, the GPU layer's
+    expansion holds every product (a row key, a column key and a value each,
+    then their sort). Sums are taken in float64 (they may pass 2**63; only
+    their size matters).
+    """
+    lens = b_off[1:] - b_off[:-1]
+    if acol_key.shape[0] == 0 or lens.shape[0] == 0:
+        return
+    # (a key outside B's rows is reported by the kernel that reads it; here it is only a bound)
+    per_entry = lens[xp.clip(acol_key, 0, lens.shape[0] - 1)].astype(np.float64)
+    if a_perm is not None:
+        per_entry = per_entry[a_perm]
+    c = xp.zeros(per_entry.shape[0] + 1, dtype=np.float64)
+    c[1:] = xp.cumsum(per_entry)
+    per_row = c[a_off[1:]] - c[a_off[:-1]]
+    products = float(c[-1])  # synchronize! (the product count: SpGEMM synchronises on it anyway)
+    bound = min(float(xp.minimum(per_row, float(ncols)).sum()), float(size))
+    item = np.dtype(acc).itemsize
+    check_entries(int(bound), op, 16 + item, "entries at most (each row: its products, up to its columns)")
+    if xp is not np:
+        check_entries(int(products), op, 48 + item, "products (SpGEMM's expansion on a GPU)")
+
+
+def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape, op="matmul"):
     be = backend_for(a.indices, b.indices)
     xp = be.xp
     acc = _acc_dtype(dtype)
@@ -613,6 +646,7 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
     else:
         sk, b_perm = _sort(be, brow_key, kbound)
         b_off = be.row_offsets(sk, kbound)
+    _check_product_size(xp, a_off, a_perm, acol_key, b_off, cb.bound, prod(out_shape), acc, op)
     rc, values = be.spgemm(a_off, a_rows, a_perm, acol_key, sa.values, b_off, b_perm, bcol_key, sb.values,
                            cb.bound, rowa.bound)  # synchronize! (output size)
     if len(rowa.sizes) == 1 and rowa.table is None and len(cb.sizes) == 1 and cb.table is None:
