@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import coosparse
 from coosparse import COO
 from coosparse._core import shapes
+from coosparse._kernels import bounds
 from manip_helpers import assert_coo, reference
 
 BIG = 2**62
@@ -28,7 +29,7 @@ def _cols(a):
 @pytest.fixture
 def small_memory(monkeypatch):
     """A machine of 1 MiB: check_entries then refuses results of ordinary size (nothing big is allocated)."""
-    monkeypatch.setattr(shapes, "memory_bytes", lambda: 2**20)
+    monkeypatch.setattr(bounds, "memory_bytes", lambda: 2**20)
 
 
 def _fast(call, exc, match):

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import numbers
 import operator
-import os
 
 import numpy as np
+
+from .._kernels.bounds import check_size
 
 MAX_DIM = 2**63
 """The largest dimension: its indices 0 .. 2**63 - 1 are int64 values; a larger one would wrap."""
@@ -77,23 +78,6 @@ def checked_shape(dims, op, like=None):
     return out
 
 
-def _gib(nbytes):
-    return f"{nbytes / 2**30:.3g} GiB"
-
-
-_MEMORY = []
-
-
-def memory_bytes():
-    """This machine's physical memory in bytes (None where the platform does not say)."""
-    if not _MEMORY:
-        try:
-            _MEMORY.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-        except (AttributeError, ValueError, OSError):  # (not a POSIX system)
-            _MEMORY.append(None)
-    return _MEMORY[0]
-
-
 def check_entries(count, op, entry_bytes, what="entries"):
     """Refuse at once a result of ``count`` entries of ``entry_bytes`` bytes each that cannot be held.
 
@@ -102,7 +86,8 @@ def check_entries(count, op, entry_bytes, what="entries"):
     machine's physical memory (a GPU's memory is smaller still: its allocator
     refuses what passes here). Called before anything is allocated, so a
     request for 10**10 entries fails in microseconds, not after a counting
-    pass or an allocation that the operating system would grant lazily.
+    pass or an allocation that the operating system would grant lazily. (The
+    kernel layers use the same check, :func:`coosparse._kernels.bounds.check_size`.)
 
     Examples
     --------
@@ -113,11 +98,4 @@ def check_entries(count, op, entry_bytes, what="entries"):
     ...
     MemoryError: tile: the result would hold 1180591620717411303424 entries (1.76e+13 GiB), more than 2**63
     """
-    count = int(count)
-    nbytes = count * int(entry_bytes)
-    if count >= MAX_DIM:
-        raise MemoryError(f"{op}: the result would hold {count} {what} ({_gib(nbytes)}), more than 2**63")
-    limit = memory_bytes()
-    if limit is not None and nbytes > limit:
-        raise MemoryError(f"{op}: the result would hold {count} {what} of {entry_bytes} bytes ({_gib(nbytes)}), "
-                          f"more than this machine's memory ({_gib(limit)})")
+    check_size(count, entry_bytes, op, what)

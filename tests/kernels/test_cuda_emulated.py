@@ -137,26 +137,56 @@ def test_scatter_duplicates_in_order(launched, dtype, op):
     np.testing.assert_array_equal(t1.view(np.uint8), t2.view(np.uint8))
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.int64, np.complex128])
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
 @pytest.mark.parametrize("hint", ["sorted", "distinct"])
 @pytest.mark.parametrize("op", ["scatter_add", "scatter_set"])
 def test_scatter_hints_skip_the_sort(launched, dtype, hint, op):
     # addresses the caller vouches for: non-decreasing ('sorted') or pairwise distinct
+    # (blocks of one element where addresses repeat: the elements of two equal blocks of more would
+    # interleave, so their element addresses are not non-decreasing)
     rng = np.random.default_rng(21)
-    size, inner = 300, np.array([0, 1], np.int64)
+    size = 300
     if hint == "sorted":
+        inner = np.array([0], np.int64)
         addresses = np.sort(rng.integers(0, size // 2, 100)).astype(np.int64) * 2
     else:
+        inner = np.array([0, 1], np.int64)
         addresses = rng.permutation(size // 2)[:100].astype(np.int64) * 2
-    vals = _values(rng, (len(addresses), 2), dtype)
+    k = len(inner)
+    vals = _values(rng, (len(addresses), k), dtype)
     target = _values(rng, size, dtype)
     exp = target.copy()
     with np.errstate(all="ignore"):
         for i, a in enumerate(addresses):  # the sequential meaning
-            for c in range(2):
+            for c in range(k):
                 exp[a + inner[c]] = exp[a + inner[c]] + vals[i, c] if op == "scatter_add" else vals[i, c]
     getattr(H, op)(target, addresses, vals, inner, hint=hint)
     np.testing.assert_array_equal(target.view(np.uint8), exp.view(np.uint8))
+    check_device_errors()  # a true hint passes its check
+
+
+@pytest.mark.parametrize("hint", ["sorted", "distinct"])
+@pytest.mark.parametrize("op", ["scatter_add", "scatter_set"])
+def test_lying_scatter_hints_are_reported(launched, op, hint):
+    # flags built with check=False may lie: addresses neither sorted nor distinct under either hint
+    # would let two GPU threads write one word in either order; the cheap check reports it (ORDER)
+    t = np.zeros(8)
+    addresses = np.array([4, 1, 4, 2], np.int64)
+    getattr(H, op)(t, addresses, np.array([[1.0], [2.0], [3.0], [4.0]]), np.zeros(1, np.int64), hint=hint)
+    with pytest.raises(ValueError, match="flag sorted=True is false"):
+        check_device_errors()
+    assert set(np.flatnonzero(t)) <= {1, 2, 4}  # nothing written elsewhere
+    # duplicates of one value under 'distinct' leave the same word whatever the order: nothing to report
+    t = np.zeros(8)
+    H.scatter_set(t, np.array([3, 3], np.int64), np.array([[5.0], [5.0]]), np.zeros(1, np.int64), hint="distinct")
+    check_device_errors()
+    assert t[3] == 5.0
+    # an entry skipped for leaving the target is not also an order error
+    t = np.zeros(8)
+    getattr(H, op)(t, np.array([1, 99, 2], np.int64), np.ones((3, 1)), np.zeros(1, np.int64), hint="sorted")
+    with pytest.raises(IndexError, match="scatter outside") as e:
+        check_device_errors()
+    assert "sorted=True" not in str(e.value)
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.float16])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bounds import check_size
 from .base import i64
 
 
@@ -219,6 +220,8 @@ class LinalgRows:
         if na:
             start[1:] = xp.cumsum(count)
         total = self._sync_size(start[na])  # synchronize! (number of products, and the error word)
+        # every product is held (keys, value, then their sort): refused before any of it is allocated
+        check_size(total, 48 + a_values.dtype.itemsize, "COO x COO product", "products (SpGEMM's expansion on a GPU)")
         rows = xp.empty(total, dtype=np.int64)
         cols = xp.empty(total, dtype=np.int64)
         prod = xp.empty(total, dtype=a_values.dtype)

@@ -146,9 +146,12 @@ def coalesce_linear(indices, strides, bound, values):
 
 
 # ---- scatter -------------------------------------------------------------------------------------
-def scatter_add(target, addresses, values, inner, *, hint=None):
+def scatter_add(target, addresses, values, inner, *, hint=None, replace=False):
     """Deterministic parallel scatter-add (kernel API row ``scatter_add``; ``hint`` is for the GPU)."""
-    _sc.scatter_add(target, addresses, values, inner, numba.get_num_threads())
+    ident = np.zeros(1, dtype=target.dtype)
+    if target.dtype.kind in "fc":  # the additive identity: (-0.0) + x is x, -0.0 included (both parts)
+        ident[0] = complex(-0.0, -0.0) if target.dtype.kind == "c" else -0.0
+    _sc.scatter_add(target, addresses, values, inner, numba.get_num_threads(), ident, bool(replace))
 
 
 def scatter_set(target, addresses, values, inner, *, hint=None):

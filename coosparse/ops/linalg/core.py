@@ -570,11 +570,13 @@ def _check_product_size(xp, a_off, a_perm, acol_key, b_off, ncols, size, acc, op
     One pass over A's entries, before SpGEMM's counting pass (O(products)):
     each entry of A meets the entries of one row of B, so a row of the
     result holds at most its number of products, and at most ``ncols``
-    entries; the CPU layer's result is bounded by that sum, the GPU layer's
-    expansion holds every product (a row key, a column key and a value each,
-    then their sort). Sums are taken in float64 (they may pass 2**63; only
-    their size matters).
+    entries. Sums are taken in float64 (they may pass 2**63; only their
+    size matters). Host arrays only: a GPU's SpGEMM counts its products in
+    O(nnz) and checks that count (its expansion holds every product) before
+    it allocates, with no synchronisation added here.
     """
+    if xp is not np:
+        return
     lens = b_off[1:] - b_off[:-1]
     if acol_key.shape[0] == 0 or lens.shape[0] == 0:
         return
@@ -585,12 +587,9 @@ def _check_product_size(xp, a_off, a_perm, acol_key, b_off, ncols, size, acc, op
     c = xp.zeros(per_entry.shape[0] + 1, dtype=np.float64)
     c[1:] = xp.cumsum(per_entry)
     per_row = c[a_off[1:]] - c[a_off[:-1]]
-    products = float(c[-1])  # synchronize! (the product count: SpGEMM synchronises on it anyway)
     bound = min(float(xp.minimum(per_row, float(ncols)).sum()), float(size))
-    item = np.dtype(acc).itemsize
-    check_entries(int(bound), op, 16 + item, "entries at most (each row: its products, up to its columns)")
-    if xp is not np:
-        check_entries(int(products), op, 48 + item, "products (SpGEMM's expansion on a GPU)")
+    check_entries(int(bound), op, 16 + np.dtype(acc).itemsize,
+                  "entries at most (each row: its products, up to its columns)")
 
 
 def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape, op="matmul"):
