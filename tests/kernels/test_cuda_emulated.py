@@ -766,6 +766,33 @@ def test_dense_spmm_kernel(launched, dtype):
           nb.dense_spmm(dense, base, m, boff, perm, krow, cols, vals, ncols))
 
 
+@pytest.mark.parametrize("bad", ["short", "outside"])
+@pytest.mark.parametrize("row", ["dense_spmm", "spmm"])
+def test_batch_bases_are_bounds_checked(row, bad):
+    # a product kernel never reads a batch base it was not given, nor a dense row through one:
+    # the CPU refuses before the kernel runs, a GPU writes zeros for that batch and reports (GATHER)
+    rng = np.random.default_rng(33)
+    n, k, m, ncols = 40, 5, 3, 4
+    krow, cols, vals = rng.integers(0, k, n), rng.integers(0, ncols, n), rng.random(n)
+    batch = np.sort(rng.integers(0, 3, n))
+    base = np.array([0, m], np.int64) if bad == "short" else np.array([0, m, 2 * m], np.int64)
+    if row == "dense_spmm":
+        dense = rng.random((2 * m, k))
+        args = (dense, base, m, nb.row_offsets(batch, 3), None, krow, cols, vals, ncols)
+    else:  # 3 batches of m rows each; a base plus the k columns must stay inside the dense rows
+        dense = rng.random((2 * k, 2))
+        base = base // m * k
+        rows = rng.integers(0, 3 * m, n)
+        order = np.argsort(rows, kind="stable")
+        args = (nb.row_offsets(rows[order], 3 * m), order, krow, vals, dense, m, base, k)
+    with pytest.raises(IndexError, match=f"{row}: (batch_base has|a batch base leaves)"):
+        getattr(nb, row)(*args)
+    out = getattr(H, row)(*args)
+    with pytest.raises(IndexError, match="gather read outside"):
+        check_device_errors()
+    assert np.isfinite(out).all()  # (every output element written: zeros where a batch had no base)
+
+
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("k", [0, 3, 8, 21])
 def test_sddmm_kernel(launched, dtype, k):
