@@ -38,6 +38,7 @@ from collections import namedtuple
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from .._core import dtypes as _dtypes
 from .._core import fill as _fill
 from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
@@ -58,6 +59,8 @@ MAX_FILL_NANS = 1 << 24
 
 
 def _is_dense(x):
+    if isinstance(x, np.ma.MaskedArray):
+        _dtypes.native(x)  # TypeError: the mask would be lost
     return not isinstance(x, COO) and (isinstance(x, np.ndarray) or is_device_array(x)) and x.ndim > 0
 
 

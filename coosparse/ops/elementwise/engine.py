@@ -607,10 +607,21 @@ def array_ufunc(ufunc, *inputs, **kwargs):
 
 @operation("binary_operator")
 def operator_call(f, a, b):
-    """A binary operator: the engine, or NotImplemented for operand types it does not take."""
-    if classify(a) is None or classify(b) is None:
-        return NotImplemented
-    return elementwise(f, (a, b))
+    """A binary operator: the engine, or NotImplemented for operand types it does not take.
+
+    A torch tensor is refused at once (TypeError naming the bridge): torch's reflected operators
+    would try the COO themselves and fail with torch's own errors.
+    """
+    bad = [x for x in (a, b) if classify(x) is None]
+    if not bad:
+        return elementwise(f, (a, b))
+    if foreign_kind(bad[0], ("torch",)):
+        raise TypeError(
+            f"{f.__name__} of a coosparse.COO and a torch.Tensor is not supported: convert one side "
+            "(coosparse.interop.torch.from_torch(t) for a COO, t.numpy() for a dense array, or "
+            "coosparse.interop.torch.to_torch(a) and compute in torch)"
+        )
+    return NotImplemented
 
 
 @operation("unary_operator")

@@ -85,7 +85,7 @@ def _xp_of(x):
 def _as_operand(x, op):
     """COO, NumPy/CuPy array (lists and scalars become NumPy arrays), else TypeError."""
     if _is_coo(x) or isinstance(x, np.ndarray) or is_device_array(x):
-        return x
+        return _dtypes.native(x) if not _is_coo(x) else x  # (a masked array is refused there)
     if isinstance(x, (numbers.Number, np.generic, list, tuple)):
         arr = np.asarray(x)
         if arr.dtype != object:
