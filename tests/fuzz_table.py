@@ -1172,3 +1172,9 @@ ROWS += [
     Row("concatenate", _concatenate_call(), _check_concatenate, _bad_concatenate_call(),
         (ValueError, TypeError)),
 ]
+
+
+# ---- hostile input: shape arithmetic near 2**63, signed zeros, dtype=, other libraries' operands, einsum
+from fuzz_hostile import ROWS as _HOSTILE_ROWS  # noqa: E402  (it builds on the helpers above)
+
+ROWS += _HOSTILE_ROWS

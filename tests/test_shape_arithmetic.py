@@ -247,3 +247,17 @@ def test_full_and_eye_name_the_problem():
     with pytest.raises(ValueError, match="eye: dimension 0 of the result would have size"):
         coosparse.eye(2**64, 1)
     _fast(lambda: coosparse.eye(2**62), MemoryError, "eye: the result would hold 4611686018427387904 entries")
+
+
+def test_repeat_of_duplicates_along_the_last_axis_is_not_sorted_by_accident(backend):
+    # the copies of two duplicates interleave (0, 1, 0, 1): the result is sorted again, not flagged wrongly
+    a = COO([[0, 0]], np.array([True, True]), (1,), sorted=True, fill_value=True)
+    out = backend.get(coosparse.repeat(backend.put(a), 2, axis=0))
+    idx = out.indices[0].tolist()
+    assert out.is_sorted and idx == sorted(idx)
+    np.testing.assert_array_equal(out.to_dense(), np.repeat(a.to_dense(), 2))
+    # a scalar count never broadcasts over the axis (a length of 2**61 would be an array of 2**61 counts)
+    big = COO([[5, 2**61 - 1]], [1.0, 2.0], (2**61,), sorted=True, unique=True)
+    r = backend.get(coosparse.repeat(backend.put(big), 3, axis=0))
+    assert r.shape == (3 * 2**61,) and _cols(r) == [((15 + j,), 1.0) for j in range(3)] + \
+        [((3 * (2**61 - 1) + j,), 2.0) for j in range(3)]

@@ -204,24 +204,33 @@ def repeat(x, /, repeats, *, axis=None):
     if rep.dtype.kind == "u" and rep.size and int(rep.max()) >= 2**63:
         raise ValueError(f"repeat: a repeat count of {int(rep.max())} would give a dimension of 2**63 or "
                          "more: its indices would not fit int64")
-    rep = np.broadcast_to(rep.astype(np.int64), (n,)) if rep.ndim == 0 or rep.shape[0] == 1 else rep.astype(np.int64)
-    if rep.shape[0] != n:
-        raise ValueError(f"repeat: repeats has {rep.shape[0]} entries but axis {axis} has length {n}")
-    if (rep < 0).any():
-        raise ValueError("repeat: repeats may not contain negative values")
-    # the new length in exact Python ints (an int64 sum could wrap): checked like every computed shape
-    new_n = int(rep.sum()) if n == 0 or int(rep.max()) < 2**63 // n else sum(int(r) for r in rep)
+    if rep.ndim == 0 or (rep.shape[0] == 1 and n != 1):
+        # one count for every element: never broadcast to the axis (its length may pass 2**60)
+        r = int(rep.reshape(-1)[0])
+        if r < 0:
+            raise ValueError("repeat: repeats may not contain negative values")
+        new_n, most, rep = n * r, r, None
+    else:
+        if rep.shape[0] != n:
+            raise ValueError(f"repeat: repeats has {rep.shape[0]} entries but axis {axis} has length {n}")
+        rep = rep.astype(np.int64)
+        if (rep < 0).any():
+            raise ValueError("repeat: repeats may not contain negative values")
+        most = int(rep.max()) if n else 0
+        # the new length in exact Python ints (an int64 sum could wrap)
+        new_n = int(rep.sum()) if n == 0 or most < 2**63 // n else sum(int(v) for v in rep)
     shape = checked_shape(x.shape[:axis] + (new_n,) + x.shape[axis + 1:], "repeat", like=x.shape)
     s = x.sparse_ndim
     be = backend_for(x.indices)
     xp = be.xp
-    if x.nnz and n:
+    if x.nnz == 0:
+        return result(x, x.indices, x.values.reshape((0,) + shape[s:]), shape, sorted=True, unique=True)
+    if n:
         # an upper bound of the stored entries (every entry repeated the most), refused at once
         # when even the exact count (one pass over the repeats of the stored rows) cannot be held
-        most = int(rep.max())
         entry_bytes = (8 * s if axis < s else 0) + x.dtype.itemsize * prod(shape[s:])
-        if axis >= s:
-            check_entries(x.nnz, "repeat", entry_bytes)
+        if axis >= s or rep is None:
+            check_entries(x.nnz * (1 if axis >= s else most), "repeat", entry_bytes)
         else:
             try:
                 check_entries(x.nnz * most, "repeat", entry_bytes)
@@ -231,16 +240,22 @@ def repeat(x, /, repeats, *, axis=None):
                 check_entries(int(xp.asarray(rep)[rows].sum(dtype=np.float64)), "repeat",  # synchronize!
                               entry_bytes)
     if axis >= s:
-        vals = xp.repeat(x.values, rep.tolist(), axis=axis - s + 1)  # (CuPy takes repeats as host ints)
+        counts = [most] * n if rep is None else rep.tolist()
+        vals = xp.repeat(x.values, counts, axis=axis - s + 1)  # (CuPy takes repeats as host ints)
         return result(x, x.indices, vals, shape, sorted=x.is_sorted, unique=x.is_unique)
-    cum = xp.asarray(np.concatenate([[0], np.cumsum(rep)[:-1]]).astype(np.int64))
-    rep_d = xp.asarray(rep)
     row = x.indices[axis]
-    new_row, owner = be.expand_ranges(cum[row], rep_d[row])  # synchronize! (output size)
+    if rep is None:  # entry at index i: rows i * r .. i * r + r - 1 (i * r < n * r <= 2**63)
+        starts = row * most if n > 1 else xp.zeros_like(row)
+        new_row, owner = be.expand_ranges(starts, xp.full(x.nnz, most, dtype=np.int64))  # synchronize!
+    else:
+        cum = xp.asarray(np.concatenate([[0], np.cumsum(rep)[:-1]]).astype(np.int64))
+        rep_d = xp.asarray(rep)
+        new_row, owner = be.expand_ranges(cum[row], rep_d[row])  # synchronize! (output size)
     indices = be.gather_columns(x.indices, owner)
     indices[axis] = new_row
     vals = gather_values(be, x.values, owner)
-    sorted_ = x.is_sorted and (axis == s - 1 or bool((rep <= 1).all()))
+    # along the last sparse axis the copies of an entry follow it, unless a duplicate's copies interleave
+    sorted_ = x.is_sorted and (most <= 1 or (axis == s - 1 and x.is_unique))
     if x.is_sorted and not sorted_ and indices.shape[1] > 1:
         (keys,), bound = joint_keys([xp.ascontiguousarray(indices[:axis + 1])], shape[:axis + 1])
         _, perm = be.sort_pairs(keys, bound)

@@ -97,6 +97,19 @@ def _wrap(value, dtype):
     return np.asarray(value % 2**64, dtype=np.uint64).astype(dtype)[()]
 
 
+def _times(count, fill, dtype):
+    """``count * fill`` in ``dtype`` (count: a float array or scalar), part by part for complex values:
+    a complex product would compute inf * 0 for the other part (NaN) where repeated sums give 0."""
+    dt = np.dtype(dtype)
+    if dt.kind != "c":
+        return count * fill
+    xp = backend_for(count).xp if hasattr(count, "shape") and count.shape else np
+    part = np.dtype(np.float32 if dt == np.complex64 else np.float64)
+    c = count.astype(part) if hasattr(count, "astype") else part.type(count)
+    pair = xp.stack([c * part.type(fill.real), c * part.type(fill.imag)], axis=-1)
+    return xp.ascontiguousarray(pair).view(dt).reshape(pair.shape[:-1])
+
+
 def _fill_sum(fill, n, dtype):
     """The fill added n times, in ``dtype``; 0 when n == 0 (a NaN fill included)."""
     dt = np.dtype(dtype)
@@ -106,7 +119,7 @@ def _fill_sum(fill, n, dtype):
     if dt.kind in "iu":
         return _wrap(int(f) * n, dt)
     with np.errstate(all="ignore"):
-        return _scalar(f * dt.type(float(n)), dt)
+        return _scalar(_times(np.asarray(float(n)), f, dt), dt)
 
 
 def _fill_prod(fill, n, dtype):
@@ -151,7 +164,8 @@ def _implicit(g, vals, fill, op):
     mk = g.bcast(miss, vals)
     W = vals.dtype
     if op == "sum":
-        return xp.where(mk, vals + g.bcast(g.missing(W), vals) * fill, vals)
+        m = g.bcast(g.missing(W if W.kind != "c" else vals.real.dtype), vals)
+        return xp.where(mk, vals + _times(m, fill, W), vals)
     if op == "prod":
         return xp.where(mk, vals * g.bcast(_fill_power(g, fill, W), vals), vals)
     f = {"max": xp.maximum, "min": xp.minimum, "any": xp.logical_or, "all": xp.logical_and}[op]
@@ -340,6 +354,8 @@ def _var(x, axis, keepdims, dtype, correction, nan=False, name="var"):
     axes = normalize_axes(axis, a.ndim, name)
     correction = _correction(correction, name)
     src = _float_dtype(a.dtype if dtype is None else _inexact(dtype, name))
+    if dtype is not None and a.dtype != src:
+        a = a.astype(src)  # NumPy casts the elements to dtype= first (a float16 dtype can overflow them)
     work = np.dtype(np.float32) if src == np.float16 else src
     real = np.dtype(np.float32) if work in (np.float32, np.complex64) else np.dtype(np.float64)
     out_dt = src if src == np.float16 else real

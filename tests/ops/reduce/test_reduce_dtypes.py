@@ -74,7 +74,8 @@ def test_every_dtype_argument_matches_numpy(func, src, backend):
                     # dtype=, for the nan forms) and overflows; coosparse computes in float32 at least
                     with np.errstate(all="ignore"), warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        wide = d.astype(np.complex128 if d.dtype.kind == "c" else np.float64)
+                        src = d if dt is None else d.astype(dt)  # (NumPy casts to dtype= first)
+                        wide = src.astype(np.complex128 if src.dtype.kind == "c" else np.float64)
                         want = func(wide, axis=axis).astype(want.dtype)
                 _close(got, want)
 
@@ -89,3 +90,30 @@ def test_the_issue_cases(backend):
     for f in (coosparse.prod, np.prod, np.nanprod):
         got = backend.get(f(h)).to_dense()
         assert got.dtype == np.float16 and got == 0 and not np.isnan(got)
+
+
+def test_a_complex_fill_is_summed_part_by_part(backend):
+    # the fill times the number of implicit elements, real and imaginary parts apart: a complex
+    # product would compute inf * 0 = NaN for the imaginary part where NumPy's sums give 0
+    for fill in (complex(np.inf, 0), complex(0, -np.inf), complex(2, -1)):
+        for a in (COO(np.zeros((1, 0), np.int64), np.zeros(0, np.complex64), (2,), fill_value=fill),
+                  COO([[0], [1]], np.array([1 + 1j], np.complex128), (2, 3), fill_value=fill)):
+            d = a.to_dense()
+            for f in (np.sum, np.mean, np.nansum):
+                for axis in (None, 0, -1):
+                    with np.errstate(all="ignore"), warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        got = backend.get(f(backend.put(a), axis=axis)).to_dense()
+                        _close(got, f(d, axis=axis))
+
+
+def test_a_statistic_casts_to_its_dtype_first(backend):
+    # the elements are cast to dtype= first (as NumPy's mean does): 588245967 is inf in float16, so the
+    # variance of [inf, inf] is NaN, not the 0 of a float32 computation cast at the end (NumPy's var
+    # subtracts its float16 mean from the int32 elements and answers inf)
+    a = COO(np.zeros((1, 0), np.int64), np.zeros(0, np.int32), (2,), fill_value=588245967)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = backend.get(np.var(backend.put(a), dtype=np.float16)).to_dense()
+        assert got.dtype == np.float16 and np.isnan(got)
+        assert np.isnan(np.var(a.to_dense().astype(np.float16).astype(np.float64)))
