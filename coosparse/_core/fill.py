@@ -56,6 +56,16 @@ def is_zero(fill):
     return not bool(fill != 0) if not _isnan(fill) else False
 
 
+def zero_bits(fill):
+    """True when ``fill``'s bits are all zero (0, False, +0.0, 0j): what a gather of "nothing" reads.
+
+    Not for -0.0, which equals 0 but has its sign bit set: where an operation
+    substitutes zero bits for the fill, a fill of -0.0 must be written itself.
+    """
+    f = np.asarray(fill)
+    return not f.tobytes().strip(b"\x00")
+
+
 def _isnan(x):
     return np.asarray(x).dtype.kind in "fc" and bool(np.isnan(x))
 
