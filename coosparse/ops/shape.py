@@ -12,7 +12,8 @@ operation                   result flags
                             else False: a transpose of a sorted 2-D array is
                             not sorted (call ``coalesce``)
 ``reshape``, ``ravel``,     both kept: C order keeps every linear index
-``flatten``
+``flatten``                 (unless dense dimensions must become sparse:
+                            then as ``to_hybrid``)
 ``expand_dims``,            both kept (a new sparse axis is a row of zeros)
 ``squeeze``
 ``to_hybrid`` (fewer        ``is_unique`` kept; ``is_sorted`` kept when the
