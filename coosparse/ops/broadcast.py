@@ -185,8 +185,9 @@ def sparsify(a, sparse_ndim):
     """``a`` with its first dense dimensions turned into sparse ones (``sparse_ndim`` in all).
 
     Every stored entry becomes one entry per element of the moved part of its
-    dense block (explicit zeros included), in row-major order, so sorted and
-    unique inputs stay so. Fill and flags kept.
+    dense block (explicit zeros included), in row-major order, so unique inputs
+    stay so, and sorted ones unless they hold duplicates (their blocks
+    interleave). Fill kept.
     """
     sparse_ndim = operator.index(sparse_ndim)
     k = sparse_ndim - a.sparse_ndim
@@ -209,8 +210,9 @@ def sparsify(a, sparse_ndim):
     for j, c in enumerate(_coords(xp, B, moved)):
         indices[a.sparse_ndim + j] = xp.broadcast_to(c[None, :], (n, B)).reshape(-1)
     values = xp.ascontiguousarray(a.values.reshape((m,) + rest))
-    return COO(indices, values, a.shape, sorted=a.is_sorted, unique=a.is_unique, check=False,
-               fill_value=a.fill_value)
+    # (the moved blocks of two duplicates interleave: a sorted array with duplicates is sorted no more)
+    return COO(indices, values, a.shape, sorted=a.is_sorted and (a.is_unique or B <= 1), unique=a.is_unique,
+               check=False, fill_value=a.fill_value)
 
 
 def align(arrays, shape):

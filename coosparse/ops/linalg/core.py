@@ -122,7 +122,8 @@ def sparsify(a):
     """``a`` with its dense (hybrid) dimensions turned into index columns: sparse_ndim == ndim.
 
     Each entry's dense block becomes ``prod(dense_shape)`` entries in C order
-    (explicit zeros kept), so the flags carry over.
+    (explicit zeros kept), so the flags carry over, except ``is_sorted`` of an
+    array with duplicates: their blocks interleave.
     """
     if a.dense_ndim == 0:
         return a
@@ -134,8 +135,8 @@ def sparsify(a):
                                                       indexing="ij")]) if d else xp.zeros((len(dshape), 0), np.int64)
     indices = xp.concatenate([xp.repeat(a.indices, d, axis=1), xp.tile(grid, (1, n))], axis=0)
     values = xp.ascontiguousarray(a.values.reshape(n * d))
-    return COO(xp.ascontiguousarray(indices), values, a.shape, sorted=a.is_sorted, unique=a.is_unique,
-               check=False, fill_value=a.fill_value)
+    return COO(xp.ascontiguousarray(indices), values, a.shape, sorted=a.is_sorted and (a.is_unique or d <= 1),
+               unique=a.is_unique, check=False, fill_value=a.fill_value)
 
 
 # ----------------------------------------------------------------------------- keys of axis groups
