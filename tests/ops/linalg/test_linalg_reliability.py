@@ -230,3 +230,25 @@ def test_an_empty_product_does_not_read_the_other_operand(backend):
     with pytest.raises(IndexError):
         backend.put(bad) @ backend.put(COO([[0], [0]], [1.0], (3, 3)))
         backend.check_errors()
+
+
+def test_sorted_duplicates_with_dense_blocks(backend):
+    # a sorted COO with duplicates and a dense block: once the blocks become entries (a product, or an
+    # operand aligned to more sparse dimensions) the copies interleave, so the result is not sorted,
+    # and no kernel may rely on the flag (products refused it as a lying flag)
+    a = COO([[0, 0]], np.array([[[1], [2]], [[3], [4]]], np.int8), (1, 2, 1), sorted=True)
+    d = a.to_dense()
+    x = backend.put(a)
+    one = np.ones((1, 1), np.int8)
+    np.testing.assert_array_equal(backend.get(x @ backend.put(one)), d @ one)
+    np.testing.assert_array_equal(backend.get(coosparse.einsum("bij,bjk->bik", x, backend.put(one[None]))),
+                                  np.einsum("bij,bjk->bik", d, one[None]))
+    b = COO([[0], [0]], np.array([3], np.int8), (1, 1))
+    np.testing.assert_array_equal(backend.get((x @ backend.put(b)).to_dense()), d @ b.to_dense())
+    c = COO([[0, 0], [0, 1], [0, 0]], np.array([5, 7], np.int8), (1, 2, 1), sorted=True, unique=True)
+    for r, want in ((x * backend.put(c), d * c.to_dense()), (x + backend.put(c), d + c.to_dense())):
+        r = backend.get(r)
+        np.testing.assert_array_equal(r.to_dense(), want)
+        if r.is_sorted and r.nnz > 1:  # a True flag is true
+            keys = [tuple(col) for col in r.indices.T.tolist()]
+            assert keys == sorted(keys)
