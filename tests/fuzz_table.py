@@ -670,8 +670,8 @@ def _bad_binary_call(draw, func):
         return Call(func, a, draw(st.sampled_from(BAD_SCALARS)))
     if kind == "shape":
         return Call(func, a, draw(coos(shape=((4, 2), ()))))
-    if kind == "sparse_ndim":
-        return Call(func, a, draw(coos(shape=((3,), (2,)))))
+    if kind == "sparse_ndim":  # (fill 0: with another fill the general engine aligns the layouts)
+        return Call(func, a, draw(coos(shape=((3,), (2,)), fill=False)))
     if kind == "dense_shape":
         return Call(func, a, np.ones((2, 3, 3)))  # (3, 2) and (3, 3) do not broadcast
     kw = "compact" if func is coosparse.multiply else "coalesce"
@@ -708,10 +708,11 @@ def _unchecked_call(draw):
         Call(coosparse.sparse_mask, np.ones(a.shape, a.dtype), a),
         Call(coosparse.sparse_mask, a, other),
         Call(coosparse.sparse_mask, other, a) if other.nnz else Call(coosparse.coalesce, a),
-        Call(coosparse.multiply, a, np.ones(a.shape)),
+        # (a dense operand of one element is a constant: it reads no index, so it is not one of these)
+        Call(coosparse.multiply, a, np.ones(a.shape)) if a.size > 1 else Call(coosparse.coalesce, a),
         Call(coosparse.multiply, a, other, compact=False) if other.nnz else Call(coosparse.to_dense, a),
         Call(coosparse.mask_projection, a, other),
-        Call(coosparse.add, a, np.ones(a.shape)),
+        Call(coosparse.add, a, np.ones(a.shape)) if a.size > 1 else Call(coosparse.to_dense, a),
         Call(coosparse.add, a, good, coalesce=True),
     ] + _unchecked_products(a)
     return draw(st.sampled_from(ops))
@@ -1127,10 +1128,13 @@ def _concatenate_call(draw):
     sparse_shape, dense_shape = draw(shapes(max_sparse=3, max_dense=1))
     shape = sparse_shape + dense_shape
     axis = draw(st.integers(0, len(shape) - 1))
-    pieces = []
+    pieces, joined = [], 0
     for _ in range(draw(st.integers(1, 3))):
         s = list(shape)
         s[axis] = draw(st.sampled_from([shape[axis], 0, 1, 3]))
+        if joined + s[axis] > 2**63:  # (a joined length beyond 2**63 is refused: the hostile rows try it)
+            s[axis] = 0
+        joined += s[axis]
         ns = len(sparse_shape)
         pieces.append(draw(coos(shape=(tuple(s[:ns]), tuple(s[ns:])), fill=False)))
     return Call(coosparse.concatenate, pieces, axis=draw(st.sampled_from([axis, axis - len(shape)])))

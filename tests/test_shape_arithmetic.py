@@ -261,3 +261,18 @@ def test_repeat_of_duplicates_along_the_last_axis_is_not_sorted_by_accident(back
     r = backend.get(coosparse.repeat(backend.put(big), 3, axis=0))
     assert r.shape == (3 * 2**61,) and _cols(r) == [((15 + j,), 1.0) for j in range(3)] + \
         [((3 * (2**61 - 1) + j,), 2.0) for j in range(3)]
+
+
+def test_kron_is_the_product_of_the_dense_meanings(backend):
+    # an operand's duplicates are summed first: a product per duplicate would overflow on its own
+    # (float16: 65000 * 2 is inf, -65000 * 2 is -inf, their sum NaN, where (65000 - 65000) * 2 is 0)
+    # and count bool duplicates twice
+    a = COO([[0, 0, 1]], np.array([65000.0, -65000.0, 1.0], np.float16), (2,))
+    b = COO([[0]], np.array([2.0], np.float16), (1,))
+    out = backend.get(coosparse.kron(backend.put(a), backend.put(b)))
+    np.testing.assert_array_equal(out.to_dense(), np.kron(a.to_dense(), b.to_dense()))
+    assert out.is_coalesced
+    t = COO([[0, 0]], np.array([True, True]), (1,))
+    i = COO([[0]], np.array([3], np.int8), (1,))
+    np.testing.assert_array_equal(backend.get(coosparse.kron(backend.put(t), backend.put(i))).to_dense(),
+                                  np.kron(t.to_dense(), i.to_dense()))

@@ -15,8 +15,8 @@ operation           ``is_sorted`` of the result
 ``tril``/``triu``   kept (entries filtered, or blocks masked)
 ``diagonal``        kept when the two axes are the last two sparse axes,
                     else False
-``kron``            True for 1-D sorted inputs, else False; unique when both
-                    inputs are unique
+``kron``            True for sorted 1-D operands, else False; unique (an
+                    operand with duplicates is coalesced first, so sorted)
 ==================  ===========================================================
 
 Fill values: ``pad`` pads with the fill (``constant_values`` must equal it);
@@ -410,14 +410,19 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
 def kron(a, b):
     """Kronecker product, as :func:`numpy.kron` (a dense operand is converted; fill 0 only).
 
-    Result: ``nnz(a) * nnz(b)`` entries (``a``-major), flags: unique when both
-    are unique, sorted for 1-D sorted operands.
+    Result: ``nnz(a) * nnz(b)`` entries (``a``-major) of the coalesced
+    operands (duplicates are summed first), flags: unique, sorted for 1-D
+    sorted operands.
     """
     if not isinstance(a, COO) and not isinstance(b, COO):
         raise ValueError("kron: at least one operand must be a coosparse.COO")
     a = a if isinstance(a, COO) else from_dense(_xp(b).asarray(a))
     b = b if isinstance(b, COO) else from_dense(_xp(a).asarray(b))
     _fill.require_zero_fill("kron", a, b)
+    # each output element is one product of the two dense meanings: duplicates summed first (a product
+    # of each pair would round, overflow and, for bool, count twice on its own; the inputs are small
+    # beside the nnz(a) * nnz(b) result)
+    a, b = (x if x.is_unique else coalesce(x) for x in (a, b))
     a, b = to_hybrid(a, 0), to_hybrid(b, 0)
     nd = max(a.ndim, b.ndim)
     if a.ndim < nd:

@@ -205,7 +205,10 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
     if g.n == 0 and op in ("max", "min") and initial is _NoValue:
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     xp = g.xp
-    fW = _scalar(fill, W)
+    if out_W != W:  # the elements are float16 values (a wider input may overflow to inf there) ...
+        with np.errstate(over="ignore"):
+            values, fill = values.astype(out_W, copy=False), _scalar(fill, out_W)
+    fW = _scalar(fill, W)  # ... computed in float32
     vals = _implicit(g, g.reduce(values.astype(W, copy=False), op), fW, op)
     out_fill = {"sum": _fill_sum, "prod": _fill_prod}[op](fW, g.n, W) if op in ("sum", "prod") else fW
     if initial is not _NoValue:

@@ -117,3 +117,12 @@ def test_a_statistic_casts_to_its_dtype_first(backend):
         got = backend.get(np.var(backend.put(a), dtype=np.float16)).to_dense()
         assert got.dtype == np.float16 and np.isnan(got)
         assert np.isnan(np.var(a.to_dense().astype(np.float16).astype(np.float64)))
+
+
+def test_a_float16_dtype_casts_the_elements_first(backend):
+    # 4e9 is inf in float16: the product of [inf, 0] is NaN, as NumPy's (not the 0 of a float32 product)
+    a = COO([[0]], np.array([4_000_000_000], np.uint32), (2,))
+    with np.errstate(all="ignore"):
+        for f in (np.prod, np.sum, np.nanprod):
+            got = backend.get(f(backend.put(a), dtype=np.float16)).to_dense()
+            _close(got, f(a.to_dense(), dtype=np.float16))
