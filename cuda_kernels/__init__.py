@@ -60,6 +60,9 @@ KERNELS = {
     + _inst("coo_scatter_add_runs", ADD_TYPES)
     + _inst("coo_scatter_set_runs", WORD_TYPES)
     + _inst("coo_scatter_set_direct", WORD_TYPES)
+    + ("coo_scatter_check_sorted",)
+    + _inst("coo_scatter_add_values", ADD_TYPES)
+    + _inst("coo_scatter_check_direct", WORD_TYPES)
     + _inst("coo_scatter_view_set", WORD_TYPES)
     + _inst("coo_scatter_view_fill", WORD_TYPES)
     + ("coo_scatter_view_addresses",),

@@ -190,18 +190,20 @@ extern "C" __global__ void coo_linalg_batch_col_key(
 
 // One thread per output element (row rr = b * rpb + m, column c): the entries of
 // (batch b, column c), positions goff[b*ncols + c] .. in order (e = order[q]):
-// out = 0 + dense[base[b] + m, krow[e]] * values[e] (base 0 without base).
+// out = 0 + dense[base[b] + m, krow[e]] * values[e] (base 0 without base; a batch
+// outside the nbase bases, or a dense row outside [0, nd): zero, COO_ERR_GATHER).
 // dense has nd rows of k elements; n entries; krow[e] outside [0, k): COO_ERR_INDEX.
 template <typename T>
 __global__ void coo_linalg_dense_spmm(
-        const T* __restrict__ dense, i64 nd, i64 k, const i64* __restrict__ base, i64 rpb,
+        const T* __restrict__ dense, i64 nd, i64 k, const i64* __restrict__ base, i64 nbase, i64 rpb,
         const i64* __restrict__ goff, const i64* __restrict__ order, const i64* __restrict__ krow,
         const T* __restrict__ values, i64 n, i64 nrows, i64 ncols, T* __restrict__ out, u64* __restrict__ err) {
     i64 t = coo_thread_id();
     if (t >= nrows * ncols) return;
     i64 rr = t / ncols, c = t - rr * ncols;
     i64 b = rr / rpb, m = rr - b * rpb;
-    i64 drow = coo_add_wrap(base ? base[b] : 0, m);
+    bool based = !base || coo_in_range(b, nbase);
+    i64 drow = based ? coo_add_wrap(base ? base[b] : 0, m) : -1;
     T acc = coo_zero<T>();
     bool bad = !coo_in_range(drow, nd), bad_index = false;
     if (!bad) {

@@ -5,8 +5,9 @@
 // duplicates deterministic without atomics: add sums the run in order onto
 // the old value, set writes only the run's last element (last writer wins).
 // When the caller knows the addresses are already non-decreasing (a sorted COO
-// into a C-ordered target) the sort is skipped (has_perm = 0); when it knows
-// they are distinct (a unique COO) set writes directly.
+// into a C-ordered target) the sort is skipped (has_perm = 0) and the order is
+// checked; when it knows they are distinct (a unique COO) each element is written
+// directly (add: old value plus element, read first) and read back.
 #include "coo_common.cuh"
 
 // One thread per word t of element (i, c) of entry i's block (w words per
@@ -30,18 +31,26 @@ extern "C" __global__ void coo_scatter_elements(
     addr_out[t] = (a + (inner_dev ? inner_dev[c] : inner_val.v[c])) * w + q;
 }
 
+// The additive identity of a sum type: -0.0 for floats ((-0.0) + x is x, -0.0 included), 0 for
+// the unsigned words of the integer sums.
+template <typename T> __device__ __forceinline__ T coo_minus_zero() { return T(0); }
+template <> __device__ __forceinline__ float coo_minus_zero<float>() { return -0.0f; }
+template <> __device__ __forceinline__ double coo_minus_zero<double>() { return -0.0; }
+
 // One thread per sorted element j; the first element of each run of equal
 // addresses sums the whole run in order: target[a] = ((target[a] + v0) + v1) ...
+// (replace: from -0.0 instead of target[a], the Numba layer's replace mode).
 // Addresses >= limit (skipped entries, sorted last) write nothing.
 template <typename T>
 __global__ void coo_scatter_add_runs(
         T* __restrict__ target, const i64* __restrict__ sorted_addr,
-        const i64* __restrict__ perm, i64 has_perm, const T* __restrict__ values, i64 n, i64 limit) {
+        const i64* __restrict__ perm, i64 has_perm, const T* __restrict__ values, i64 n, i64 limit,
+        i64 replace) {
     i64 j = coo_thread_id();
     if (j >= n) return;
     i64 a = sorted_addr[j];
     if (!coo_in_range(a, limit) || (j > 0 && sorted_addr[j - 1] == a)) return;
-    T acc = target[a];
+    T acc = replace ? coo_minus_zero<T>() : target[a];
     for (i64 q = j; q < n && sorted_addr[q] == a; ++q) acc += values[has_perm ? perm[q] : q];
     target[a] = acc;
 }
@@ -69,6 +78,50 @@ __global__ void coo_scatter_set_direct(
     if (j >= n) return;
     i64 a = addr[j];
     if (coo_in_range(a, limit)) target[a] = values[j];
+}
+
+// ---- flags that lie. The runs kernels trust a 'sorted' hint and set_direct a 'distinct'
+// one (a sorted or unique COO); a COO built with check=False may carry flags that lie, and
+// then two threads would write one word in an order nobody chose. These kernels find it
+// (COO_ERR_ORDER, read at the next synchronising call), as the merges' order checks do.
+
+// One thread per adjacent pair of element addresses: a step down breaks the 'sorted' hint.
+// Addresses >= limit (skipped entries, already reported) are not compared.
+extern "C" __global__ void coo_scatter_check_sorted(
+        const i64* __restrict__ addr, i64 n, i64 limit, u64* __restrict__ err) {
+    i64 j = coo_thread_id();
+    if (j + 1 >= n) return;
+    i64 a = addr[j], b = addr[j + 1];
+    if (coo_in_range(a, limit) && coo_in_range(b, limit) && a > b) coo_report(err, COO_ERR_ORDER);
+}
+
+// One thread per element j of distinct addresses (a scatter-add under the 'distinct' hint):
+// sums[j] = target[addr[j]] + values[j], read before anything is written (the next launch
+// writes them with coo_scatter_set_direct), so each sum is the old value plus one element.
+template <typename T>
+__global__ void coo_scatter_add_values(
+        const T* __restrict__ target, const i64* __restrict__ addr, const T* __restrict__ values, i64 n,
+        i64 limit, i64 replace, T* __restrict__ sums) {
+    i64 j = coo_thread_id();
+    if (j >= n) return;
+    i64 a = addr[j];
+    T v = values[j];
+    if (coo_in_range(a, limit)) v = (replace ? coo_minus_zero<T>() : target[a]) + v;
+    sums[j] = v;
+}
+
+// One thread per element j written by coo_scatter_set_direct: its word must hold what it
+// wrote. Another word there means an element with another value shared the address (the
+// 'distinct' hint lies), so which one stayed depended on the schedule: reported. Equal
+// values sharing an address leave the same word whatever the order.
+template <typename T>
+__global__ void coo_scatter_check_direct(
+        const T* __restrict__ target, const i64* __restrict__ addr, const T* __restrict__ values, i64 n,
+        i64 limit, u64* __restrict__ err) {
+    i64 j = coo_thread_id();
+    if (j >= n) return;
+    i64 a = addr[j];
+    if (coo_in_range(a, limit) && target[a] != values[j]) coo_report(err, COO_ERR_ORDER);
 }
 
 // ---- strided views (as_strided_scatter). sizes/strides travel by value.

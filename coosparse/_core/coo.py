@@ -279,14 +279,32 @@ class COO(OperatorsMixin):
         return self._with(self._indices.copy(), self._values.copy())
 
     def astype(self, dtype, copy=True):
-        """Cast the values; indices are shared unless ``copy``; flags kept."""
+        """Cast the values; indices are shared unless ``copy``; flags kept.
+
+        The cast applies to the dense meaning (SPEC 1): duplicates are summed in
+        this array's dtype first when casting them one by one would differ
+        (to bool or an integer from a float, any widening, ...: see
+        :func:`coosparse._core.dtypes.cast_keeps_sums`); the result is then
+        coalesced (both flags True).
+
+        Examples
+        --------
+        >>> import numpy as np, coosparse
+        >>> a = coosparse.COO([[0, 0, 2, 2]], [0.75, 0.5, 1.5, -1.5], (3,))
+        >>> a.astype(np.int64).to_dense(), a.astype(bool).to_dense()
+        (array([1, 0, 0]), array([ True, False, False]))
+        """
         dt = _dtypes.check_dtype(dtype)
         if dt == self.dtype and not copy:
             return self
+        src = self
+        if not self._unique and self.nnz > 1 and not _dtypes.cast_keeps_sums(self.dtype, dt):
+            src = OPERATIONS.coalesce(self)  # the sums, in this dtype, are what is cast
+            copy = copy and src is self
         with np.errstate(all="ignore"):
             fill = np.asarray(self._fill).astype(dt)[()]  # the fill casts as the values do
-        return self._with(
-            self._indices.copy() if copy else self._indices, self._values.astype(dt, copy=True),
+        return src._with(
+            src._indices.copy() if copy else src._indices, src._values.astype(dt, copy=True),
             fill_value=fill,
         )
 

@@ -38,8 +38,15 @@ def native(a):
     """``a`` itself, or a native-byte-order copy when its dtype is byte-swapped (e.g. big-endian).
 
     Every array entering coosparse (COO values, dense operands, scatter targets
-    and sources) passes here, so byte order never reaches a kernel.
+    and sources) passes here, so byte order never reaches a kernel. A masked
+    array (``numpy.ma``) is refused with TypeError: computing on its data would
+    drop the mask silently.
     """
+    if isinstance(a, np.ma.MaskedArray):
+        raise TypeError(
+            "numpy.ma masked arrays are not supported (the mask would be lost): pass x.filled(value) "
+            "for the masked elements' value, or x.data to ignore the mask"
+        )
     dt = getattr(a, "dtype", None)
     if dt is None or dt.isnative:
         return a
@@ -76,6 +83,26 @@ def from_accumulation(sums, dtype):
     if dt == np.uint64:
         return sums.view(np.uint64)
     return sums.astype(dt)
+
+
+def cast_keeps_sums(src, dst):
+    """True when casting each duplicate to ``dst`` and summing there gives the cast of their sum.
+
+    Duplicates mean their sum in the array's own dtype (SPEC 1), so a cast
+    may keep them apart only when it commutes with that sum: the same dtype;
+    an integer cast to an integer no wider (both sums wrap modulo the narrower
+    width); float32/float64 to complex64/complex128 and back (the real part:
+    complex sums are sums of their parts in the same float dtype). Every other
+    cast (to bool, float to int, widening an integer or a float, anything from
+    bool or float16) must see the summed duplicates.
+    """
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return True
+    if src.kind in "iu" and dst.kind in "iu":
+        return dst.itemsize <= src.itemsize
+    pairs = {(np.dtype(np.float32), np.dtype(np.complex64)), (np.dtype(np.float64), np.dtype(np.complex128))}
+    return (src, dst) in pairs or (dst, src) in pairs
 
 
 def result_type(*args):

@@ -56,6 +56,16 @@ def is_zero(fill):
     return not bool(fill != 0) if not _isnan(fill) else False
 
 
+def zero_bits(fill):
+    """True when ``fill``'s bits are all zero (0, False, +0.0, 0j): what a gather of "nothing" reads.
+
+    Not for -0.0, which equals 0 but has its sign bit set: where an operation
+    substitutes zero bits for the fill, a fill of -0.0 must be written itself.
+    """
+    f = np.asarray(fill)
+    return not f.tobytes().strip(b"\x00")
+
+
 def _isnan(x):
     return np.asarray(x).dtype.kind in "fc" and bool(np.isnan(x))
 
@@ -65,6 +75,27 @@ def equal(f, g):
     if _isnan(f) or _isnan(g):
         return _isnan(f) and _isnan(g)
     return bool(f == g)
+
+
+def differs(xp, values, fill):
+    """Elementwise: ``values`` is not the fill bit for bit, as far as meaning goes.
+
+    NaN equals a NaN fill (any payload); -0.0 differs from a fill of +0.0 and
+    the other way round (the sign of zero is part of the dense meaning), part by
+    part for complex values.
+    """
+    if values.dtype.kind not in "fc":
+        return values != fill
+    if _isnan(fill):
+        return ~xp.isnan(values)
+    parts = ((values.real, fill.real), (values.imag, fill.imag)) if values.dtype.kind == "c" else ((values, fill),)
+    out = None
+    for v, f in parts:
+        d = v != f
+        if f == 0:  # (a zero equal to the fill with the other sign)
+            d |= xp.signbit(v) != bool(np.signbit(f))
+        out = d if out is None else out | d
+    return out
 
 
 def require_zero_fill(op, *arrays):

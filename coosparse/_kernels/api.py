@@ -57,7 +57,11 @@ scatter_add        (target 1-D, addresses int64[n], values[n, k], inner int64[k]
                    each element's sum is taken in stored order, bit-identical
                    to the serial loop (Numba: threads own destination ranges;
                    CUDA: no float atomics). Entries whose block would leave
-                   [0, len(target)) are skipped (memory safety only)
+                   [0, len(target)) are skipped (memory safety only).
+                   replace=True: an element that receives entries starts
+                   from -0.0 (the additive identity) instead of its old
+                   value, so it becomes exactly the IEEE sum of its entries
+                   (to_dense: a -0.0 sum keeps its sign)
 scatter_set        same, assignment; last writer in stored order wins
 strided_scatter_   (out 1-D, inp 1-D, src 1-D, src_base, offset, sizes int64[d],
  sorted             strides int64[d], src_strides int64[d], copy): for every i

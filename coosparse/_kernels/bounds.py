@@ -19,6 +19,8 @@ on both layers; only when the error surfaces differs.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .backend import backend_for, is_device_array
@@ -130,3 +132,40 @@ def lying_flag_error(operand=None, unique=False):
         f"{who} flag {flag}: its indices are {how}; an array built with check=False carries a "
         "wrong flag; rebuild it with check=True, or without the flag"
     )
+
+
+# ----------------------------------------------------------------------------- sizes memory cannot hold
+def _gib(nbytes):
+    return f"{nbytes / 2**30:.3g} GiB"
+
+
+_MEMORY = []
+
+
+def memory_bytes():
+    """This machine's physical memory in bytes (None where the platform does not say)."""
+    if not _MEMORY:
+        try:
+            _MEMORY.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        except (AttributeError, ValueError, OSError):  # (not a POSIX system)
+            _MEMORY.append(None)
+    return _MEMORY[0]
+
+
+def check_size(count, entry_bytes, op, what="entries"):
+    """MemoryError naming ``op``, ``count`` and the bytes when ``count`` items of ``entry_bytes`` cannot be held.
+
+    Refused: 2**63 items or more (no int64 position reaches them), or more
+    bytes than this machine's physical memory. Used before an allocation
+    whose size is known (and before work that would end in it), by the
+    operations (``coosparse._core.shapes.check_entries``) and by kernel rows
+    that size their own buffers (a GPU's SpGEMM expansion).
+    """
+    count = int(count)
+    nbytes = count * int(entry_bytes)
+    if count >= INDEX_LIMIT:
+        raise MemoryError(f"{op}: the result would hold {count} {what} ({_gib(nbytes)}), more than 2**63")
+    limit = memory_bytes()
+    if limit is not None and nbytes > limit:
+        raise MemoryError(f"{op}: the result would hold {count} {what} of {entry_bytes} bytes ({_gib(nbytes)}), "
+                          f"more than this machine's memory ({_gib(limit)})")

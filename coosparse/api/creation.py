@@ -15,7 +15,7 @@ import numpy as np
 
 from .._core import dtypes as _dtypes
 from .._core.coo import COO
-from .._core.shapes import as_shape
+from .._core.shapes import as_shape, check_entries, checked_shape
 from .._kernels.backend import array_namespace
 from ..ops.dense import from_dense
 from ..ops.device import asarray
@@ -87,8 +87,15 @@ def _full_value(fill_value, dtype):
         else:
             dtype = np.asarray(fill_value).dtype
     dt = _dtypes.check_dtype(dtype)
-    with np.errstate(over="ignore", invalid="ignore"):
-        v = np.array(fill_value, dtype=dt)  # OverflowError for out-of-range integers, as NumPy
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = np.array(fill_value, dtype=dt)
+    except OverflowError:  # an integer outside the dtype's range: NumPy's exception type, naming the argument
+        info = np.iinfo(dt) if dt.kind in "iu" else None
+        span = f" [{info.min}, {info.max}]" if info is not None else ""
+        hint = " (dtype=coosparse.uint64 holds 2**63 .. 2**64 - 1)" if dt == np.int64 and fill_value > 0 else ""
+        raise OverflowError(f"full: fill_value {fill_value!r} does not fit dtype {dt}{span}; pass a dtype that "
+                            f"holds it{hint}") from None
     if v.ndim:
         raise ValueError(f"fill_value must be a scalar; got an array of shape {v.shape}")
     return dt, v[()]
@@ -162,10 +169,13 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     k = operator.index(k)
     if n_rows < 0 or n_cols < 0:
         raise ValueError(f"eye: sizes must be non-negative; got {n_rows}, {n_cols}")
+    checked_shape((n_rows, n_cols), "eye")
     dt = _default(dtype)
+    # exact Python ints: any k is valid (a diagonal outside the matrix is empty), none wraps
     lo, hi = builtins.max(0, -k), builtins.max(0, builtins.min(n_rows, n_cols - k))
-    rows = np.arange(lo, builtins.max(lo, hi), dtype=np.int64)
-    idx = np.stack([rows, rows + k])
+    check_entries(builtins.max(hi - lo, 0), "eye", 16 + dt.itemsize)
+    rows = np.arange(lo, hi, dtype=np.int64) if hi > lo else np.zeros(0, dtype=np.int64)
+    idx = np.stack([rows, rows + k if rows.size else rows])  # (|k| < the size when the diagonal holds entries)
     return _placed(COO(idx, np.ones(rows.shape[0], dtype=dt), (n_rows, n_cols), sorted=True, unique=True,
                        check=False), device)
 

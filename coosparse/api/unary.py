@@ -157,8 +157,8 @@ def conj(x, /):
     --------
     >>> import numpy as np, coosparse
     >>> x = coosparse.COO([[0, 2]], np.array([1 + 2j, 3 - 1j]), (3,))
-    >>> coosparse.conj(x).to_dense()
-    array([1.-2.j, 0.+0.j, 3.+1.j])
+    >>> coosparse.conj(x).to_dense()  # the fill is conj(0j) = 0-0j, as NumPy's conj of the dense array
+    array([1.-2.j, 0.-0.j, 3.+1.j])
     """
     return _apply(np.conjugate, x)
 
@@ -364,8 +364,8 @@ def negative(x, /):
     --------
     >>> import numpy as np, coosparse
     >>> x = coosparse.COO([[0, 2]], np.array([0.5, 0.25]), (3,))
-    >>> coosparse.negative(x).to_dense()
-    array([-0.5 ,  0.  , -0.25])
+    >>> coosparse.negative(x).to_dense()  # the fill is -0.0, as NumPy's negative of the dense array
+    array([-0.5 , -0.  , -0.25])
     """
     return _apply(np.negative, x)
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._core.coo import COO
 from .._core.dispatch import implements
-from .._core.shapes import as_shape
+from .._core.shapes import as_shape, check_entries, checked_shape, prod
 from .._kernels.backend import array_namespace
 
 
@@ -107,6 +107,8 @@ def broadcast_to(a, shape):
     lead = len(shape) - a.ndim
     if lead < 0 or any(s != 1 and s != t for s, t in zip(a.shape, shape[lead:])):
         raise ValueError(f"broadcast_to: a COO of shape {a.shape} cannot be broadcast to {shape}")
+    # a new or broadcast dimension beyond 2**63 could not be indexed: refused, never wrapped
+    checked_shape(shape, "broadcast_to", like=(None,) * lead + a.shape)
     xp = array_namespace(a.values)
     sn = a.sparse_ndim + lead
     out_sparse = shape[:sn]
@@ -120,6 +122,10 @@ def broadcast_to(a, shape):
     T = int(np.prod([out_sparse[o] for o in rest_dims], dtype=object)) if rest_dims else 1
     n = a.nnz
     m = L * n * T
+    if m == 0:  # (no coordinate table: L or T alone may be huge)
+        return COO(xp.zeros((sn, 0), dtype=np.int64), xp.zeros((0,) + dense_out, dtype=a.dtype), shape,
+                   sorted=True, unique=True, check=False, fill_value=a.fill_value)
+    check_entries(m, "broadcast_to", 8 * sn + a.dtype.itemsize * prod(dense_out))
     indices = xp.empty((sn, m), dtype=np.int64)
     lead_coords = dict(zip(lead_dims, _coords(xp, L, [out_sparse[o] for o in lead_dims])))
     rest_coords = dict(zip(rest_dims, _coords(xp, T, [out_sparse[o] for o in rest_dims])))
@@ -179,8 +185,9 @@ def sparsify(a, sparse_ndim):
     """``a`` with its first dense dimensions turned into sparse ones (``sparse_ndim`` in all).
 
     Every stored entry becomes one entry per element of the moved part of its
-    dense block (explicit zeros included), in row-major order, so sorted and
-    unique inputs stay so. Fill and flags kept.
+    dense block (explicit zeros included), in row-major order, so unique inputs
+    stay so, and sorted ones unless they hold duplicates (their blocks
+    interleave). Fill kept.
     """
     sparse_ndim = operator.index(sparse_ndim)
     k = sparse_ndim - a.sparse_ndim
@@ -195,6 +202,7 @@ def sparsify(a, sparse_ndim):
     B = int(np.prod(moved, dtype=object))
     n = a.nnz
     m = n * B
+    check_entries(m, "sparsify", 8 * sparse_ndim + a.dtype.itemsize * prod(rest))
     indices = xp.empty((sparse_ndim, m), dtype=np.int64)
     if a.sparse_ndim:
         indices[: a.sparse_ndim] = xp.broadcast_to(a.indices[:, :, None], (a.sparse_ndim, n, B)).reshape(
@@ -202,8 +210,9 @@ def sparsify(a, sparse_ndim):
     for j, c in enumerate(_coords(xp, B, moved)):
         indices[a.sparse_ndim + j] = xp.broadcast_to(c[None, :], (n, B)).reshape(-1)
     values = xp.ascontiguousarray(a.values.reshape((m,) + rest))
-    return COO(indices, values, a.shape, sorted=a.is_sorted, unique=a.is_unique, check=False,
-               fill_value=a.fill_value)
+    # (the moved blocks of two duplicates interleave: a sorted array with duplicates is sorted no more)
+    return COO(indices, values, a.shape, sorted=a.is_sorted and (a.is_unique or B <= 1), unique=a.is_unique,
+               check=False, fill_value=a.fill_value)
 
 
 def align(arrays, shape):

@@ -33,12 +33,14 @@ def scatter_addresses(a, elem_strides, base):
     return addresses, dense_block_offsets(a.dense_shape, elem_strides[sn:])
 
 
-def scatter_into(out, a, *, add=True):
+def scatter_into(out, a, *, add=True, replace=False):
     """Scatter ``a``'s entries into the dense array ``out`` in place (any strides).
 
     ``add=True`` accumulates (duplicates summed in stored order, so the result
     is bit-identical whatever the thread schedule); ``add=False`` assigns (the
-    last duplicate wins). ``out`` must have ``a``'s shape and a dtype that
+    last duplicate wins). ``replace=True`` (with ``add``) sums each element that
+    receives entries from -0.0 instead of its old value: exactly the IEEE sum of
+    its entries, a -0.0 sum included. ``out`` must have ``a``'s shape and a dtype that
     ``a``'s values cast to safely; it may be non-contiguous, F-ordered or have
     negative strides. bool and float16 targets are summed in int64 / float32
     and cast back. Returns ``out``. This is ``dense + COO``: copy the dense
@@ -74,14 +76,14 @@ def scatter_into(out, a, *, add=True):
             # modular sums: same bits as the signed type, one kernel fewer
             signed = np.dtype(f"i{out.dtype.itemsize}")
             be.scatter_add(flat.view(signed), addresses, values2d.astype(out.dtype, copy=False).view(signed), inner,
-                           hint=hint)
+                           hint=hint, replace=replace)
         elif (out.dtype.kind == "i" and out.dtype.itemsize >= 4) or out.dtype.kind == "c" or out.dtype == acc:
-            be.scatter_add(flat, addresses, values2d.astype(out.dtype, copy=False), inner, hint=hint)
+            be.scatter_add(flat, addresses, values2d.astype(out.dtype, copy=False), inner, hint=hint, replace=replace)
         else:
             # bool and float16 have no arithmetic in the kernels, and 8/16-bit
             # integers are not worth a compiled kernel each: sum in a wider buffer
             tmp = out.astype(acc)
-            scatter_into(tmp, a, add=True)
+            scatter_into(tmp, a, add=True, replace=replace)
             out[...] = _dtypes.from_accumulation(tmp, out.dtype)
         return out
     vals = values2d.astype(out.dtype, copy=False)
@@ -95,12 +97,14 @@ def _address_hint(out, a):
     """What the flags say about the element addresses of ``a`` in ``out`` (lets a GPU skip their sort).
 
     'distinct' for a unique COO in a target whose elements do not alias (C or
-    F contiguous), 'sorted' for a sorted COO in a C-contiguous target (its
-    element addresses do not decrease in stored order), else None.
+    F contiguous), 'sorted' for a sorted COO of scalar entries in a
+    C-contiguous target (its element addresses do not decrease in stored
+    order; the blocks of two duplicates would interleave), else None. The GPU
+    checks the hint it is given (flags built with check=False may lie).
     """
     if a.is_unique and (out.flags.c_contiguous or out.flags.f_contiguous):
         return "distinct"
-    if a.is_sorted and out.flags.c_contiguous:
+    if a.is_sorted and out.flags.c_contiguous and all(n <= 1 for n in a.dense_shape):
         return "sorted"
     return None
 
@@ -128,13 +132,40 @@ def to_dense(a, order="C"):
     if order not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F'; got {order!r}")
     xp = array_namespace(a.values)
-    if not _fill.is_zero(a.fill_value):
+    fill = a.fill_value
+    if not _fill.is_zero(fill):
         # the background is the fill; stored indices are overwritten by their sums
         c = a if a.is_unique else coalesce(a)
-        out = xp.full(a.shape, a.fill_value, dtype=a.dtype, order=order)
+        out = xp.full(a.shape, fill, dtype=a.dtype, order=order)
         return scatter_into(out, c._with(fill_value=0), add=False)
-    out = xp.zeros(a.shape, dtype=a.dtype, order=order)
-    return scatter_into(out, a, add=not a.is_unique)
+    # the background has the fill's bits (a fill of -0.0 stays -0.0); a unique index is written,
+    # not added, so a stored -0.0 keeps its sign
+    neg = _negative_zero_parts(fill)
+    out = xp.full(a.shape, fill, dtype=a.dtype, order=order) if any(neg) else \
+        xp.zeros(a.shape, dtype=a.dtype, order=order)
+    z = a._with(fill_value=0)
+    if a.is_unique or a.dtype.kind not in "fc":
+        return scatter_into(out, z, add=not a.is_unique)
+    # duplicates summed onto the background +0.0 would turn a -0.0 sum into +0.0: the kernels'
+    # replace mode sums them from -0.0 (the additive identity) instead. Not needed when the
+    # background is -0.0 already, nor when no stored value is -0.0 (then no sum is -0.0: checked
+    # on the host, where that costs no synchronisation; on a GPU the mode is free)
+    replace = not all(neg) and (xp is not np or _has_negative_zero(a.values))
+    return scatter_into(out, z, add=True, replace=replace)
+
+
+def _negative_zero_parts(x):
+    """For a float or complex scalar: whether each part ((real,) or (real, imag)) is -0.0; () otherwise."""
+    if x.dtype.kind not in "fc":
+        return ()
+    parts = (x.real, x.imag) if x.dtype.kind == "c" else (x,)
+    return tuple(bool(p == 0 and np.signbit(p)) for p in parts)
+
+
+def _has_negative_zero(values):
+    """Whether some element (or part of one) of the host array ``values`` is -0.0."""
+    parts = (values.real, values.imag) if values.dtype.kind == "c" else (values,)
+    return any(bool(((p == 0) & np.signbit(p)).any()) for p in parts)
 
 
 def from_dense(x, sparse_ndim=None, *, signed_zeros=False):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtypes as _dtypes
 from .._core.coo import COO
 from .._core.device import normal_device, parse_device, to_device
 from .._core.dispatch import foreign_kind, from_foreign
@@ -78,6 +79,8 @@ def asarray(x, *, device=None, dtype=None, sparse_ndim=None, copy=None):
         if not isinstance(a, COO):  # a dense torch tensor comes back as a dense array
             a = from_dense(a, sparse_ndim=sparse_ndim, signed_zeros=True)
     else:
+        if isinstance(x, np.ma.MaskedArray):
+            _dtypes.native(x)  # TypeError: the mask would be lost
         if not (isinstance(x, np.ndarray) or is_device_array(x)):
             x = np.asarray(x, dtype=None if dtype is None else np.dtype(dtype))
         a = from_dense(x, sparse_ndim=sparse_ndim, signed_zeros=True)

@@ -28,6 +28,7 @@ from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
 from .._core.dispatch import implements
 from .._core.keys import joint_keys
+from .._core.shapes import check_entries, checked_shape
 from .._kernels.backend import backend_for, is_device_array
 from .shape import check_coo, expand_dims, gather_values, index_rows, ravel, result, to_hybrid
 
@@ -121,7 +122,9 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     be = backend_for(*[x.indices for x in arrays])
     xp = be.xp
     sizes = [x.shape[axis] for x in arrays]
-    shape = first.shape[:axis] + (sum(sizes),) + first.shape[axis + 1:]
+    # exact: a joined length beyond 2**63 is refused, never wrapped by the int64 offsets below
+    shape = checked_shape(first.shape[:axis] + (sum(sizes),) + first.shape[axis + 1:], "concatenate",
+                          like=first.shape)
     counts = [x.nnz for x in arrays]
     total = sum(counts)
     s = first.sparse_ndim
@@ -129,7 +132,8 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     o = off = 0
     for x, n, size in zip(arrays, counts, sizes):
         indices[:axis, o:o + n] = x.indices[:axis]
-        xp.add(x.indices[axis], off, out=indices[axis, o:o + n])
+        if n:  # (off + size <= 2**63: off itself fits int64 when the piece stores something)
+            xp.add(x.indices[axis], off, out=indices[axis, o:o + n])
         indices[axis + 1:, o:o + n] = x.indices[axis + 1:]
         o += n
         off += size
@@ -190,6 +194,7 @@ def unstack(x, /, *, axis=0):
     n = x.shape[axis]
     s = x.sparse_ndim
     shape = x.shape[:axis] + x.shape[axis + 1:]
+    check_entries(n, "unstack", 512, "arrays")  # one COO per index: refused at once when that is absurd
     if axis >= s:
         d = axis - s + 1
         return tuple(result(x, x.indices, x.values[(slice(None),) * d + (i,)], shape,

@@ -15,8 +15,8 @@ operation           ``is_sorted`` of the result
 ``tril``/``triu``   kept (entries filtered, or blocks masked)
 ``diagonal``        kept when the two axes are the last two sparse axes,
                     else False
-``kron``            True for 1-D sorted inputs, else False; unique when both
-                    inputs are unique
+``kron``            True for sorted 1-D operands, else False; unique (an
+                    operand with duplicates is coalesced first, so sorted)
 ==================  ===========================================================
 
 Fill values: ``pad`` pads with the fill (``constant_values`` must equal it);
@@ -24,6 +24,7 @@ Fill values: ``pad`` pads with the fill (``constant_values`` must equal it);
 """
 from __future__ import annotations
 
+import numbers
 import operator
 
 import numpy as np
@@ -33,7 +34,9 @@ from .._core import fill as _fill
 from .._core.coo import COO
 from .._core.dispatch import implements
 from .._core.keys import joint_keys
+from .._core.shapes import check_entries, checked_shape, prod
 from .._kernels.backend import backend_for, is_device_array
+from .._kernels.bounds import check_indices
 from .coalesce import coalesce
 from .dense import from_dense
 from .device import asarray
@@ -113,32 +116,68 @@ def _roll_axis(x, sh, axis):
     return result(x, indices, values, x.shape, sorted=True, unique=x.is_unique)
 
 
+# above this many copies along one axis, tile lays the copies out by index arithmetic (one
+# pass, plus a stable sort for a sorted array along a later axis) instead of merging pieces
+_TILE_MERGE_MAX = 16
+
+
 @implements(np.tile)
 def tile(x, /, reps):
-    """Repeat the whole array ``reps`` times per axis, as :func:`numpy.tile`. Flags kept."""
+    """Repeat the whole array ``reps`` times per axis, as :func:`numpy.tile`. Flags kept.
+
+    The result's shape and entry count are checked before anything is
+    built: a dimension beyond 2**63 raises ``ValueError``, more entries than
+    memory can hold ``MemoryError`` (both naming the sizes).
+    """
     if not isinstance(x, COO):
         x = asarray(x)
-    reps = (operator.index(reps),) if np.ndim(reps) == 0 else tuple(operator.index(r) for r in reps)
+    try:
+        reps = (operator.index(reps),) if np.ndim(reps) == 0 else tuple(operator.index(r) for r in reps)
+    except TypeError:
+        raise TypeError(f"tile: reps must be an integer or a sequence of integers; got {reps!r}") from None
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: reps must be non-negative; got {reps}")
     if len(reps) > x.ndim:
         x = insert_axes(x, range(len(reps) - x.ndim))
     reps = (1,) * (x.ndim - len(reps)) + reps
     s = x.sparse_ndim
-    if 0 in reps:
-        shape = tuple(n * r for n, r in zip(x.shape, reps))
+    shape = checked_shape([n * r for n, r in zip(x.shape, reps)], "tile", like=x.shape)
+    if 0 in reps or x.nnz == 0:
         return result(x, _xp(x).zeros((s, 0), dtype=np.int64), x.values[:0].reshape((0,) + shape[s:]), shape,
                       sorted=True, unique=True)
+    check_entries(x.nnz * prod(reps[:s]), "tile", 8 * s + x.dtype.itemsize * prod(shape[s:]))
     dense_reps = reps[s:]
     if any(r != 1 for r in dense_reps):
         vals = _xp(x).tile(x.values, (1,) + dense_reps)
-        shape = x.shape[:s] + tuple(n * r for n, r in zip(x.shape[s:], dense_reps))
-        x = result(x, x.indices, vals, shape, sorted=x.is_sorted, unique=x.is_unique)
+        x = result(x, x.indices, vals, x.shape[:s] + shape[s:], sorted=x.is_sorted, unique=x.is_unique)
     for ax in range(s - 1, -1, -1):
         r = reps[ax]
-        if r > 1:
+        if r > _TILE_MERGE_MAX:
+            x = _tile_axis(x, ax, r)
+        elif r > 1:
             x = concatenate([x] * r, axis=ax)
     return x
+
+
+def _tile_axis(x, ax, r):
+    """``r`` copies of ``x`` along sparse axis ``ax`` (copy k shifted by ``k * n``), flags kept."""
+    be = backend_for(x.indices)
+    xp = be.xp
+    n, nnz = x.shape[ax], x.nnz
+    indices = xp.tile(x.indices, (1, r))
+    indices[ax] += xp.repeat(xp.arange(r, dtype=np.int64) * n, nnz)  # (r - 1) * n < r * n <= 2**63
+    vals = xp.tile(x.values, (r,) + (1,) * x.dense_ndim)
+    shape = x.shape[:ax] + (n * r,) + x.shape[ax + 1:]
+    sorted_ = x.is_sorted and (ax == 0 or prod(x.shape[:ax]) <= 1)
+    if x.is_sorted and not sorted_:
+        # copy-major order is sorted within each copy; a stable sort by the key of the axes up to
+        # ``ax`` interleaves the copies and keeps each group's (sorted) stored order
+        (keys,), bound = joint_keys([xp.ascontiguousarray(indices[:ax + 1])], shape[:ax + 1])
+        _, perm = be.sort_pairs(keys, bound)
+        indices = be.gather_columns(indices, perm)
+        vals = gather_values(be, vals, perm)
+        sorted_ = True
+    return result(x, indices, vals, shape, sorted=sorted_, unique=x.is_unique)
 
 
 @implements(np.repeat)
@@ -162,27 +201,61 @@ def repeat(x, /, repeats, *, axis=None):
         rep = rep.astype(np.int64)  # an empty list
     if rep.dtype.kind not in "iu" or rep.ndim > 1:
         raise ValueError(f"repeat: repeats must be an integer or a 1-D integer array; got {repeats!r}")
-    rep = np.broadcast_to(rep.astype(np.int64), (n,)) if rep.ndim == 0 or rep.shape[0] == 1 else rep.astype(np.int64)
-    if rep.shape[0] != n:
-        raise ValueError(f"repeat: repeats has {rep.shape[0]} entries but axis {axis} has length {n}")
-    if (rep < 0).any():
-        raise ValueError("repeat: repeats may not contain negative values")
-    new_n = int(rep.sum())
-    shape = x.shape[:axis] + (new_n,) + x.shape[axis + 1:]
+    if rep.dtype.kind == "u" and rep.size and int(rep.max()) >= 2**63:
+        raise ValueError(f"repeat: a repeat count of {int(rep.max())} would give a dimension of 2**63 or "
+                         "more: its indices would not fit int64")
+    if rep.ndim == 0 or (rep.shape[0] == 1 and n != 1):
+        # one count for every element: never broadcast to the axis (its length may pass 2**60)
+        r = int(rep.reshape(-1)[0])
+        if r < 0:
+            raise ValueError("repeat: repeats may not contain negative values")
+        new_n, most, rep = n * r, r, None
+    else:
+        if rep.shape[0] != n:
+            raise ValueError(f"repeat: repeats has {rep.shape[0]} entries but axis {axis} has length {n}")
+        rep = rep.astype(np.int64)
+        if (rep < 0).any():
+            raise ValueError("repeat: repeats may not contain negative values")
+        most = int(rep.max()) if n else 0
+        # the new length in exact Python ints (an int64 sum could wrap)
+        new_n = int(rep.sum()) if n == 0 or most < 2**63 // n else sum(int(v) for v in rep)
+    shape = checked_shape(x.shape[:axis] + (new_n,) + x.shape[axis + 1:], "repeat", like=x.shape)
     s = x.sparse_ndim
     be = backend_for(x.indices)
     xp = be.xp
+    if x.nnz == 0:
+        return result(x, x.indices, x.values.reshape((0,) + shape[s:]), shape, sorted=True, unique=True)
+    if n:
+        # an upper bound of the stored entries (every entry repeated the most), refused at once
+        # when even the exact count (one pass over the repeats of the stored rows) cannot be held
+        entry_bytes = (8 * s if axis < s else 0) + x.dtype.itemsize * prod(shape[s:])
+        if axis >= s or rep is None:
+            check_entries(x.nnz * (1 if axis >= s else most), "repeat", entry_bytes)
+        else:
+            try:
+                check_entries(x.nnz * most, "repeat", entry_bytes)
+            except MemoryError:
+                rows = xp.clip(x.indices[axis], 0, n - 1)  # (a bound: check=False indices are checked later)
+                # (a float sum cannot wrap; its rounding does not matter against a memory size)
+                check_entries(int(xp.asarray(rep)[rows].sum(dtype=np.float64)), "repeat",  # synchronize!
+                              entry_bytes)
     if axis >= s:
-        vals = xp.repeat(x.values, rep.tolist(), axis=axis - s + 1)  # (CuPy takes repeats as host ints)
+        counts = [most] * n if rep is None else rep.tolist()
+        vals = xp.repeat(x.values, counts, axis=axis - s + 1)  # (CuPy takes repeats as host ints)
         return result(x, x.indices, vals, shape, sorted=x.is_sorted, unique=x.is_unique)
-    cum = xp.asarray(np.concatenate([[0], np.cumsum(rep)[:-1]]).astype(np.int64))
-    rep_d = xp.asarray(rep)
     row = x.indices[axis]
-    new_row, owner = be.expand_ranges(cum[row], rep_d[row])  # synchronize! (output size)
+    if rep is None:  # entry at index i: rows i * r .. i * r + r - 1 (i * r < n * r <= 2**63)
+        starts = row * most if n > 1 else xp.zeros_like(row)
+        new_row, owner = be.expand_ranges(starts, xp.full(x.nnz, most, dtype=np.int64))  # synchronize!
+    else:
+        cum = xp.asarray(np.concatenate([[0], np.cumsum(rep)[:-1]]).astype(np.int64))
+        rep_d = xp.asarray(rep)
+        new_row, owner = be.expand_ranges(cum[row], rep_d[row])  # synchronize! (output size)
     indices = be.gather_columns(x.indices, owner)
     indices[axis] = new_row
     vals = gather_values(be, x.values, owner)
-    sorted_ = x.is_sorted and (axis == s - 1 or bool((rep <= 1).all()))
+    # along the last sparse axis the copies of an entry follow it, unless a duplicate's copies interleave
+    sorted_ = x.is_sorted and (most <= 1 or (axis == s - 1 and x.is_unique))
     if x.is_sorted and not sorted_ and indices.shape[1] > 1:
         (keys,), bound = joint_keys([xp.ascontiguousarray(indices[:axis + 1])], shape[:axis + 1])
         _, perm = be.sort_pairs(keys, bound)
@@ -190,6 +263,25 @@ def repeat(x, /, repeats, *, axis=None):
         vals = gather_values(be, vals, perm)
         sorted_ = True
     return result(x, indices, vals, shape, sorted=sorted_, unique=x.is_unique)
+
+
+def _pad_widths(pad_width, ndim):
+    """``pad_width`` as one (before, after) pair of Python ints per dimension, as :func:`numpy.pad` reads it."""
+    # as objects: Python ints of any size stay exact (NumPy would make 2**63 beside 0 a float)
+    pw = pad_width if isinstance(pad_width, np.ndarray) else np.asarray(pad_width, dtype=object)
+    if pw.dtype == object:
+        if not all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in pw.reshape(-1)):
+            raise TypeError(f"pad: pad_width must be integers; got {pad_width!r}")
+    elif pw.dtype.kind not in "iu":
+        raise TypeError(f"pad: pad_width must be integers; got {pad_width!r}")
+    try:
+        pw = np.broadcast_to(pw, (ndim, 2))
+    except ValueError:
+        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of {ndim} dimensions") from None
+    pairs = [(int(p[0]), int(p[1])) for p in pw]
+    if any(v < 0 for p in pairs for v in p):
+        raise ValueError("pad: pad_width may not be negative")
+    return pairs
 
 
 @implements(np.pad)
@@ -213,29 +305,24 @@ def pad(x, pad_width, mode="constant", **kwargs):
             f"pad: constant_values {cv!r} must equal the fill value {x.fill_value!r} "
             "(the padding stores nothing)"
         )
-    pw = np.asarray(pad_width)
-    if pw.dtype.kind not in "iu":
-        raise TypeError(f"pad: pad_width must be integers; got {pad_width!r}")
-    try:
-        pw = np.broadcast_to(pw, (x.ndim, 2)).astype(np.int64)
-    except ValueError:
-        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of {x.ndim} dimensions") from None
-    if (pw < 0).any():
-        raise ValueError("pad: pad_width may not be negative")
+    pw = _pad_widths(pad_width, x.ndim)
+    # exact Python ints: a width near 2**63 is refused here, never wrapped in int64
+    shape = checked_shape([n + p0 + p1 for n, (p0, p1) in zip(x.shape, pw)], "pad", like=x.shape)
     s = x.sparse_ndim
-    if pw[s:].any() and not x.is_unique and not _fill.is_zero(x.fill_value):
+    dense_pad = any(p0 or p1 for p0, p1 in pw[s:])
+    if dense_pad:
+        check_entries(x.nnz * prod(shape[s:]), "pad", x.dtype.itemsize, "values")
+    if dense_pad and not x.is_unique and not _fill.is_zero(x.fill_value):
         x = coalesce(x)  # each duplicate's padding would add the fill once more
     xp = _xp(x)
     indices = x.indices
-    if pw[:s, 0].any():  # shift row by row: the offsets stay host scalars (no upload)
+    if x.nnz and any(p0 for p0, _ in pw[:s]):  # shift row by row: the offsets stay host scalars (no upload)
         indices = xp.empty_like(x.indices)
         for d in range(s):
-            xp.add(x.indices[d], int(pw[d, 0]), out=indices[d])
+            xp.add(x.indices[d], pw[d][0], out=indices[d])
     vals = x.values
-    if pw[s:].any():
-        vals = xp.pad(vals, [(0, 0)] + [tuple(int(v) for v in p) for p in pw[s:]],
-                      mode="constant", constant_values=x.fill_value)
-    shape = tuple(int(n + p[0] + p[1]) for n, p in zip(x.shape, pw))
+    if dense_pad:
+        vals = xp.pad(vals, [(0, 0)] + list(pw[s:]), mode="constant", constant_values=x.fill_value)
     return result(x, indices, vals, shape, sorted=x.is_sorted, unique=x.is_unique)
 
 
@@ -323,29 +410,47 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
 def kron(a, b):
     """Kronecker product, as :func:`numpy.kron` (a dense operand is converted; fill 0 only).
 
-    Result: ``nnz(a) * nnz(b)`` entries (``a``-major), flags: unique when both
-    are unique, sorted for 1-D sorted operands.
+    Result: ``nnz(a) * nnz(b)`` entries (``a``-major) of the coalesced
+    operands (duplicates are summed first), flags: unique, sorted for 1-D
+    sorted operands.
     """
     if not isinstance(a, COO) and not isinstance(b, COO):
         raise ValueError("kron: at least one operand must be a coosparse.COO")
     a = a if isinstance(a, COO) else from_dense(_xp(b).asarray(a))
     b = b if isinstance(b, COO) else from_dense(_xp(a).asarray(b))
     _fill.require_zero_fill("kron", a, b)
+    # each output element is one product of the two dense meanings: duplicates summed first (a product
+    # of each pair would round, overflow and, for bool, count twice on its own; the inputs are small
+    # beside the nnz(a) * nnz(b) result)
+    a, b = (x if x.is_unique else coalesce(x) for x in (a, b))
     a, b = to_hybrid(a, 0), to_hybrid(b, 0)
     nd = max(a.ndim, b.ndim)
     if a.ndim < nd:
         a = insert_axes(a, range(nd - a.ndim))
     if b.ndim < nd:
         b = insert_axes(b, range(nd - b.ndim))
+    # exact sizes: every index a_i * q + b_i < p * q <= 2**63 then fits int64 (no wrap)
+    shape = checked_shape([p * q for p, q in zip(a.shape, b.shape)], "kron",
+                          like=[p * q if min(p, q) <= 1 else None for p, q in zip(a.shape, b.shape)])
+    dtype = np.result_type(a.dtype, b.dtype)
+    na, nb = a.nnz, b.nnz
+    check_entries(na * nb, "kron", 8 * nd + dtype.itemsize)
     be = backend_for(a.indices, b.indices)
     xp = be.xp
-    na, nb = a.nnz, b.nnz
+    # a check=False index outside its shape would land in another block (or wrap): refused
+    check_indices(a.indices, a.shape)
+    check_indices(b.indices, b.shape)
     indices = xp.empty((nd, na * nb), dtype=np.int64)
     for d in range(nd):  # (b's sizes stay host scalars: no upload)
-        indices[d] = (a.indices[d][:, None] * b.shape[d] + b.indices[d][None, :]).reshape(na * nb)
-    dtype = np.result_type(a.dtype, b.dtype)
+        p, q = a.shape[d], b.shape[d]
+        if q == 1:
+            head = a.indices[d][:, None]
+        elif p <= 1:  # index 0 (q may be 2**63, not an int64 scalar)
+            head = xp.zeros((na, 1), dtype=np.int64)
+        else:
+            head = a.indices[d][:, None] * q
+        indices[d] = (head + b.indices[d][None, :]).reshape(na * nb)
     vals = (a.values.astype(dtype)[:, None] * b.values.astype(dtype)[None, :]).reshape(na * nb)
-    shape = tuple(p * q for p, q in zip(a.shape, b.shape))
     out = COO._trusted(xp.ascontiguousarray(indices), vals, shape, nd <= 1 and a.is_sorted and b.is_sorted,
                        a.is_unique and b.is_unique, dtype.type(0))
     return out

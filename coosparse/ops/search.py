@@ -38,6 +38,8 @@ from collections import namedtuple
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from .._core import dtypes as _dtypes
+from .._core import fill as _fill
 from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
 from .._core.dispatch import implements
@@ -57,6 +59,8 @@ MAX_FILL_NANS = 1 << 24
 
 
 def _is_dense(x):
+    if isinstance(x, np.ma.MaskedArray):
+        _dtypes.native(x)  # TypeError: the mask would be lost
     return not isinstance(x, COO) and (isinstance(x, np.ndarray) or is_device_array(x)) and x.ndim > 0
 
 
@@ -154,9 +158,8 @@ def where(condition, x=None, y=None, /):
     (cv, cf), (xv, xf), (yv, yf) = (at_union(o) for o in ops)
     out = xp.where(cv.astype(bool), xv.astype(dtype), yv.astype(dtype))
     fill = np.asarray(xf if bool(cf) else yf).astype(dtype)[()]
-    differs = out != fill
-    if np.asarray(fill).dtype.kind in "fc" and bool(np.isnan(fill)):
-        differs = ~xp.isnan(out)
+    # a value that is the fill with the other sign of zero is stored: the sign is part of the meaning
+    differs = _fill.differs(xp, out, fill)
     keep = be.mask_positions(differs.any(axis=1))  # synchronize! (output size)
     values = gather_values(be, out.reshape((m,) + coos[0].dense_shape), keep)
     return COO._trusted(be.gather_columns(uidx, keep), values, shape, True, True, fill)
@@ -237,7 +240,9 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
 
     For a COO ``x1`` the answer is a count: stored values before ``v`` plus
     the unstored elements when the fill comes before ``v`` (NumPy's order,
-    NaN last), so no dense array is formed and ``sorter`` is not needed.
+    NaN last), so no dense array is formed and ``sorter`` is not needed; one
+    that is given is checked as NumPy checks it (integers, one per element,
+    each in range: TypeError / ValueError otherwise).
     A COO ``x2`` gives a COO of counts with its indices; else a dense array.
     """
     if side not in ("left", "right"):
@@ -245,6 +250,8 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     if isinstance(x1, COO):
         if x1.ndim != 1:
             raise ValueError(f"searchsorted: x1 must be 1-D; got shape {x1.shape}")
+        if sorter is not None:
+            _check_sorter(sorter, x1.size)
         c = coalesce(x1)
         xp = array_namespace(c.values)
         vals = xp.sort(c.values)
@@ -271,6 +278,20 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
                             np.int64(int(_host(fill)[0])))
     out = count(xp.asarray(x2))
     return out
+
+
+def _check_sorter(sorter, n):
+    """NumPy's checks of ``sorter`` (a COO ``x1`` does not need it, but a bad one is still an error)."""
+    s = sorter.to_dense() if isinstance(sorter, COO) else sorter
+    s = _host(s) if is_device_array(s) else np.asarray(s)
+    if s.dtype.kind not in "iu":
+        raise TypeError(f"searchsorted: sorter must hold integers; got dtype {s.dtype}")
+    if s.ndim != 1 or s.shape[0] != n:
+        raise ValueError(f"searchsorted: sorter must be 1-D with one entry per element of x1 ({n}); "
+                         f"got shape {s.shape}")
+    if n and (int(s.min()) < 0 or int(s.max()) >= n):
+        bad = int(s.min()) if int(s.min()) < 0 else int(s.max())
+        raise ValueError(f"searchsorted: sorter index {bad} is out of range for x1 of size {n}")
 
 
 @implements(np.searchsorted)

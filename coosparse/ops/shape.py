@@ -12,7 +12,8 @@ operation                   result flags
                             else False: a transpose of a sorted 2-D array is
                             not sorted (call ``coalesce``)
 ``reshape``, ``ravel``,     both kept: C order keeps every linear index
-``flatten``
+``flatten``                 (unless dense dimensions must become sparse:
+                            then as ``to_hybrid``)
 ``expand_dims``,            both kept (a new sparse axis is a row of zeros)
 ``squeeze``
 ``to_hybrid`` (fewer        ``is_unique`` kept; ``is_sorted`` kept when the
@@ -39,12 +40,9 @@ from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
 from .._core.dispatch import implements, operation
 from .._core.keys import INT64_LIMIT, joint_keys, linear_keys, unravel_keys
-from .._core.shapes import prod
+from .._core.shapes import checked_shape, prod
 from .._kernels.backend import array_namespace, backend_for, is_device_array
 from .coalesce import coalesce
-
-MAX_DIM = 2**63
-"""Largest size of one dimension: its indices must fit int64."""
 
 
 def check_coo(a, op):
@@ -213,10 +211,7 @@ def _resolve_shape(shape, size):
     shape = tuple(shape)
     if prod(shape) != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
-    for d, n in enumerate(shape):
-        if n > MAX_DIM:
-            raise ValueError(f"dimension {d} of shape {shape} exceeds 2**63: its indices would not fit int64")
-    return shape
+    return checked_shape(shape, "reshape")
 
 
 def _blocks(old, new):

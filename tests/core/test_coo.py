@@ -1,4 +1,6 @@
 """The COO type (SPEC 1): layout, validation, flag hints, copies."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -116,11 +118,17 @@ def test_copy_and_astype():
     assert b.indices is not a.indices and b.values is not a.values
     b.values[0] = 9
     assert a.values[0] == 1.5
+    # float -> int does not commute with summing duplicates: a non-unique array is coalesced first
     c = a.astype(np.int32)
-    assert c.dtype == np.int32 and c.values.tolist() == [1, 2] and not c.is_sorted
+    assert c.dtype == np.int32 and c.indices.tolist() == [[0, 2]] and c.values.tolist() == [2, 1]
+    assert c.is_coalesced
     assert a.astype(np.float64, copy=False) is a
-    d = a.astype(np.float32, copy=False)
-    assert d.indices is a.indices
+    u = COO([[2, 0]], np.array([1.5, 2.5]), (3,), unique=True)
+    c = u.astype(np.int32)
+    assert c.values.tolist() == [1, 2] and not c.is_sorted and c.is_unique
+    d = u.astype(np.float32, copy=False)
+    assert d.indices is u.indices
+    assert a.astype(np.complex128, copy=False).indices is a.indices  # (a cast that keeps the sums)
     with pytest.raises(TypeError):
         a.astype(object)
 
@@ -158,3 +166,49 @@ def test_indices_and_values_on_different_devices_raise():
         coosparse.COO(np.zeros((1, 1), dtype=np.int64), _FakeDeviceArray(), (2,))
     with pytest.raises(ValueError, match="indices live on cuda:0 but values on cpu"):
         coosparse.COO(_FakeDeviceArray(), np.zeros(1), (2,))
+
+
+# ----------------------------------------------------------------------------- astype of duplicates
+_ALL = [np.dtype(t) for t in coosparse.SUPPORTED_DTYPES]
+
+
+@pytest.mark.parametrize("src", _ALL, ids=str)
+def test_astype_casts_the_dense_meaning(src, backend):
+    # every target dtype: the cast of the sums (in the source dtype), never the sum of the casts
+    rng = np.random.default_rng(int(src.num))
+    idx = rng.integers(0, 5, (2, 40))
+    if src == np.bool_:
+        vals = rng.random(40) < 0.5
+    elif src.kind in "iu":
+        vals = rng.integers(np.iinfo(src).min, np.iinfo(src).max, 40, dtype=src, endpoint=True)
+    else:
+        vals = (rng.choice([0.75, 0.5, -1.5, 1.5, -0.0, 2.25], 40)
+                + (1j * rng.choice([0.5, -0.5], 40) if src.kind == "c" else 0)).astype(src)
+    a = COO(idx, vals, (5, 5), fill_value=vals[0])
+    want_sums = backend.get(backend.put(a).to_dense())
+    for dst in _ALL:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (complex -> real drops the imaginary part, as NumPy)
+            got = backend.get(backend.put(a).astype(dst))
+            want = want_sums.astype(dst)
+        assert got.dtype == dst
+        d = got.to_dense()
+        if dst.kind == "f":  # bits: the sign of zero too
+            np.testing.assert_array_equal(d.view(f"u{dst.itemsize}"), want.view(f"u{dst.itemsize}"))
+        else:
+            np.testing.assert_array_equal(d, want)
+        if not coosparse._core.dtypes.cast_keeps_sums(src, dst):
+            assert got.is_coalesced
+
+
+def test_astype_of_the_issue():
+    a = COO([[0, 0, 1, 2, 2]], [0.75, 0.5, -1.5, 1.5, -1.5], (4,))
+    assert a.astype(np.int64).to_dense().tolist() == [1, -1, 0, 0]
+    assert a.astype(bool).to_dense().tolist() == [True, True, False, False]
+    assert coosparse.astype(a, coosparse.bool).to_dense().tolist() == [True, True, False, False]
+    # the other paths that cast: asarray(dtype=), promotion by concatenate
+    assert coosparse.asarray(a, dtype=np.int64).to_dense().tolist() == [1, -1, 0, 0]
+    b = COO([[0, 0]], np.array([100, 100], np.int8), (2,))
+    assert coosparse.concatenate([b, COO([[0]], np.array([1], np.int16), (1,))]).to_dense().tolist() == [-56, 0, 1]
+    assert b.astype(np.int16).to_dense().tolist() == [-56, 0]
+    assert b.astype(np.int8).to_dense().tolist() == [-56, 0]

@@ -127,40 +127,81 @@ def test_gather_rows(launched, dtype):
 
 
 @pytest.mark.parametrize("dtype", ADD_DTYPES)
-@pytest.mark.parametrize("op", ["scatter_add", "scatter_set"])
+@pytest.mark.parametrize("op", ["scatter_add", "scatter_set", "scatter_add replace"])
 def test_scatter_duplicates_in_order(launched, dtype, op):
     rng = np.random.default_rng(11)
     size, n, k = 400, 1500, 2
     inner = np.array([0, 7], dtype=np.int64)  # overlapping: address a + 7 meets (a + 7) + 0
     addresses = rng.integers(0, size - 7, n).astype(np.int64)
     vals = _values(rng, (n, k), dtype)
+    if np.dtype(dtype).kind in "fc":
+        vals.reshape(-1)[::5] = -0.0  # runs of -0.0 keep their sign only under replace
     t1 = _values(rng, size, dtype)
-    t2 = t1.copy()
-    getattr(nb, op)(t1, addresses, vals, inner)
-    getattr(H, op)(t2, addresses, vals, inner)
+    t0, t2 = t1.copy(), t1.copy()
+    kw = {"replace": True} if op.endswith("replace") else {}
+    getattr(nb, op.split()[0])(t1, addresses, vals, inner, **kw)
+    getattr(H, op.split()[0])(t2, addresses, vals, inner, **kw)
     np.testing.assert_array_equal(t1.view(np.uint8), t2.view(np.uint8))
+    if kw:  # replace: elements receiving entries hold their sum from -0.0 (the sequential meaning), others stay
+        exp = t0.copy()
+        flat = (addresses[:, None] + inner[None, :]).reshape(-1)
+        exp[flat] = np.array(-0.0).astype(dtype) if np.dtype(dtype).kind != "c" else complex(-0.0, -0.0)
+        with np.errstate(all="ignore"):
+            for e, v in zip(flat, vals.reshape(-1)):
+                exp[e] = exp[e] + v
+        np.testing.assert_array_equal(t1.view(np.uint8), exp.view(np.uint8))
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.int64, np.complex128])
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
 @pytest.mark.parametrize("hint", ["sorted", "distinct"])
 @pytest.mark.parametrize("op", ["scatter_add", "scatter_set"])
 def test_scatter_hints_skip_the_sort(launched, dtype, hint, op):
     # addresses the caller vouches for: non-decreasing ('sorted') or pairwise distinct
+    # (blocks of one element where addresses repeat: the elements of two equal blocks of more would
+    # interleave, so their element addresses are not non-decreasing)
     rng = np.random.default_rng(21)
-    size, inner = 300, np.array([0, 1], np.int64)
+    size = 300
     if hint == "sorted":
+        inner = np.array([0], np.int64)
         addresses = np.sort(rng.integers(0, size // 2, 100)).astype(np.int64) * 2
     else:
+        inner = np.array([0, 1], np.int64)
         addresses = rng.permutation(size // 2)[:100].astype(np.int64) * 2
-    vals = _values(rng, (len(addresses), 2), dtype)
+    k = len(inner)
+    vals = _values(rng, (len(addresses), k), dtype)
     target = _values(rng, size, dtype)
     exp = target.copy()
     with np.errstate(all="ignore"):
         for i, a in enumerate(addresses):  # the sequential meaning
-            for c in range(2):
+            for c in range(k):
                 exp[a + inner[c]] = exp[a + inner[c]] + vals[i, c] if op == "scatter_add" else vals[i, c]
     getattr(H, op)(target, addresses, vals, inner, hint=hint)
     np.testing.assert_array_equal(target.view(np.uint8), exp.view(np.uint8))
+    check_device_errors()  # a true hint passes its check
+
+
+@pytest.mark.parametrize("hint", ["sorted", "distinct"])
+@pytest.mark.parametrize("op", ["scatter_add", "scatter_set"])
+def test_lying_scatter_hints_are_reported(launched, op, hint):
+    # flags built with check=False may lie: addresses neither sorted nor distinct under either hint
+    # would let two GPU threads write one word in either order; the cheap check reports it (ORDER)
+    t = np.zeros(8)
+    addresses = np.array([4, 1, 4, 2], np.int64)
+    getattr(H, op)(t, addresses, np.array([[1.0], [2.0], [3.0], [4.0]]), np.zeros(1, np.int64), hint=hint)
+    with pytest.raises(ValueError, match="flag sorted=True is false"):
+        check_device_errors()
+    assert set(np.flatnonzero(t)) <= {1, 2, 4}  # nothing written elsewhere
+    # duplicates of one value under 'distinct' leave the same word whatever the order: nothing to report
+    t = np.zeros(8)
+    H.scatter_set(t, np.array([3, 3], np.int64), np.array([[5.0], [5.0]]), np.zeros(1, np.int64), hint="distinct")
+    check_device_errors()
+    assert t[3] == 5.0
+    # an entry skipped for leaving the target is not also an order error
+    t = np.zeros(8)
+    getattr(H, op)(t, np.array([1, 99, 2], np.int64), np.ones((3, 1)), np.zeros(1, np.int64), hint="sorted")
+    with pytest.raises(IndexError, match="scatter outside") as e:
+        check_device_errors()
+    assert "sorted=True" not in str(e.value)
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.float16])
@@ -788,6 +829,33 @@ def test_dense_spmm_kernel(launched, dtype):
     base = np.array([0, m, 0], dtype=np.int64)
     _same(H.dense_spmm(dense, base, m, boff, perm, krow, cols, vals, ncols),
           nb.dense_spmm(dense, base, m, boff, perm, krow, cols, vals, ncols))
+
+
+@pytest.mark.parametrize("bad", ["short", "outside"])
+@pytest.mark.parametrize("row", ["dense_spmm", "spmm"])
+def test_batch_bases_are_bounds_checked(row, bad):
+    # a product kernel never reads a batch base it was not given, nor a dense row through one:
+    # the CPU refuses before the kernel runs, a GPU writes zeros for that batch and reports (GATHER)
+    rng = np.random.default_rng(33)
+    n, k, m, ncols = 40, 5, 3, 4
+    krow, cols, vals = rng.integers(0, k, n), rng.integers(0, ncols, n), rng.random(n)
+    batch = np.sort(rng.integers(0, 3, n))
+    base = np.array([0, m], np.int64) if bad == "short" else np.array([0, m, 2 * m], np.int64)
+    if row == "dense_spmm":
+        dense = rng.random((2 * m, k))
+        args = (dense, base, m, nb.row_offsets(batch, 3), None, krow, cols, vals, ncols)
+    else:  # 3 batches of m rows each; a base plus the k columns must stay inside the dense rows
+        dense = rng.random((2 * k, 2))
+        base = base // m * k
+        rows = rng.integers(0, 3 * m, n)
+        order = np.argsort(rows, kind="stable")
+        args = (nb.row_offsets(rows[order], 3 * m), order, krow, vals, dense, m, base, k)
+    with pytest.raises(IndexError, match=f"{row}: (batch_base has|a batch base leaves)"):
+        getattr(nb, row)(*args)
+    out = getattr(H, row)(*args)
+    with pytest.raises(IndexError, match="gather read outside"):
+        check_device_errors()
+    assert np.isfinite(out).all()  # (every output element written: zeros where a batch had no base)
 
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)

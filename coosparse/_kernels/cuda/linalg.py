@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bounds import check_size
 from .base import i64
 
 BLOCK = 256
@@ -121,7 +122,11 @@ class LinalgRows:
                          batch_base, col_bound)
 
     def dense_spmm(self, dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols):
-        """dense x COO: entries grouped by (batch, column) with a stable sort, one thread per output. Sync-free."""
+        """dense x COO: entries grouped by (batch, column) with a stable sort, one thread per output. Sync-free.
+
+        A batch without a base (``batch_base`` shorter than the batches) or a base whose rows leave
+        ``dense`` gives zeros, reported (GATHER), as in :meth:`spmm`.
+        """
         xp = self.xp
         values = self._c(values)
         dense = self._c(dense, values.dtype)
@@ -156,7 +161,8 @@ class LinalgRows:
         vview, _ = self._product_view(values)
         oview, _ = self._product_view(out)
         self._run(f"coo_linalg_dense_spmm<{ctype}>", nbatch * m * ncols, dview, i64(dense.shape[0]),
-                  i64(dense.shape[1]), base, i64(max(m, 1)), goff, self._c(order, np.int64), krow, vview, i64(n),
+                  i64(dense.shape[1]), base, i64(0 if base is None else base.shape[0]), i64(max(m, 1)), goff,
+                  self._c(order, np.int64), krow, vview, i64(n),
                   i64(nbatch * m), i64(ncols), oview, self._err())
         return out
 
@@ -236,6 +242,8 @@ class LinalgRows:
         if na:
             start[1:] = xp.cumsum(count)
         total = self._sync_size(start[na])  # synchronize! (number of products, and the error word)
+        # every product is held (keys, value, then their sort): refused before any of it is allocated
+        check_size(total, 48 + a_values.dtype.itemsize, "COO x COO product", "products (SpGEMM's expansion on a GPU)")
         rows = xp.empty(total, dtype=np.int64)
         cols = xp.empty(total, dtype=np.int64)
         prod = xp.empty(total, dtype=a_values.dtype)

@@ -34,6 +34,16 @@ def _max_gap(sizes, strides):
     return gap
 
 
+def _word_hint(hint, w):
+    """The hint for the word addresses of elements split into ``w`` words.
+
+    Distinct elements have distinct words; but the words of two equal
+    element addresses interleave (2a, 2a+1, 2a, 2a+1), so 'sorted' does not
+    carry over to words when w > 1 (the words are sorted instead).
+    """
+    return None if hint == "sorted" and w > 1 else hint
+
+
 class ScatterRows:
     """The scatter rows of :class:`~coosparse._kernels.cuda.layer.CudaLayer` (helpers: ``base.LayerBase``)."""
 
@@ -65,29 +75,47 @@ class ScatterRows:
                   i64(lo), i64(span - hi_pad), i64(span), addr, self._err())
         return addr, vals, span
 
-    def _scatter(self, kind, target, addr, vals, ctype, limit, hint):
+    def _scatter(self, kind, target, addr, vals, ctype, limit, hint, replace=False):
         n = addr.shape[0]
-        if kind == "set" and hint == "distinct":
-            self._run(f"coo_scatter_set_direct<{ctype}>", n, target, addr, vals, i64(n), i64(limit))
+        if hint == "distinct":
+            # no two elements share an address (a unique COO): each is written directly, no sort.
+            # For add, every sum (old value + element) is read before anything is written. A
+            # unique flag that lies would leave a word to whichever thread wrote last: each word
+            # is read back, and one that another element overwrote is reported (ORDER)
+            if kind == "add":
+                sums = self.xp.empty_like(vals)
+                self._run(f"coo_scatter_add_values<{ctype}>", n, target, addr, vals, i64(n), i64(limit),
+                          i64(bool(replace)), sums)
+                vals = sums
+            tw, wtype = self._words(target)
+            vw, _ = self._words(vals)
+            self._run(f"coo_scatter_set_direct<{wtype}>", n, tw, addr, vw, i64(n), i64(limit))
+            self._run(f"coo_scatter_check_direct<{wtype}>", n, tw, addr, vw, i64(n), i64(limit), self._err())
             return
-        if hint in ("sorted", "distinct"):  # non-decreasing already: runs without a sort
+        if hint == "sorted":  # non-decreasing already: runs without a sort; a sorted flag that lies is reported
+            self._run("coo_scatter_check_sorted", n - 1, addr, i64(n), i64(limit), self._err())
             saddr, perm = addr, None
         else:
             saddr, perm = self.sort_pairs(addr, limit + 1)
+        extra = (i64(bool(replace)),) if kind == "add" else ()
         self._run(f"coo_scatter_{kind}_runs<{ctype}>", n, target, saddr, perm, i64(perm is not None), vals,
-                  i64(n), i64(limit))
+                  i64(n), i64(limit), *extra)
 
-    def scatter_add(self, target, addresses, values, inner, *, hint=None):
+    def scatter_add(self, target, addresses, values, inner, *, hint=None, replace=False):
         """target[addresses[i] + inner[c]] += values[i, c], in order of i. In place; sync-free.
 
         Entries whose block would leave the target are skipped (memory safety)
         and reported through the error word. ``inner`` is host metadata.
         ``hint``: 'sorted' when the element addresses are non-decreasing in
         (i, c) order (a sorted COO into a C-ordered target), 'distinct' when
-        no two coincide (a unique COO): the address sort is skipped.
+        no two coincide (a unique COO): the address sort is skipped. A hint
+        that is false (flags that lie) is found by a cheap check and reported
+        (ORDER): for 'sorted' the order of adjacent addresses, for 'distinct'
+        each written word read back.
 
         Element addresses are stably sorted, and one thread sums each run of
-        equal addresses in original order onto the old value (no atomics).
+        equal addresses in original order onto the old value (no atomics), or
+        from -0.0 with ``replace`` (the kernel API's replace mode).
         """
         w = 2 if target.dtype.kind == "c" else 1  # the real and imaginary words are separate elements
         addr, vals, span = self._elements(target, addresses, values, inner, w)
@@ -95,7 +123,7 @@ class ScatterRows:
             return
         tview, ctype = self._sum_view(target)
         vview, _ = self._sum_view(vals)
-        self._scatter("add", tview, addr, vview, ctype, span * w, hint)
+        self._scatter("add", tview, addr, vview, ctype, span * w, _word_hint(hint, w), replace)
 
     def scatter_set(self, target, addresses, values, inner, *, hint=None):
         """target[addresses[i] + inner[c]] = values[i, c]; the last writer in order wins. In place; sync-free.
@@ -110,7 +138,7 @@ class ScatterRows:
             return
         tview, ctype = self._words(target)
         vview, _ = self._words(vals)
-        self._scatter("set", tview, addr, vview, ctype, span * w, hint)
+        self._scatter("set", tview, addr, vview, ctype, span * w, _word_hint(hint, w))
 
     def _view_params(self, sizes, strides, src_strides):
         """By-value (sizes, strides, src_strides), d, element count, host sizes, (threads, lanes), rows."""

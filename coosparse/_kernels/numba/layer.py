@@ -146,9 +146,12 @@ def coalesce_linear(indices, strides, bound, values):
 
 
 # ---- scatter -------------------------------------------------------------------------------------
-def scatter_add(target, addresses, values, inner, *, hint=None):
+def scatter_add(target, addresses, values, inner, *, hint=None, replace=False):
     """Deterministic parallel scatter-add (kernel API row ``scatter_add``; ``hint`` is for the GPU)."""
-    _sc.scatter_add(target, addresses, values, inner, numba.get_num_threads())
+    ident = np.zeros(1, dtype=target.dtype)
+    if target.dtype.kind in "fc":  # the additive identity: (-0.0) + x is x, -0.0 included (both parts)
+        ident[0] = complex(-0.0, -0.0) if target.dtype.kind == "c" else -0.0
+    _sc.scatter_add(target, addresses, values, inner, numba.get_num_threads(), ident, bool(replace))
 
 
 def scatter_set(target, addresses, values, inner, *, hint=None):
@@ -458,6 +461,24 @@ def _raise_linalg_flags(flags, keys=None, bound=None):
         raise lying_flag_error()
 
 
+def _check_bases(row, base, nrows, rows_per_batch, span, nd):
+    """The batch bases of a product: one per batch of ``rows_per_batch`` output rows, each leaving
+    ``span`` rows of the ``nd``-row dense operand inside it (None: as many as the largest base
+    leaves). IndexError otherwise: O(batches), on the host, before the kernel reads them (the
+    CUDA kernels check each read and report instead). Returns the span."""
+    rpb = max(int(rows_per_batch), 1)
+    need = -(-int(nrows) // rpb)
+    if base.shape[0] < need:
+        raise IndexError(f"{row}: batch_base has {base.shape[0]} entries for {need} batches")
+    if not need:
+        return int(nd) if span is None else int(span)
+    lo, hi = int(base[:need].min()), int(base[:need].max())
+    span = max(int(nd) - hi, 0) if span is None else int(span)
+    if lo < 0 or hi + span > int(nd):
+        raise IndexError(f"{row}: a batch base leaves the dense operand's {nd} rows")
+    return span
+
+
 def row_offsets(rows, nrows):
     """CSR row pointer of non-decreasing ``rows`` in [0, nrows): int64[nrows + 1].
 
@@ -474,10 +495,12 @@ def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bou
 
     ``cols`` must lie in [0, col_bound) (default: the rows of ``dense``); IndexError otherwise.
     """
-    if col_bound is None:
-        col_bound = dense.shape[0]
     if batch_base is None:  # one dense batch for every row
         rows_per_batch, batch_base = offsets.shape[0], _ZERO_BASE
+        col_bound = dense.shape[0] if col_bound is None else col_bound
+    else:  # (the default bound: the columns every batch can read)
+        col_bound = _check_bases("spmm", batch_base, offsets.shape[0] - 1, rows_per_batch, col_bound,
+                                 dense.shape[0])
     out, flags = _la.spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, int(col_bound),
                           numba.get_num_threads())
     _raise_linalg_flags(flags)
@@ -489,8 +512,6 @@ def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base, 
 
     Rows must lie in [0, nrows) and ``cols`` in [0, col_bound); IndexError otherwise.
     """
-    if col_bound is None:
-        col_bound = dense.shape[0]
     nthreads = numba.get_num_threads()
     if nthreads > _la.OWNERSHIP_MAX_THREADS and rows.shape[0] * dense.shape[1] >= _la.SERIAL_WORK:
         # many threads would each scan every row index: group the rows by a stable sort instead
@@ -500,6 +521,10 @@ def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base, 
                     col_bound)
     if batch_base is None:  # one dense batch for every row
         rows_per_batch, batch_base = int(nrows) + 1, _ZERO_BASE
+        col_bound = dense.shape[0] if col_bound is None else col_bound
+    else:
+        col_bound = _check_bases("spmm_unsorted", batch_base, int(nrows), rows_per_batch, col_bound,
+                                 dense.shape[0])
     out, flags = _la.spmm_unsorted(rows, cols, values, dense, int(nrows), rows_per_batch, batch_base,
                                    int(col_bound), nthreads)
     _raise_linalg_flags(flags)
@@ -515,6 +540,10 @@ def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, col
         batch_offsets = np.array([0, krow.shape[0]], dtype=np.int64)
     if batch_base is None:  # one dense batch for every batch of the COO
         batch_base = np.zeros(batch_offsets.shape[0] - 1, dtype=np.int64)
+    else:
+        nb_ = batch_offsets.shape[0] - 1
+        _check_bases("dense_spmm", batch_base, nb_ * int(rows_per_batch), rows_per_batch, int(rows_per_batch),
+                     dense.shape[0])
     out, flags = _la.dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols,
                                 numba.get_num_threads())
     _raise_linalg_flags(flags)

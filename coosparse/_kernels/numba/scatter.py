@@ -37,9 +37,16 @@ PARALLEL_MIN = 1 << 15
 # ---------------------------------------------------------------- COO -> dense
 # add and set stay two loops: one shared loop would test its op flag per element
 @nb.njit(cache=True, nogil=True)
-def _scatter_add_range(target, addresses, values, inner, a0, a1):
+def _scatter_add_range(target, addresses, values, inner, a0, a1, ident, replace):
     n = addresses.shape[0]
     k = inner.shape[0]
+    if replace:  # the elements that receive entries start from the additive identity -0.0
+        z = ident[0]
+        for i in range(n):
+            a = addresses[i]
+            if a >= a0 and a < a1:
+                for c in range(k):
+                    target[a + inner[c]] = z
     for i in range(n):
         a = addresses[i]
         if a >= a0 and a < a1:
@@ -83,11 +90,16 @@ def _destination_parts(target, addresses, inner, threads):
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)
-def scatter_add(target, addresses, values, inner, threads):
-    """target[addresses[i] + inner[c]] += values[i, c]; each element summed in stored order."""
+def scatter_add(target, addresses, values, inner, threads, ident, replace):
+    """target[addresses[i] + inner[c]] += values[i, c]; each element summed in stored order.
+
+    With ``replace``, each element that receives entries is first set to ``ident[0]``
+    (-0.0: the sum then ignores the element's old value and keeps a -0.0 sum's sign).
+    """
     lo, hi, parts, step = _destination_parts(target, addresses, inner, threads)
     for p in nb.prange(parts):
-        _scatter_add_range(target, addresses, values, inner, lo + p * step, min(lo + (p + 1) * step, hi))
+        _scatter_add_range(target, addresses, values, inner, lo + p * step, min(lo + (p + 1) * step, hi), ident,
+                           replace)
 
 
 @nb.njit(cache=True, parallel=True, nogil=True)

@@ -244,7 +244,7 @@ def _gather_fill(be, a, pos):
     xp = be.xp
     bits, dtype = _bits2d(a.values)
     v = be.gather_or_zero(bits, pos).view(dtype).reshape((pos.shape[0],) + a.dense_shape)
-    if not _fill.is_zero(a.fill_value):
+    if not _fill.zero_bits(a.fill_value):  # (a fill of -0.0 too: its sign bit is not a zero bit)
         missing = (pos < 0).reshape((-1,) + (1,) * a.dense_ndim)
         v = xp.where(missing, a.fill_value, v)
     return v
@@ -271,7 +271,7 @@ def _values_at(be, pattern, a):
         rows = first if perm is None else perm[xp.minimum(first, a.nnz - 1)]
         return _gather_fill(be, a, xp.where(count > 0, rows, -1))
     v = _probe_values(be, a, perm, first, count)
-    if not _fill.is_zero(a.fill_value):
+    if not _fill.zero_bits(a.fill_value):
         v = xp.where((count == 0).reshape((-1,) + (1,) * a.dense_ndim), a.fill_value, v)
     return v
 
@@ -458,6 +458,8 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
     if not fkw:
         out = _fast_path(f, ops, shape, compact)
         if out is not None:
+            if isinstance(out, COO) and not _fill.zero_bits(fills[0]):
+                out = out._with(fill_value=fills[0])  # (a fill of -0.0: f of the fills, sign included)
             return out
     coo_at = [i for i, op in enumerate(ops) if op.kind == "coo"]
     annih = annihilators(f, fkw, ops, fills)
@@ -607,10 +609,21 @@ def array_ufunc(ufunc, *inputs, **kwargs):
 
 @operation("binary_operator")
 def operator_call(f, a, b):
-    """A binary operator: the engine, or NotImplemented for operand types it does not take."""
-    if classify(a) is None or classify(b) is None:
-        return NotImplemented
-    return elementwise(f, (a, b))
+    """A binary operator: the engine, or NotImplemented for operand types it does not take.
+
+    A torch tensor is refused at once (TypeError naming the bridge): torch's reflected operators
+    would try the COO themselves and fail with torch's own errors.
+    """
+    bad = [x for x in (a, b) if classify(x) is None]
+    if not bad:
+        return elementwise(f, (a, b))
+    if foreign_kind(bad[0], ("torch",)):
+        raise TypeError(
+            f"{f.__name__} of a coosparse.COO and a torch.Tensor is not supported: convert one side "
+            "(coosparse.interop.torch.from_torch(t) for a COO, t.numpy() for a dense array, or "
+            "coosparse.interop.torch.to_torch(a) and compute in torch)"
+        )
+    return NotImplemented
 
 
 @operation("unary_operator")

@@ -67,7 +67,7 @@ from ..._core import dtypes as _dtypes
 from ..._core.coo import COO
 from ..._core.fill import require_zero_fill
 from ..._core.keys import INT64_LIMIT
-from ..._core.shapes import prod
+from ..._core.shapes import check_entries, prod
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
 from ..._kernels.bounds import check_indices, first_out_of_bounds, raise_out_of_bounds
 
@@ -86,7 +86,7 @@ def _xp_of(x):
 def _as_operand(x, op):
     """COO, NumPy/CuPy array (lists and scalars become NumPy arrays), else TypeError."""
     if _is_coo(x) or isinstance(x, np.ndarray) or is_device_array(x):
-        return x
+        return _dtypes.native(x) if not _is_coo(x) else x  # (a masked array is refused there)
     if isinstance(x, (numbers.Number, np.generic, list, tuple)):
         arr = np.asarray(x)
         if arr.dtype != object:
@@ -123,7 +123,8 @@ def sparsify(a):
     """``a`` with its dense (hybrid) dimensions turned into index columns: sparse_ndim == ndim.
 
     Each entry's dense block becomes ``prod(dense_shape)`` entries in C order
-    (explicit zeros kept), so the flags carry over.
+    (explicit zeros kept), so the flags carry over, except ``is_sorted`` of an
+    array with duplicates: their blocks interleave.
     """
     if a.dense_ndim == 0:
         return a
@@ -135,8 +136,8 @@ def sparsify(a):
                                                       indexing="ij")]) if d else xp.zeros((len(dshape), 0), np.int64)
     indices = xp.concatenate([xp.repeat(a.indices, d, axis=1), xp.tile(grid, (1, n))], axis=0)
     values = xp.ascontiguousarray(a.values.reshape(n * d))
-    return COO(xp.ascontiguousarray(indices), values, a.shape, sorted=a.is_sorted, unique=a.is_unique,
-               check=False, fill_value=a.fill_value)
+    return COO(xp.ascontiguousarray(indices), values, a.shape, sorted=a.is_sorted and (a.is_unique or d <= 1),
+               unique=a.is_unique, check=False, fill_value=a.fill_value)
 
 
 # ----------------------------------------------------------------------------- keys of axis groups
@@ -333,6 +334,8 @@ def _sparse_side(a, batch_map, row_axes, col_axes, batch_shape, acc):
     rrows = [idx[ax] for ax in row_axes]
     crows = [idx[ax] for ax in col_axes]
     if reps > 1:
+        # broadcast batch dimensions replicate every entry: refused at once when memory cannot hold that
+        check_entries(n * reps, "product (an operand broadcast over the batch)", 8 * (a.ndim + 1) + values.itemsize)
         dropped = [batch_map[d] for d in expanded if batch_map[d] is not None]
         if dropped:  # size-1 axes broadcast by replication: their index is never read, so check it here
             check_indices(idx[dropped], (1,) * len(dropped))
@@ -448,8 +451,10 @@ def _product(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, op):
             for x in (a, b))
     if not (_is_coo(a) or _is_coo(b)):
         return _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
-    path = _sparse_sparse if _is_coo(a) and _is_coo(b) else (_sparse_dense if _is_coo(a) else _dense_sparse)
     try:
+        if _is_coo(a) and _is_coo(b):
+            return _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape, op)
+        path = _sparse_dense if _is_coo(a) else _dense_sparse
         return path(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
     except IndexError:
         name_bad_index(op, a0, b0)
@@ -574,7 +579,36 @@ def _segments(be, key, bound, is_sorted):
 _DIRECT_ROWS = 1 << 20
 
 
-def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape):
+def _check_product_size(xp, arow_key, acol_key, brow_key, kbound, ncols, size, acc, op):
+    """Refuse at once (MemoryError naming the sizes) a COO x COO product that memory cannot hold.
+
+    Before any kernel and before SpGEMM's counting pass (O(products)), with
+    NumPy alone: each entry of A meets the entries of one row of B (counted
+    with one ``bincount`` of B's row keys), so the result holds at most that
+    many products; where even that passes the memory, the bound is tightened
+    to each row of A's products, at most ``ncols`` (one sort of A's row keys)
+    before the product is refused. Sums are float64 (they may pass 2**63;
+    only their size matters). Host arrays only: a GPU's SpGEMM counts its
+    products in O(nnz) and checks that count (its expansion holds every
+    product) before it allocates, with no synchronisation added here.
+    """
+    if xp is not np or acol_key.shape[0] == 0 or kbound == 0:
+        return
+    item = 16 + np.dtype(acc).itemsize
+    # (a key outside its bound is reported by the kernel that reads it; here it only bounds the size)
+    lens = np.bincount(np.clip(brow_key, 0, kbound - 1), minlength=kbound).astype(np.float64)
+    per_entry = lens[np.clip(acol_key, 0, kbound - 1)]
+    bound = min(float(per_entry.sum()), float(size))
+    try:
+        check_entries(int(bound), op, item, "entries at most (each entry of A times its row of B)")
+    except MemoryError:
+        _, rows = np.unique(arow_key, return_inverse=True)
+        per_row = np.bincount(rows.reshape(-1), weights=per_entry)
+        bound = min(float(np.minimum(per_row, float(ncols)).sum()), float(size))
+        check_entries(int(bound), op, item, "entries at most (each row: its products, up to its columns)")
+
+
+def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape, op="matmul"):
     be = backend_for(a.indices, b.indices)
     xp = be.xp
     acc = _acc_dtype(dtype)
@@ -615,6 +649,7 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
         b_sorted = False
     else:
         b_sorted = sb.sorted
+    _check_product_size(xp, arow_key, acol_key, brow_key, kbound, cb.bound, prod(out_shape), acc, op)
     # A grouped by its rows: on the CPU compressed to the distinct rows (Gustavson's parts balance
     # over them); on a GPU a row pointer over every row while that is small (no synchronisation)
     if be.xp is not np and rowa.bound <= max(_DIRECT_ROWS, 4 * n_a):

@@ -296,6 +296,11 @@ def einsum(*operands, dtype=None, out=None, optimize=False, order="K", casting="
         if Ellipsis in out_term:
             i = out_term.index(Ellipsis)
             out_syms = out_term[:i] + ell + out_term[i + 1:]
+        elif nell:  # NumPy's rule: broadcast dimensions are never summed away implicitly
+            raise ValueError(
+                f"einsum: the inputs' '...' stands for {nell} dimension(s) but the output has no '...' to "
+                "hold them (NumPy's rule: write '...' in the output, or name the dimensions and sum them)"
+            )
         else:
             out_syms = list(out_term)
         if len(set(out_syms)) != len(out_syms):

@@ -13,6 +13,7 @@ from ..._core.arrays import flat_view
 from ..._core.coo import COO
 from ..._core.dispatch import implements, operation
 from ..._core.keys import INT64_LIMIT
+from ..._core.shapes import check_entries
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
 from ..._kernels.bounds import check_indices
 from ..elementwise.arithmetic import multiply
@@ -250,7 +251,8 @@ def _ravel_1d(a, op):
     xp = be.xp
     if a.ndim == 1:
         return a
-    key = be.linear_index(a.indices, np.array(_strides(a.shape), dtype=np.int64)) if a.nnz \
+    # bounds-checked in the same pass: a check=False index outside the shape never aliases another
+    key = be.linear_index(a.indices, np.array(_strides(a.shape), dtype=np.int64), a.shape) if a.nnz \
         else xp.zeros(0, np.int64)
     return COO(key.reshape(1, -1), a.values, (size,), sorted=a.is_sorted, unique=a.is_unique, check=False,
                fill_value=a.fill_value)
@@ -285,6 +287,9 @@ def outer(a, b):
     be = backend_for(ra.indices, rb.indices)
     xp = be.xp
     na, nb = ra.nnz, rb.nnz
+    check_entries(na * nb, "outer", 16 + dtype.itemsize)
+    check_indices(ra.indices, ra.shape)  # (1-D operands are used as they are: their indices are copied)
+    check_indices(rb.indices, rb.shape)
     rows = xp.repeat(ra.indices[0], nb)
     cols = xp.tile(rb.indices[0], na)
     values = ra.values.astype(dtype, copy=False)[:, None] * rb.values.astype(dtype, copy=False)[None, :]

@@ -97,6 +97,19 @@ def _wrap(value, dtype):
     return np.asarray(value % 2**64, dtype=np.uint64).astype(dtype)[()]
 
 
+def _times(count, fill, dtype):
+    """``count * fill`` in ``dtype`` (count: a float array or scalar), part by part for complex values:
+    a complex product would compute inf * 0 for the other part (NaN) where repeated sums give 0."""
+    dt = np.dtype(dtype)
+    if dt.kind != "c":
+        return count * fill
+    xp = backend_for(count).xp if hasattr(count, "shape") and count.shape else np
+    part = np.dtype(np.float32 if dt == np.complex64 else np.float64)
+    c = count.astype(part) if hasattr(count, "astype") else part.type(count)
+    pair = xp.stack([c * part.type(fill.real), c * part.type(fill.imag)], axis=-1)
+    return xp.ascontiguousarray(pair).view(dt).reshape(pair.shape[:-1])
+
+
 def _fill_sum(fill, n, dtype):
     """The fill added n times, in ``dtype``; 0 when n == 0 (a NaN fill included)."""
     dt = np.dtype(dtype)
@@ -106,7 +119,7 @@ def _fill_sum(fill, n, dtype):
     if dt.kind in "iu":
         return _wrap(int(f) * n, dt)
     with np.errstate(all="ignore"):
-        return _scalar(f * dt.type(float(n)), dt)
+        return _scalar(_times(np.asarray(float(n)), f, dt), dt)
 
 
 def _fill_prod(fill, n, dtype):
@@ -151,7 +164,8 @@ def _implicit(g, vals, fill, op):
     mk = g.bcast(miss, vals)
     W = vals.dtype
     if op == "sum":
-        return xp.where(mk, vals + g.bcast(g.missing(W), vals) * fill, vals)
+        m = g.bcast(g.missing(W if W.kind != "c" else vals.real.dtype), vals)
+        return xp.where(mk, vals + _times(m, fill, W), vals)
     if op == "prod":
         return xp.where(mk, vals * g.bcast(_fill_power(g, fill, W), vals), vals)
     f = {"max": xp.maximum, "min": xp.minimum, "any": xp.logical_or, "all": xp.logical_and}[op]
@@ -170,8 +184,17 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
         W = a.dtype
         _kernel_dtype(op, W)  # TypeError for complex before any work
     nan = nan and a.dtype.kind in "fc"
+    if op == "prod" and W == np.bool_:
+        # NumPy casts each element to the dtype first, and a product of bools is their logical and
+        r = _logical(a.astype(np.bool_), axes, keepdims, False)
+        if initial is not _NoValue and not bool(_scalar(initial, W)):
+            r = r._with(values=_zeros_like(r.values), fill_value=np.False_)
+        return r
+    # float16 sums and products run in float32 until the end, as NumPy's float16 loops do: a partial
+    # product beyond float16's range is not inf (then times a fill of 0: NaN) when the result is not
+    out_W, W = W, (np.dtype(np.float32) if W == np.float16 and op in ("sum", "prod") else W)
     counts_implicit = builtins.any(d < a.sparse_ndim for d in axes) and not (op == "sum" and _fill.is_zero(a.fill_value))
-    if op != "sum" or nan or counts_implicit or W != a.dtype:
+    if op != "sum" or nan or counts_implicit or out_W != a.dtype:
         # duplicates summed (in the input's dtype: that is an element's value) before anything
         # non-linear, before counting implicit elements, and before a cast
         a = a if a.is_coalesced else a.coalesce()
@@ -182,7 +205,10 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
     if g.n == 0 and op in ("max", "min") and initial is _NoValue:
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     xp = g.xp
-    fW = _scalar(fill, W)
+    if out_W != W:  # the elements are float16 values (a wider input may overflow to inf there) ...
+        with np.errstate(over="ignore"):
+            values, fill = values.astype(out_W, copy=False), _scalar(fill, out_W)
+    fW = _scalar(fill, W)  # ... computed in float32
     vals = _implicit(g, g.reduce(values.astype(W, copy=False), op), fW, op)
     out_fill = {"sum": _fill_sum, "prod": _fill_prod}[op](fW, g.n, W) if op in ("sum", "prod") else fW
     if initial is not _NoValue:
@@ -202,7 +228,15 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
             warn = warn or g.has_unstored_outputs()
         if warn:
             warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+    if out_W != W:
+        with np.errstate(over="ignore"):
+            vals, out_fill = vals.astype(out_W), _scalar(out_fill, out_W)
     return g.assemble(vals, out_fill, keepdims)
+
+
+def _zeros_like(values):
+    """False (zero) values of the same shape, dtype and device."""
+    return backend_for(values).xp.zeros_like(values)
 
 
 def _nan_to(values, fill, ident):
@@ -283,7 +317,7 @@ def _mean(x, axis, keepdims, dtype, nan=False):
     name = "nanmean" if nan else "mean"
     a = _check(x, name)
     axes = normalize_axes(axis, a.ndim, name)
-    W = _float_dtype(a.dtype) if dtype is None else _dtypes.check_dtype(dtype, "result")
+    W = _float_dtype(a.dtype) if dtype is None else _inexact(dtype, name)
     acc = np.dtype(np.float32) if W == np.float16 else (W if W.kind in "fc" else np.dtype(np.float64))
     if nan and a.dtype.kind in "fc":
         m = _Moments(a, axes, acc, True)
@@ -301,6 +335,19 @@ def _mean(x, axis, keepdims, dtype, nan=False):
     return s._with(values=values, fill_value=fill)
 
 
+def _inexact(dtype, name):
+    """A floating or complex ``dtype=`` of a statistic, else TypeError naming it.
+
+    (NumPy accepts an integer or bool dtype there and sums, squares and
+    divides in it, truncating: a result no user means; coosparse refuses it.)
+    """
+    dt = _dtypes.check_dtype(dtype, "result")
+    if dt.kind not in "fc":
+        raise TypeError(f"{name}: dtype {dt} is not a floating-point or complex dtype; the {name} is computed "
+                        "in floating point (pass float32, float64, ... or cast the result)")
+    return dt
+
+
 def _abs2(z):
     return z.real * z.real + z.imag * z.imag if z.dtype.kind == "c" else z * z
 
@@ -309,7 +356,9 @@ def _var(x, axis, keepdims, dtype, correction, nan=False, name="var"):
     a = _check(x, name)
     axes = normalize_axes(axis, a.ndim, name)
     correction = _correction(correction, name)
-    src = _float_dtype(a.dtype if dtype is None else _dtypes.check_dtype(dtype, "result"))
+    src = _float_dtype(a.dtype if dtype is None else _inexact(dtype, name))
+    if dtype is not None and a.dtype != src:
+        a = a.astype(src)  # NumPy casts the elements to dtype= first (a float16 dtype can overflow them)
     work = np.dtype(np.float32) if src == np.float16 else src
     real = np.dtype(np.float32) if work in (np.float32, np.complex64) else np.dtype(np.float64)
     out_dt = src if src == np.float16 else real

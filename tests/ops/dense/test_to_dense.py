@@ -153,3 +153,35 @@ def test_zero_size(backend):
     assert backend.get(backend.put(a).to_dense()).shape == (0, 5)
     b = coosparse.COO(np.zeros((1, 0), np.int64), np.zeros((0, 0)), (3, 0))
     assert backend.get(backend.put(b).to_dense(order="F")).shape == (3, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64, np.float64])
+def test_sorted_duplicates_whose_elements_interleave(backend, dtype):
+    # a sorted COO with duplicates: the elements of two equal blocks (a dense dimension, or the two
+    # words of a complex value on a GPU) interleave, so their addresses are not sorted: no 'sorted'
+    # shortcut may be taken (on a GPU it would let two threads add into one word)
+    rng = np.random.default_rng(9)
+    idx = np.sort(rng.integers(0, 6, 40))[None, :]
+    for dense in ((), (3,)):
+        vals = (rng.standard_normal((40,) + dense) + (1j * rng.standard_normal((40,) + dense)
+                                                       if np.dtype(dtype).kind == "c" else 0)).astype(dtype)
+        a = coosparse.COO(idx, vals, (6,) + dense, sorted=True)
+        got = backend.get(backend.put(a).to_dense())
+        want = np.zeros(a.shape, dtype)
+        np.add.at(want, idx[0], vals)
+        np.testing.assert_array_equal(got, want)  # stored order on both: same bits
+        backend.check_errors()  # no hint was found false
+
+
+@pytest.mark.parametrize("flags", [dict(sorted=True), dict(unique=True)])
+def test_lying_flags_are_reported_on_a_gpu(backend, flags):
+    # check=False trusts the flags; where a GPU kernel relies on them (no sort) it checks them
+    # cheaply and reports a lie (ValueError at the next check); the CPU never relies on them here
+    a = coosparse.COO([[3, 1, 3, 0]], np.array([1.0, 2.0, 4.0, 8.0]), (4,), check=False, **flags)
+    got = backend.get(backend.put(a).to_dense())
+    if backend.device == "cpu":
+        want = [8.0, 2.0, 0.0, 4.0 if flags.get("unique") else 5.0]  # unique: the last duplicate is written
+        np.testing.assert_array_equal(got, want)
+    else:
+        with pytest.raises(ValueError, match="flag sorted=True is false"):
+            backend.check_errors()

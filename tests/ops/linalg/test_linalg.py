@@ -316,6 +316,37 @@ def test_einsum_invalid(spec):
         coosparse.einsum(spec, x, x)
 
 
+ELLIPSIS_CASES = [("...ij,...jk->ik", [(2, 3, 4), (2, 4, 5)]), ("...ij,...jk->ik", [(3, 4), (4, 5)]),
+                  ("...ij,jk->ik", [(1, 3, 4), (4, 5)]), ("...ij->ij", [(1, 2, 2)]), ("ij...->ij", [(2, 2, 3)]),
+                  ("...ij->...", [(2, 2, 3)]), ("...ij,...jk->...ik", [(2, 1, 3, 4), (3, 4, 2)]),
+                  ("i...j,j...->i...", [(2, 3, 4), (4, 3)]), ("...ij,...jk", [(2, 3, 4), (2, 4, 5)]),
+                  ("a...,a...->", [(2, 3), (2, 3)]), ("...->", [(2, 3)]), ("...,...->...", [(2, 1), (3,)])]
+
+
+@pytest.mark.parametrize("spec, shapes", ELLIPSIS_CASES)
+def test_einsum_ellipsis_follows_numpy(spec, shapes, backend):
+    # an output without '...' may not drop the dimensions an input's '...' stands for (NumPy raises)
+    rng = np.random.default_rng(15)
+    arrays = [rand_coo(rng, s, "coalesced", density=0.6) for s in shapes]
+    try:
+        want = np.einsum(spec, *[dense_of(a) for a in arrays])
+    except ValueError:
+        with pytest.raises(ValueError, match="'...'"):
+            coosparse.einsum(spec, *put(backend, *arrays))
+        return
+    check(backend.get(coosparse.einsum(spec, *put(backend, *arrays))), want, sparse_out=True)
+
+
+def test_einsum_ellipsis_sublists_follow_numpy():
+    x = rand_coo(np.random.default_rng(16), (2, 3, 3), "coalesced")
+    with pytest.raises(ValueError):
+        np.einsum(dense_of(x), [Ellipsis, 0, 1], [0, 1])
+    with pytest.raises(ValueError, match="'...'"):
+        coosparse.einsum(x, [Ellipsis, 0, 1], [0, 1])
+    check(dense_of(coosparse.einsum(x, [Ellipsis, 0, 1], [Ellipsis, 1])),
+          np.einsum(dense_of(x), [Ellipsis, 0, 1], [Ellipsis, 1]))
+
+
 @pytest.mark.parametrize("first", [0, [0, 0]])
 def test_einsum_type_error(first):
     x = COO([[0]], np.ones(1), (2,))

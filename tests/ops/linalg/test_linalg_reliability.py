@@ -164,3 +164,91 @@ def test_the_original_crashes_in_a_subprocess():
     assert rc == 0, out
     lines = [ln for ln in out.splitlines() if ln and not ln.startswith(" ")]
     assert len(lines) == 12 and all(" IndexError " in ln for ln in lines), out
+
+
+# ----------------------------------------------------------------------------- products memory cannot hold
+@pytest.fixture
+def small_memory(monkeypatch):
+    """A machine of 1 MiB: a product's size check then refuses products of ordinary size."""
+    from coosparse._kernels import bounds
+
+    monkeypatch.setattr(bounds, "memory_bytes", lambda: 2**20)
+
+
+def _outer_pair(n):
+    """(n, 1) x (1, n): every product is a distinct entry of the result (n * n of them)."""
+    a = COO(np.stack([np.arange(n), np.zeros(n, np.int64)]), np.ones(n), (n, 1), sorted=True, unique=True)
+    b = COO(np.stack([np.zeros(n, np.int64), np.arange(n)]), np.ones(n), (1, n), sorted=True, unique=True)
+    return a, b
+
+
+def test_a_product_memory_cannot_hold_is_refused_before_counting(backend, small_memory):
+    # 10**6 entries of 24 bytes under 1 MiB: refused from the sizes, before SpGEMM's counting pass
+    # (the CPU: a bound from one pass over A; a GPU: its O(nnz) count of the products it would expand)
+    a, b = (backend.put(x) for x in _outer_pair(1000))
+    want = ("{op}: the result would hold 1000000 entries at most" if backend.device == "cpu" else
+            "COO x COO product: the result would hold 1000000 products")
+    with pytest.raises(MemoryError, match=want.format(op="matmul")):
+        a @ b
+    with pytest.raises(MemoryError, match=want.format(op="tensordot")):
+        coosparse.tensordot(a, b, 1)
+
+
+def test_the_issue_product_is_refused():
+    # 10**10 entries (224 GiB): refused from the sizes; without the check the counting pass took 36-50 s
+    a, b = _outer_pair(10**5)
+    with pytest.raises(MemoryError, match=r"would hold 10000000000 entries at most"):
+        a @ b
+
+
+def test_many_products_into_few_entries_are_not_refused(backend, small_memory):
+    # 2 x 50000 times 50000 x 2: 200000 products, 4 entries. The CPU's result is bounded by the
+    # columns of each row; a GPU's expansion holds every product, so there it is refused by count
+    rng = np.random.default_rng(3)
+    a = COO(np.stack([np.repeat([0, 1], 50000), np.tile(np.arange(50000), 2)]), rng.random(10**5), (2, 50000))
+    b = COO(np.stack([np.repeat(np.arange(50000), 2), np.tile([0, 1], 50000)]), rng.random(10**5), (50000, 2))
+    x, y = backend.put(a), backend.put(b)
+    if backend.device == "cpu":
+        out = x @ y
+        np.testing.assert_allclose(out.to_dense(), a.to_dense() @ b.to_dense())
+    else:
+        with pytest.raises(MemoryError, match="200000 products"):
+            x @ y
+
+
+def test_an_empty_product_does_not_read_the_other_operand(backend):
+    # documented (docs/reliability.md): with check=False, only the indices an operation reads are
+    # checked; a product with an empty operand needs none of the other's, returns the right
+    # (empty) result, and the bad operand is still refused by any operation that reads it
+    bad = COO([[0, 7], [1, 0]], [1.0, 2.0], (3, 3), check=False)
+    empty = COO(np.zeros((2, 0), np.int64), np.zeros(0), (3, 3))
+    for x, y in ((empty, bad), (bad, empty)):
+        out = backend.put(x) @ backend.put(y)
+        assert isinstance(out, COO) and out.shape == (3, 3) and out.nnz == 0
+    out = backend.get(coosparse.matmul(backend.put(bad), backend.put(np.zeros((3, 0)))))  # no element to compute
+    assert out.shape == (3, 0)
+    with pytest.raises(IndexError):
+        backend.put(bad) @ backend.put(COO([[0], [0]], [1.0], (3, 3)))
+        backend.check_errors()
+
+
+def test_sorted_duplicates_with_dense_blocks(backend):
+    # a sorted COO with duplicates and a dense block: once the blocks become entries (a product, or an
+    # operand aligned to more sparse dimensions) the copies interleave, so the result is not sorted,
+    # and no kernel may rely on the flag (products refused it as a lying flag)
+    a = COO([[0, 0]], np.array([[[1], [2]], [[3], [4]]], np.int8), (1, 2, 1), sorted=True)
+    d = a.to_dense()
+    x = backend.put(a)
+    one = np.ones((1, 1), np.int8)
+    np.testing.assert_array_equal(backend.get(x @ backend.put(one)), d @ one)
+    np.testing.assert_array_equal(backend.get(coosparse.einsum("bij,bjk->bik", x, backend.put(one[None]))),
+                                  np.einsum("bij,bjk->bik", d, one[None]))
+    b = COO([[0], [0]], np.array([3], np.int8), (1, 1))
+    np.testing.assert_array_equal(backend.get((x @ backend.put(b)).to_dense()), d @ b.to_dense())
+    c = COO([[0, 0], [0, 1], [0, 0]], np.array([5, 7], np.int8), (1, 2, 1), sorted=True, unique=True)
+    for r, want in ((x * backend.put(c), d * c.to_dense()), (x + backend.put(c), d + c.to_dense())):
+        r = backend.get(r)
+        np.testing.assert_array_equal(r.to_dense(), want)
+        if r.is_sorted and r.nnz > 1:  # a True flag is true
+            keys = [tuple(col) for col in r.indices.T.tolist()]
+            assert keys == sorted(keys)

@@ -135,6 +135,25 @@ def test_searchsorted(data, backend):
                                       np.searchsorted(reference(x1), reference(x2), side=side))
 
 
+@pytest.mark.parametrize("sorter", [[0, 1, 99, 2, 3], [0, -1, 2, 3, 4], [0, 1, 2], [[0, 1, 2, 3, 4]],
+                                    [0.0, 1.0, 2.0, 3.0, 4.0], [4, 3, 2, 1, 0], [1, 0, 2, 3, 4]])
+def test_searchsorted_checks_sorter(sorter, backend):
+    # a COO x1 does not need the sorter, but a bad one is an error, never silently ignored: integers,
+    # one per element, each in range (NumPy checks only the entries its binary search reads)
+    x1 = COO([[0, 2, 3]], [3.0, 1.0, 2.0], (5,))
+    d = reference(x1)
+    s = np.asarray(sorter)
+    if s.dtype.kind != "i":
+        with pytest.raises(TypeError, match="sorter must hold integers"):
+            coosparse.searchsorted(backend.put(x1), 1.5, sorter=s)
+    elif s.shape != (5,) or s.min() < 0 or s.max() >= 5:
+        with pytest.raises(ValueError, match="sorter"):
+            coosparse.searchsorted(backend.put(x1), 1.5, sorter=s)
+    else:  # a valid sorter: the insertion point in the sorted values
+        got = backend.get(coosparse.searchsorted(backend.put(x1), 1.5, sorter=s))
+        assert int(got) == np.searchsorted(d, 1.5, sorter=np.argsort(d, kind="stable")) == 3
+
+
 def _unique_ref(d):
     return np.unique(d.ravel(), return_index=True, return_inverse=True, return_counts=True, equal_nan=False)
 
