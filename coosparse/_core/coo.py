@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from .._kernels.backend import array_namespace, device_of, is_device_array, is_device_array_type
+from .._kernels.backend import array_namespace, device_of, is_device_array, is_device_array_type, writeable
 from . import dtypes as _dtypes
 from . import fill as _fill
 from .device import to_device
@@ -90,8 +90,8 @@ class COO(OperatorsMixin):
                     "coosparse stores indices as int64, so no index can reach 2**63"
                 )
             indices = xp.ascontiguousarray(indices, dtype=np.int64)
-        self._indices = indices
-        self._values = values
+        self._indices = _frozen(indices)
+        self._values = _frozen(values)
         self._shape = shape
         nnz = indices.shape[1]
         sorted = bool(sorted) or nnz <= 1
@@ -144,12 +144,17 @@ class COO(OperatorsMixin):
     # ------------------------------------------------------------------ attributes
     @property
     def indices(self):
-        """int64 array of shape (sparse_ndim, nnz)."""
+        """int64 array of shape (sparse_ndim, nnz); read-only on the CPU (a COO is immutable).
+
+        A read-only *view*: the array given to the constructor is not copied and stays
+        writeable for its owner (writing into it changes this COO, as with any view).
+        CuPy arrays have no read-only flag, so on a GPU nothing stops a write.
+        """
         return self._indices
 
     @property
     def values(self):
-        """Array of shape (nnz, *dense_shape)."""
+        """Array of shape (nnz, *dense_shape); read-only on the CPU, like :attr:`indices`."""
         return self._values
 
     @property
@@ -265,8 +270,8 @@ class COO(OperatorsMixin):
 
         Sets exactly the attributes ``__init__`` sets (a test compares them)."""
         self = object.__new__(cls)
-        self._indices = indices
-        self._values = values
+        self._indices = _frozen(indices)
+        self._values = _frozen(values)
         self._shape = shape
         nnz = indices.shape[1]
         self._sorted = bool(sorted) or nnz <= 1
@@ -530,8 +535,10 @@ class COO(OperatorsMixin):
         buffers, never copied into the pickle stream. The fill keeps its dtype (a NumPy
         scalar); the flags travel as they are (exact when pickled: no check on the way back).
         """
-        return _from_pickle, (self._indices, self._values, self._shape, self._sorted, self._unique,
-                              self._fill)
+        # writeable views: protocol 5 keeps an array's read-only flag, and memory unpickled read-only
+        # could never be made writeable again (Numba would compile read-only twins of every kernel)
+        return _from_pickle, (writeable(self._indices), writeable(self._values), self._shape, self._sorted,
+                              self._unique, self._fill)
 
     def __dask_tokenize__(self):
         """Deterministic, content-based token for Dask: equal arrays, equal tokens.
@@ -550,6 +557,14 @@ class COO(OperatorsMixin):
             parts.append(normalize_token(arr))
         return ("coosparse.COO", self._shape, self.sparse_ndim, str(self.dtype),
                 self._fill.tobytes().hex(), self._sorted, self._unique, *parts)
+
+
+def _frozen(x):
+    """A read-only view of a NumPy array (the owner's array keeps its own flag); other arrays as they are."""
+    if isinstance(x, np.ndarray) and x.flags.writeable:
+        x = x.view()
+        x.flags.writeable = False
+    return x
 
 
 def _from_pickle(indices, values, shape, sorted, unique, fill_value):

@@ -82,9 +82,9 @@ def from_torch(t, *, copy=None, check=False):
     >>> a = from_torch(t)
     >>> a
     <COO shape=(4,) dtype=float32 nnz=3 sorted=False unique=False device=cpu>
-    >>> a.values[0] = 10.0          # the memory is shared
-    >>> t._values()
-    tensor([10.,  2.,  3.])
+    >>> _ = t._values()[0].fill_(10.0)   # the memory is shared (the COO's own view is read-only)
+    >>> a.values
+    array([10.,  2.,  3.], dtype=float32)
     """
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"from_torch expects a torch.Tensor; got {type(t).__name__}")
