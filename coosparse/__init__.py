@@ -12,7 +12,7 @@ from ._core.dtypes import SUPPORTED_DTYPES
 from ._kernels.cuda.errors import check_device_errors
 
 # ---- coalesce, conversions, strided scatter, random -----------------------------------------------
-from .ops.coalesce import coalesce
+from .ops.coalesce import coalesce, eliminate_zeros
 from .ops.dense import from_dense, to_dense
 from .ops.device import asarray
 from .ops.random import random
@@ -63,6 +63,7 @@ from .api.creation import (
     zeros, zeros_like,
 )
 from . import api as _api  # noqa: F401  (NumPy's non-ufunc elementwise functions register themselves)
+from .api import linalg  # the Array API's linear-algebra extension: coosparse.linalg
 
 # ---- reductions (and the names that shadow builtins, bound last: nothing above uses them) ----------
 from .ops.reduce.functions import (
@@ -74,7 +75,7 @@ from .api.dtypes import bool
 __version__ = "0.1.0"
 
 __all__ = [
-    "COO", "SUPPORTED_DTYPES", "as_strided_scatter", "asarray", "add", "coalesce", "from_dense",
+    "COO", "SUPPORTED_DTYPES", "as_strided_scatter", "asarray", "add", "coalesce", "eliminate_zeros", "from_dense",
     "from_scipy", "mask_projection", "multiply", "random", "sparse_mask", "subtract", "to_dense",
     "check_device_errors",
     # elementwise
@@ -97,7 +98,7 @@ __all__ = [
     # the Array API namespace and reductions
     "all", "any", "arange", "argmax", "argmin", "astype", "can_cast", "count_nonzero", "cumulative_prod",
     "cumulative_sum", "diff", "empty", "empty_like", "eye", "finfo", "from_dlpack", "full", "full_like",
-    "iinfo", "isdtype", "linspace", "max", "mean", "meshgrid", "min", "nanargmax", "nanargmin", "nanmax",
+    "iinfo", "isdtype", "linalg", "linspace", "max", "mean", "meshgrid", "min", "nanargmax", "nanargmin", "nanmax",
     "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "ones", "ones_like", "prod",
     "result_type", "std", "sum", "var", "zeros", "zeros_like",
 ]

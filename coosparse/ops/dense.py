@@ -137,13 +137,16 @@ def to_dense(a, order="C"):
     return scatter_into(out, a, add=not a.is_unique)
 
 
-def from_dense(x, sparse_ndim=None, *, signed_zeros=False):
+@operation()
+def from_dense(x, sparse_ndim=None, *, signed_zeros=False, fill_value=None):
     """COO holding the non-zero entries of dense ``x`` (sorted and unique).
 
     With ``sparse_ndim < x.ndim`` the trailing dimensions stay dense (hybrid):
     an entry is stored when any element of its dense block is non-zero.
     ``signed_zeros=True`` also stores negative zeros (-0.0), so that the
     result's dense form has ``x``'s bits (``asarray`` asks for it).
+    ``fill_value`` (default 0): the result's fill; the elements that differ
+    from it are stored (a NaN fill leaves the NaNs unstored).
 
     Examples
     --------
@@ -169,8 +172,14 @@ def from_dense(x, sparse_ndim=None, *, signed_zeros=False):
         block *= n
     # an explicit block size: reshape cannot infer -1 when some dimension is 0
     blocks = x.reshape(sparse_shape + (block,))
-    nz = blocks != 0
-    if signed_zeros and x.dtype.kind in "fc":
+    fill = None if fill_value is None else _fill.fill_scalar(fill_value, x.dtype)
+    if fill is None or _fill.is_zero(fill):
+        nz = blocks != 0
+    elif x.dtype.kind in "fc" and bool(np.isnan(fill)):
+        nz = ~xp.isnan(blocks)
+    else:
+        nz = blocks != fill
+    if signed_zeros and x.dtype.kind in "fc" and (fill is None or _fill.is_zero(fill)):
         nz |= xp.signbit(blocks.real) | (xp.signbit(blocks.imag) if x.dtype.kind == "c" else False)
     mask = nz.any(axis=-1)
     if sparse_ndim == 0:
@@ -181,4 +190,4 @@ def from_dense(x, sparse_ndim=None, *, signed_zeros=False):
         nz = xp.nonzero(mask)
         indices = xp.ascontiguousarray(xp.stack(nz).astype(np.int64, copy=False))
         values = x[nz]
-    return COO(indices, values, x.shape, sorted=True, unique=True, check=False)
+    return COO(indices, values, x.shape, sorted=True, unique=True, check=False, fill_value=fill)

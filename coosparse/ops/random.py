@@ -37,15 +37,19 @@ def _unique_keys(rng, total, n):
 
 def random(
     shape,
+    density=None,
     *,
     nnz=None,
-    density=None,
     dtype=np.float64,
     duplicates=False,
     sorted=False,
     sparse_ndim=None,
     seed=None,
     device="cpu",
+    random_state=None,
+    data_rvs=None,
+    format="coo",
+    fill_value=None,
 ):
     """A random COO array with uniformly drawn indices.
 
@@ -69,6 +73,16 @@ def random(
     seed : int or numpy.random.Generator, optional
     device : str
         'cpu' or 'cuda[:N]'.
+    random_state : int, numpy.random.Generator or RandomState, optional
+        pydata/sparse's and scipy's name for ``seed`` (give one of them); a
+        ``RandomState`` seeds a Generator with one draw.
+    data_rvs : callable, optional
+        pydata's value generator: ``data_rvs(nnz)`` returns the values (cast to
+        ``dtype``; dense dimensions: ``data_rvs(nnz * block)`` reshaped).
+    format : {'coo'}
+        pydata's keyword; only ``'coo'`` (ValueError otherwise).
+    fill_value : scalar, optional
+        The result's fill (SPEC 8); the drawn entries are stored as they come.
 
     Examples
     --------
@@ -77,6 +91,14 @@ def random(
     >>> a.nnz, a.is_unique, a.is_sorted
     (50, True, False)
     """
+    if format != "coo":
+        raise ValueError(f"random: format must be 'coo' (coosparse has one format); got {format!r}")
+    if random_state is not None:
+        if seed is not None:
+            raise TypeError("random: give seed or random_state (its other name), not both")
+        seed = random_state
+        if isinstance(seed, np.random.RandomState):
+            seed = np.random.default_rng(seed.randint(2**31))
     shape = as_shape(shape)
     dtype = _dtypes.check_dtype(dtype)
     if sparse_ndim is None:
@@ -113,10 +135,14 @@ def random(
         indices = _wide_indices(rng, sparse_shape, nnz, duplicates)
         if sorted:
             indices = indices[:, np.lexsort(indices[::-1])]
-    values = _random_values(rng, nnz, dense_shape, dtype)
+    if data_rvs is None:
+        values = _random_values(rng, nnz, dense_shape, dtype)
+    else:
+        block = int(np.prod(dense_shape, dtype=np.int64))
+        values = np.asarray(data_rvs(nnz * block)).astype(dtype, copy=False).reshape((nnz,) + dense_shape)
     out = COO(
         np.ascontiguousarray(indices), values, shape,
-        sorted=sorted, unique=not duplicates, check=False,
+        sorted=sorted, unique=not duplicates, check=False, fill_value=fill_value,
     )
     return out.to(device)
 

@@ -40,7 +40,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
-from .._core.dispatch import implements
+from .._core.dispatch import implements, sparse_operand
 from .._core.keys import INT64_LIMIT, joint_keys, strides_of
 from .._core.shapes import prod
 from .._kernels.backend import array_namespace, backend_for, is_device_array
@@ -116,6 +116,8 @@ def where(condition, x=None, y=None, /):
         return nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
+    # scipy.sparse and pydata/sparse operands take part as the COOs they convert to
+    condition, x, y = sparse_operand(condition), sparse_operand(x), sparse_operand(y)
     ops = [condition, x, y]
     coos = [o for o in ops if isinstance(o, COO)]
     if not coos:
@@ -299,13 +301,14 @@ def _set_parts(x, positions=False):
     return c, vals, pos, nfill
 
 
-def _with_fill(x, vals, pos, nfill):
-    """Append the fill: once (weight nfill), or once per unstored element when it is NaN."""
+def _with_fill(x, vals, pos, nfill, nan_distinct=True):
+    """Append the fill: once (weight nfill), or once per unstored element when it is NaN (unless
+    not ``nan_distinct``)."""
     fill = np.asarray(x.fill_value)
     nan = fill.dtype.kind in "fc" and bool(np.isnan(fill))
     if nfill == 0:
         return vals, pos, np.ones(vals.shape[0], dtype=np.int64)
-    if nan:
+    if nan and nan_distinct:
         if nfill > MAX_FILL_NANS:
             raise ValueError(
                 f"the fill value is NaN and {nfill} elements are unstored: each would be a distinct "
@@ -379,6 +382,41 @@ def unique_all(x, /):
     np.add.at(counts, inv, w)
     return UniqueAllResult(_device(x, u), _device(x, first), _inverse_coo(x, c, inv, nstored),
                            _device(x, counts))
+
+
+@implements(np.unique)
+def _np_unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+               equal_nan=True, sorted=True):
+    """``numpy.unique`` of a COO's dense meaning (NumPy's keywords; ``equal_nan=True``, NumPy's
+    default, counts every NaN as one value). Values, first flat indices and counts are dense
+    arrays; the inverse is a COO of ``ar``'s shape (its fill: the index of the fill value), as
+    :func:`unique_inverse` gives, never a dense array of ``ar``'s size."""
+    if axis is not None:
+        raise TypeError("numpy.unique with axis= is not supported for coosparse.COO arrays (unique slices "
+                        "of a sparse array); convert with .to_dense() first")
+    ar = sparse_operand(ar)
+    check_coo(ar, "numpy.unique")
+    c, vals, pos, nfill = _set_parts(ar, positions=return_index)
+    nstored = vals.shape[0]
+    fill = np.asarray(ar.fill_value)
+    if return_inverse and nfill and not equal_nan and fill.dtype.kind in "fc" and bool(np.isnan(fill)):
+        raise ValueError("numpy.unique(return_inverse=True, equal_nan=False) of an array whose fill is NaN: each "
+                         "unstored NaN is its own value, so the inverse is no COO of one fill; use equal_nan=True")
+    vals, pos, w = _with_fill(ar, vals, pos, nfill, nan_distinct=not equal_nan)
+    u, inv = np.unique(vals, return_inverse=True, equal_nan=equal_nan)
+    inv = inv.reshape(-1)
+    out = [_device(ar, u)]
+    if return_index:
+        first = np.full(u.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first, inv, pos)
+        out.append(_device(ar, first))
+    if return_inverse:
+        out.append(_inverse_coo(ar, c, inv, nstored))
+    if return_counts:
+        counts = np.zeros(u.shape[0], dtype=np.int64)
+        np.add.at(counts, inv, w)
+        out.append(_device(ar, counts))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 @implements(np.unique_values)

@@ -31,11 +31,22 @@ in SPEC 4, although ``inf * 0`` is NaN). Then:
 annihilating operands          result pattern
 =============================  ==============================================
 none, no dense operand         union of the COO operands (coalesced)
-none, a dense operand          dense result: ``f`` on the dense meanings
+none, a dense operand          the dense operand's own values decide
+                               (:func:`background`): a COO operand whose
+                               fill makes ``f`` one value over them
+                               annihilates, with that value as the result's
+                               fill; if none does, a dense result (``f`` on
+                               the dense meanings)
 one                            that operand's pattern (its layout and flags)
 two or more                    their intersection (the layout of the one the
                                intersection family picks as source, SPEC 4)
 =============================  ==============================================
+
+So ``A / row_sums[:, None]`` stays sparse (fill 0) when no row sum is 0, and
+``A + np.ones(A.shape)`` is a COO of fill 1; ``A + x`` for an ``x`` of
+several values is dense. The probes come first: an operand they already
+show annihilating (``A * x``: stored values only, SPEC 4) needs no look at
+the dense values.
 
 Stored values that happen to equal the fill stay stored (``coalesce(prune=True)``
 drops them). Duplicates are summed before ``f`` (the operand is coalesced,
@@ -49,7 +60,8 @@ the stored entries, so an uncoalesced operand keeps its layout and flags.
 scatter-add).
 
 Synchronisation on a GPU: a union synchronises once (its size), an
-intersection once, coalescing an operand once; one-operand functions of an
+intersection once, coalescing an operand once, a dense operand whose values
+decide the result once (twice when its sampled values are one value); one-operand functions of an
 operand without duplicates (``sqrt(a)``, ``a > 0``), linear ones of any
 operand and patterns taken from one operand never do, and upload nothing
 (fills, strides and constants travel as host scalars; the checked cases are
@@ -59,9 +71,7 @@ read once (the fill rule needs its value). A NumPy function CuPy lacks
 """
 from __future__ import annotations
 
-import functools
 import types
-import warnings
 
 import numpy as np
 
@@ -69,11 +79,12 @@ from ..._core import dtypes as _dtypes
 from ..._core import fill as _fill
 from ..._core.arrays import as_words, rows2d
 from ..._core.coo import COO
-from ..._core.dispatch import HANDLED_FUNCTIONS, foreign_kind, from_foreign, operation
+from ..._core.dispatch import HANDLED_FUNCTIONS, operation, sparse_operand
 from ..._core.keys import is_wide, joint_keys, strides_of
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
 from ..broadcast import align, broadcast_shapes, broadcast_to
 from ..coalesce import coalesce
+from .fillrule import _evaluate, annihilators, background
 from .intersect import _probe_values, match, multiply_sparse, probe_rank
 from .operands import gather_dense
 from .union import _union_dense, _union_sparse
@@ -95,9 +106,16 @@ class _Operand:
 
 
 def classify(x):
-    """An :class:`_Operand` for ``x``, or None when ``x`` is of a type this engine does not take."""
-    if foreign_kind(x, ("scipy",)):
-        x = from_foreign(x, "scipy")  # a scipy.sparse operand takes part as the COO it converts to
+    """An :class:`_Operand` for ``x``, or None when ``x`` is of a type this engine does not take.
+
+    A NumPy masked array is refused (TypeError): taken as an ndarray it would lose its mask.
+    """
+    x = sparse_operand(x)  # a scipy.sparse or pydata/sparse operand takes part as the COO it converts to
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(
+            "NumPy masked arrays are not supported as operands of coosparse.COO arrays (the mask would "
+            "be lost); fill the masked elements first (np.ma.filled(x, value)) or use a COO with a fill value"
+        )
     if isinstance(x, COO):
         return _Operand("coo", x, x.shape, x.dtype, np.asarray(x.fill_value))
     if isinstance(x, np.generic):
@@ -129,107 +147,6 @@ def classify(x):
 
 def _kinds(ops):
     return {op.kind for op in ops}
-
-
-# ----------------------------------------------------------------------------- fill rule
-@functools.lru_cache(maxsize=None)
-def _probes(dtype):
-    """Finite probe values of ``dtype`` (see the module docstring)."""
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return np.array([False, True])
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        vals = [0, 1, -1, 2, -2, 3, -3, 5, 7, -8, 100, -100, info.max, info.min, info.max // 2 + 1]
-        return np.array(sorted({v for v in vals if info.min <= v <= info.max}), dtype=dt)
-    vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -3.0, 2.5, 100.0, -1e-3, 1e-3, 1e4, -1e4]
-    if dt.kind == "c":
-        vals = vals + [1j, -1j, 2 - 0.5j, -0.5 + 3j]
-    return np.array(vals).astype(dt)
-
-
-def _same(v, r):
-    """Elementwise: ``v`` equals the scalar ``r`` (NaN equal to NaN)."""
-    v = np.asarray(v)
-    eq = v == r
-    if v.dtype.kind in "fc":
-        eq = eq | (np.isnan(v) & bool(np.isnan(r)))
-    return eq
-
-
-def _evaluate(f, host_args, fkw):
-    with np.errstate(all="ignore"):
-        r = f(*host_args, **fkw)
-    return r if isinstance(r, tuple) else (r,)
-
-
-def _near(values, dtype):
-    """Values of ``dtype`` at and around each of ``values`` (the fills and constants of a call).
-
-    Comparisons change value where one operand crosses another's fill, so the
-    probes of an operand include the other operands' fills, their
-    neighbours, negatives, doubles and halves.
-    """
-    dt = np.dtype(dtype)
-    out = []
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for v in values:
-            v = np.asarray(v)
-            if dt.kind in "iub" and v.dtype.kind in "fc" and not bool(np.isfinite(v).all()):
-                continue
-            c = np.asarray(v.real if dt.kind != "c" and v.dtype.kind == "c" else v).astype(dt)
-            if dt.kind == "b":
-                continue
-            one = np.ones((), dt)
-            near = [c, -c, c * 2, c + one, c - one]
-            if dt.kind == "f":
-                near += [c / 2, np.nextafter(c, np.inf).astype(dt), np.nextafter(c, -np.inf).astype(dt)]
-            elif dt.kind == "c":
-                near += [c / 2, c + 1j, np.conj(c)]
-            out += [np.asarray(x, dt).reshape(()) for x in near]
-    return np.array(out, dtype=dt) if out else np.empty(0, dt)
-
-
-def _annihilates(f, fkw, ops, j, fills):
-    """``f`` equals ``fills`` whenever operand ``j`` is at its fill, for every probe of the others."""
-    varying = [i for i, op in enumerate(ops) if i != j and op.kind in ("coo", "dense")]
-    args = [op.host for op in ops]
-    anchors = [op.host for op in ops if op.kind in ("coo", "const")]
-    for axis, i in enumerate(varying):
-        p = np.concatenate([_probes(ops[i].dtype), _near(anchors, ops[i].dtype)])
-        args[i] = p.reshape((1,) * axis + (-1,) + (1,) * (len(varying) - axis - 1))
-    try:
-        outs = _evaluate(f, args, fkw)
-    except Exception:  # e.g. integers to negative powers: no conclusion, so no
-        return False
-    return all(bool(_same(o, r).all()) for o, r in zip(outs, fills))
-
-
-_ANNIHILATORS = {}  # cache: the decision depends only on f, its keywords, the kinds, dtypes and fills
-
-
-def _host_key(op):
-    v = np.asarray(op.host)
-    return (op.kind, None if op.dtype is None else op.dtype.str, type(op.host).__name__, v.dtype.str,
-            v.tobytes())
-
-
-def annihilators(f, fkw, ops, fills):
-    """Positions of the COO operands that annihilate (:func:`_annihilates`), cached per call signature."""
-    try:
-        key = (f, tuple(sorted(fkw.items())), tuple(_host_key(op) for op in ops))
-        hash(key)
-    except TypeError:
-        key = None
-    if key is not None and key in _ANNIHILATORS:
-        return _ANNIHILATORS[key]
-    out = [i for i, op in enumerate(ops) if op.kind == "coo" and _annihilates(f, fkw, ops, i, fills)]
-    if key is not None:
-        if len(_ANNIHILATORS) > 4096:
-            _ANNIHILATORS.clear()
-        _ANNIHILATORS[key] = out
-    return out
 
 
 # ----------------------------------------------------------------------------- gathers
@@ -455,15 +372,21 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
     xf = _device_function(f, name, xp)
     if "coo" not in _kinds(ops):  # only 0-d COOs among dense operands
         return _dense(xf, fkw, ops, shape, xp)
-    if not fkw:
+    with_dense = "dense" in _kinds(ops)
+    if not fkw and not with_dense:
         out = _fast_path(f, ops, shape, compact)
         if out is not None:
             return out
     coo_at = [i for i, op in enumerate(ops) if op.kind == "coo"]
     annih = annihilators(f, fkw, ops, fills)
-    if "dense" in _kinds(ops) and not annih:
-        # the dense operand fills the background: a dense result
-        return _dense(xf, fkw, ops, shape, xp)
+    if with_dense and not annih:
+        decided = background(f, xf, fkw, ops, xp)
+        if decided is None:
+            # the dense operand's values fill the background: a dense result (add and subtract
+            # by their scatter-add into a copy of the dense operand)
+            out = None if fkw else _fast_path(f, ops, shape, compact)
+            return out if out is not None else _dense(xf, fkw, ops, shape, xp)
+        annih, fills = decided
     return _sparse(be, f, xf, fkw, ops, shape, fills, coo_at, annih)
 
 
@@ -607,10 +530,30 @@ def array_ufunc(ufunc, *inputs, **kwargs):
 
 @operation("binary_operator")
 def operator_call(f, a, b):
-    """A binary operator: the engine, or NotImplemented for operand types it does not take."""
+    """A binary operator: the engine, or NotImplemented for operand types it does not take.
+
+    ``==`` and ``!=`` never return NotImplemented: Python would then fall back to
+    identity and answer a scalar ``False`` (``a == None``, ``a == torch_tensor``).
+    They ask the other operand's own comparison instead (a Dask array answers
+    with an array) and raise TypeError when it has none.
+    """
     if classify(a) is None or classify(b) is None:
+        if f is np.equal or f is np.not_equal:
+            return _compare_other(f, a, b)
         return NotImplemented
     return elementwise(f, (a, b))
+
+
+def _compare_other(f, a, b):
+    coo, other = (a, b) if isinstance(a, COO) else (b, a)
+    method = getattr(type(other), "__eq__" if f is np.equal else "__ne__", None)
+    r = NotImplemented if method is None else method(other, coo)  # (in)equality is symmetric
+    if r is not NotImplemented:
+        return r
+    hint = ("convert it with coosparse.asarray(t) or compare t.numpy()" if type(other).__module__.startswith("torch")
+            else "convert it to a NumPy array or a COO first")
+    raise TypeError(f"{f.__name__}: cannot compare a coosparse.COO array with a {type(other).__name__} "
+                    f"elementwise; {hint}")
 
 
 @operation("unary_operator")

@@ -64,6 +64,7 @@ import numpy as np
 
 from ..._core import dtypes as _dtypes
 from ..._core.coo import COO
+from ..._core.dispatch import sparse_operand
 from ..._core.fill import require_zero_fill
 from ..._core.keys import INT64_LIMIT
 from ..._core.shapes import prod
@@ -83,7 +84,9 @@ def _xp_of(x):
 
 
 def _as_operand(x, op):
-    """COO, NumPy/CuPy array (lists and scalars become NumPy arrays), else TypeError."""
+    """COO, NumPy/CuPy array (lists and scalars become NumPy arrays; scipy.sparse and pydata/sparse
+    arrays the COO they convert to), else TypeError."""
+    x = sparse_operand(x)
     if _is_coo(x) or isinstance(x, np.ndarray) or is_device_array(x):
         return x
     if isinstance(x, (numbers.Number, np.generic, list, tuple)):
