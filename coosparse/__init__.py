@@ -18,6 +18,7 @@ from .ops.device import asarray
 from .ops.random import random
 from .ops.scatter import as_strided_scatter
 from .interop.scipy import from_scipy
+from .interop.npz import load_npz, save_npz
 
 # ---- elementwise: the intersection and union families, broadcasting, every ufunc ------------------
 from .ops.broadcast import broadcast_arrays, broadcast_to
@@ -76,7 +77,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "COO", "SUPPORTED_DTYPES", "as_strided_scatter", "asarray", "add", "coalesce", "eliminate_zeros", "from_dense",
-    "from_scipy", "mask_projection", "multiply", "random", "sparse_mask", "subtract", "to_dense",
+    "from_scipy", "load_npz", "mask_projection", "multiply", "random", "save_npz", "sparse_mask", "subtract",
+    "to_dense",
     "check_device_errors",
     # elementwise
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
