@@ -46,6 +46,7 @@ from .ops.search import (
     argsort, isin, searchsorted, sort, take, take_along_axis, unique_all, unique_counts, unique_inverse,
     unique_values, where,
 )
+from .ops.select import argpartition, topk
 from .ops.join import concat, concatenate, stack, unstack
 from .ops.rearrange import diagonal, flip, kron, pad, repeat, roll, tile, tril, triu
 
@@ -92,10 +93,10 @@ __all__ = [
     # linear algebra
     "dot", "einsum", "inner", "matmul", "outer", "sampled_matmul", "tensordot", "vdot", "vecdot",
     # shape, indexing, joining, searching
-    "argsort", "argwhere", "concat", "concatenate", "diagonal", "expand_dims", "flatten", "flip",
+    "argpartition", "argsort", "argwhere", "concat", "concatenate", "diagonal", "expand_dims", "flatten", "flip",
     "isin", "kron", "matrix_transpose", "moveaxis", "nonzero", "pad", "permute_dims", "ravel",
     "repeat", "reshape", "roll", "searchsorted", "sort", "squeeze", "stack", "swapaxes", "take",
-    "take_along_axis", "tile", "to_hybrid", "transpose", "tril", "triu", "unique_all",
+    "take_along_axis", "tile", "to_hybrid", "topk", "transpose", "tril", "triu", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "unstack", "where",
     # the Array API namespace and reductions
     "all", "any", "arange", "argmax", "argmin", "astype", "can_cast", "count_nonzero", "cumulative_prod",
