@@ -7,6 +7,7 @@ import torch
 from coosparse._core.coo import COO
 from coosparse._core.fill import require_zero_fill
 from coosparse._kernels.backend import array_namespace
+from ._graph import graph_break
 
 _SUPPORTED_TORCH_DTYPES = (
     torch.bool, torch.int8, torch.int16, torch.int32, torch.int64,
@@ -45,6 +46,7 @@ def _export(t, copy, what):
     raise ValueError(f"{what} lives on device {t.device}; coosparse supports cpu and cuda tensors")
 
 
+@graph_break
 def from_torch(t, *, copy=None, check=False):
     """A torch tensor as coosparse data, sharing its memory.
 
@@ -126,6 +128,7 @@ def _import(a):
     return torch.from_dlpack(a)
 
 
+@graph_break
 def to_torch(a):
     """coosparse data as a torch tensor, sharing its memory.
 
