@@ -45,6 +45,7 @@ from .._core.keys import INT64_LIMIT, joint_keys, strides_of
 from .._core.shapes import prod
 from .._kernels.backend import array_namespace, backend_for, is_device_array
 from .coalesce import coalesce
+from .elementwise.engine import elementwise
 from .indexing import getitem, nonzero
 from .shape import check_coo, gather_values, index_rows, insert_axes, ravel, result, to_hybrid
 
@@ -101,8 +102,10 @@ def where(condition, x=None, y=None, /):
     ``where(condition)`` is :func:`nonzero`. With COO and scalar operands the
     result is a COO over the union of the operands' indices: fill
     ``x.fill if condition.fill else y.fill``, entries equal to that fill not
-    stored, both flags True (synchronises on a GPU). A dense array operand
-    gives a dense result.
+    stored, both flags True (synchronises on a GPU). With a dense array operand
+    the elementwise engine's rule decides (SPEC 9): ``where(c, dense, 0)`` keeps
+    ``c``'s pattern, ``where(dense_mask, 0, a)`` keeps ``a``'s when the mask
+    leaves ``a``'s background alone; otherwise the result is dense.
 
     Examples
     --------
@@ -122,10 +125,10 @@ def where(condition, x=None, y=None, /):
     coos = [o for o in ops if isinstance(o, COO)]
     if not coos:
         return np.where(condition, x, y)
-    xp = array_namespace(coos[0].values)
     if any(_is_dense(o) for o in ops):
-        dense = [o.to_dense() if isinstance(o, COO) else o for o in ops]
-        return xp.where(*dense)
+        # a dense operand: the elementwise engine's rule (SPEC 9), as for every ufunc: a COO of the
+        # pattern that decides the background when its values leave one, else the dense result
+        return elementwise(np.where, (condition, x, y), name="where")
     dtype = np.result_type(*[o.dtype if isinstance(o, COO) else o for o in (x, y)])
     shape = tuple(np.broadcast_shapes(*[o.shape if isinstance(o, COO) else np.shape(o) for o in ops]))
     ops = [broadcast_sparse(o, shape) if isinstance(o, COO) else np.asarray(o)[()] for o in ops]

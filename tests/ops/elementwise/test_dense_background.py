@@ -182,3 +182,24 @@ def test_row_normalisation_against_scipy():
     want = m.multiply(1.0 / rs[:, None]).toarray()  # scipy's own row scaling, sparse
     np.testing.assert_allclose(r.to_dense(), want)
     assert isinstance(r, COO) and r.nnz == a.nnz and sp.issparse(m.multiply(1.0 / rs[:, None]))
+
+
+def test_where_with_dense_operands_follows_the_rule(backend):
+    a = make((5, 4), 8, "none", seed=13)
+    c = make((5, 4), 6, "unique", dtype=np.bool_, seed=14)
+    x = np.arange(20.0).reshape(5, 4) + 1
+    A, C = backend.put(a), backend.put(c)
+    cases = [
+        ((backend.put(np.zeros((5, 4), bool)), 0.0, A), True),  # the mask leaves a's background alone
+        ((C, backend.put(x), 0.0), True),  # c's pattern: where c is False (its fill) the answer is 0
+        ((C, backend.put(x), A), False),  # x where c is True, a elsewhere: the fill is not one value
+        ((backend.put(x > 10), A, backend.put(-x)), False),
+    ]
+    for (cond, p, q), sparse_result in cases:
+        r = backend.get(coosparse.where(cond, p, q))
+        assert isinstance(r, COO) == sparse_result
+        want = np.where(*[dense(backend.get(v)) if isinstance(v, COO) else
+                          (backend.get(v) if hasattr(v, "shape") else v) for v in (cond, p, q)])
+        same(r, want)
+        r2 = backend.get(np.where(cond, p, q))
+        same(r2, want)
