@@ -84,6 +84,7 @@ from ..._core.keys import is_wide, joint_keys, strides_of
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
 from ..broadcast import align, broadcast_shapes, broadcast_to
 from ..coalesce import coalesce
+from . import standard
 from .fillrule import _evaluate, annihilators, background
 from .intersect import _probe_values, match, multiply_sparse, probe_rank
 from .operands import gather_dense
@@ -326,7 +327,7 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
         A NumPy ufunc or an elementwise NumPy function; its namespace twin
         (same ``name``) runs on CuPy arrays.
     args : sequence
-        The operands; at least one must be a COO.
+        The operands: at least one COO, or only scalars (then NumPy's answer).
     fkw : dict, optional
         Keywords passed to ``f`` (``dtype``, ``casting``, ...).
     name : str, optional
@@ -346,9 +347,9 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
         if op is None:
             raise TypeError(f"{name}: unsupported operand type {type(x).__name__}")
         ops.append(op)
-    if "coo" not in _kinds(ops):
+    if "coo" not in _kinds(ops) and any(op.kind == "dense" or op.shape != () for op in ops):
         raise TypeError(
-            f"{name}: at least one operand must be a COO array; got "
+            f"{name}: at least one operand must be a COO array (or all of them scalars); got "
             + " and ".join(type(x).__name__ for x in args)
         )
     be = backend_for(*[op.value.values if op.kind == "coo" else op.value
@@ -370,7 +371,9 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
             raise TypeError(f"{name}: did not return an array")
         _dtypes.check_dtype(r.dtype, f"{name}: result")
     xf = _device_function(f, name, xp)
-    if "coo" not in _kinds(ops):  # only 0-d COOs among dense operands
+    if "coo" not in _kinds(ops):
+        # only scalars (and 0-d COOs): NumPy's (CuPy's) own answer, as the namespace's functions
+        # give on the elements a COO is indexed down to (``a[i, j]`` is a NumPy scalar)
         return _dense(xf, fkw, ops, shape, xp)
     with_dense = "dense" in _kinds(ops)
     if not fkw and not with_dense:
@@ -488,6 +491,9 @@ def elemwise(func, *args, **kwargs):
     >>> r.fill_value, r.to_dense()
     (np.float64(1.0), array([1., 1., 7., 1.]))
     """
+    if not any(isinstance(sparse_operand(x), COO) for x in args):
+        raise TypeError("elemwise: at least one operand must be a COO array; got "
+                        + (" and ".join(type(x).__name__ for x in args) or "no operand"))
     return elementwise(func, args, kwargs, name=getattr(func, "__name__", "elemwise"))
 
 
@@ -541,6 +547,8 @@ def operator_call(f, a, b):
         if f is np.equal or f is np.not_equal:
             return _compare_other(f, a, b)
         return NotImplemented
+    if f is np.floor_divide:  # the operators are the Array API's (:mod:`.standard`)
+        return elementwise(standard.floor_divide, (a, b), name="floor_divide")
     return elementwise(f, (a, b))
 
 
