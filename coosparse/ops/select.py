@@ -48,15 +48,52 @@ def _sides(xp, v, fill, largest):
     return (gt, lt) if largest else (lt, gt)
 
 
-def _value_order(xp, v, largest):
-    """Stable order of ``v``: descending for ``largest`` (NaN first), else ascending (NaN last)."""
-    if not largest:
-        return xp.argsort(v, kind="stable")
+def _order_key(xp, v, largest):
+    """Unsigned keys whose order is ``v``'s (descending for ``largest``; NaN largest, zeros of both
+    signs equal)."""
+    if v.dtype == np.bool_:
+        v = v.astype(np.uint8)
     if v.dtype.kind == "f":
-        o = xp.argsort(-v, kind="stable")  # NaN stays NaN: last
-        return o[xp.argsort(~xp.isnan(v[o]), kind="stable")]  # then NaN first
-    w = v.astype(np.int8) if v.dtype == np.bool_ else v
-    return xp.argsort(~w, kind="stable")  # ~w decreases as w grows and never overflows
+        v = xp.where(xp.isnan(v), np.nan, v + v.dtype.type(0))  # one NaN, and -0 as +0
+        width = v.dtype.itemsize * 8
+        ut = {16: np.uint16, 32: np.uint32, 64: np.uint64}[width]
+        bits = v.view(ut)
+        sign = ut(1) << ut(width - 1)
+        # IEEE order: negative numbers' bits run backwards; flipping them all (or the sign bit of
+        # the positive ones) orders every float as its unsigned bits
+        u = xp.where(bits & sign, ~bits, bits | sign)
+    elif v.dtype.kind == "i":
+        width = v.dtype.itemsize * 8
+        ut = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[width]
+        u = v.view(ut) ^ (ut(1) << ut(width - 1))
+    else:
+        u = v
+    return ~u if largest else u
+
+
+def _lane_value_order(be, lane, lane_bound, v, largest):
+    """Stable order by lane, then by value within a lane (:func:`_order_key`; ties in stored order).
+
+    The kernel's stable sort, least significant key first: the value in 32-bit words, then the
+    lane. Each pass keeps its keys and positions packed in one machine word (the kernel's fastest
+    path), which a wider key (lane and value together) would not.
+    """
+    xp = be.xp
+    u = _order_key(xp, v, largest)
+    width = u.dtype.itemsize * 8
+    u = u.astype(np.uint64)
+    if width <= 32:
+        words = [(u.astype(np.int64), 1 << width)]
+    else:
+        words = [((u & np.uint64(0xFFFFFFFF)).astype(np.int64), 1 << 32),
+                 ((u >> np.uint64(32)).astype(np.int64), 1 << 32)]
+    words.append((lane, lane_bound))
+    order = None
+    for w, bound in words:
+        w = w if order is None else w[order]
+        _, p = be.sort_pairs(xp.ascontiguousarray(w), bound)
+        order = p if order is None else order[p]
+    return order
 
 
 def topk(x, k, /, *, axis=-1, largest=True):
@@ -116,9 +153,7 @@ def topk(x, k, /, *, axis=-1, largest=True):
     else:
         lane = xp.zeros(cand.shape[0], dtype=np.int64)
     # lane-major, value order within a lane (ties: stored order, i.e. the lower index first)
-    o = _value_order(xp, v, largest)
-    _, p = be.sort_pairs(xp.ascontiguousarray(lane[o]), key_bound(lane_shape) if other else 1)
-    order = o[p]
+    order = _lane_value_order(be, lane, key_bound(lane_shape) if other else 1, v, largest)
     lane, before = lane[order], before[order]
     m = lane.shape[0]
     new = xp.ones(m, dtype=bool)
@@ -130,7 +165,9 @@ def topk(x, k, /, *, axis=-1, largest=True):
     lane_len = xp.diff(xp.concatenate([heads, xp.full(1, m, dtype=heads.dtype)]))[lane_id]
     # the fill's elements of a lane sit between its entries before and after the fill
     pos = xp.where(before, rank, n - (lane_len - rank))
-    keep = xp.sort(cand[order][pos < k])
+    kept = xp.zeros(c.nnz, dtype=bool)
+    kept[cand[order][pos < k]] = True
+    keep = be.mask_positions(kept)  # synchronize! (output size); ascending: the result stays coalesced
     return result(c, be.gather_columns(c.indices, keep), gather_values(be, c.values, keep), c.shape,
                   sorted=True, unique=True)
 

@@ -101,9 +101,16 @@ def gather_dense(x, indices, sparse_ndim):
     flat, base, es = flat_view(x)
     # strides, sizes and block offsets are host metadata: the CUDA layer passes them by value.
     # Bounds-checked in the same pass: an unchecked index outside x is an IndexError (a GPU
-    # reports it and reads zeros), never a read of another element
-    addresses = be.linear_index(indices, np.array(es[:sparse_ndim], dtype=np.int64),
-                                tuple(x.shape[:sparse_ndim]))
+    # reports it and reads zeros), never a read of another element. Dimensions x is broadcast
+    # along (stride 0) address nothing, so their index rows are not read at all: A / rs[:, None]
+    # reads one row of indices
+    used = [d for d in range(sparse_ndim) if es[d] != 0]
+    consecutive = bool(used) and used == list(range(used[0], used[-1] + 1))
+    if not consecutive:  # (none, or rows apart: all of them, as a copy of some would cost as much)
+        used = list(range(sparse_ndim))
+    rows = indices[used[0]:used[-1] + 1] if used else indices  # rows of a C-contiguous array: no copy
+    addresses = be.linear_index(rows, np.array([es[d] for d in used], dtype=np.int64),
+                                tuple(x.shape[d] for d in used))
     if base:
         addresses += base
     gathered = copy_kernel(be.gather_strided, flat, addresses, dense_block_offsets(dense_shape, es[sparse_ndim:]))
