@@ -40,7 +40,7 @@ def random(
     density=None,
     *,
     nnz=None,
-    dtype=np.float64,
+    dtype=None,
     duplicates=False,
     sorted=False,
     sparse_ndim=None,
@@ -59,9 +59,10 @@ def random(
     nnz, density : int or float, optional
         Number of stored entries, or the fraction of the sparse shape to fill
         (one of them; default density 0.01).
-    dtype : dtype
+    dtype : dtype, optional
         Values are uniform in [0, 1) for floats (and both parts of complex),
-        integers in [1, 10), True for bool.
+        integers in [1, 10), True for bool. Default float64, or the dtype
+        ``data_rvs`` returns.
     duplicates : bool
         False: distinct indices (``is_unique`` True). True: indices drawn with
         replacement, keeping whatever duplicates the draws give (flag False).
@@ -78,7 +79,7 @@ def random(
         ``RandomState`` seeds a Generator with one draw.
     data_rvs : callable, optional
         pydata's value generator: ``data_rvs(nnz)`` returns the values (cast to
-        ``dtype``; dense dimensions: ``data_rvs(nnz * block)`` reshaped).
+        ``dtype`` when given; dense dimensions: ``data_rvs(nnz * block)`` reshaped).
     format : {'coo'}
         pydata's keyword; only ``'coo'`` (ValueError otherwise).
     fill_value : scalar, optional
@@ -100,7 +101,7 @@ def random(
         if isinstance(seed, np.random.RandomState):
             seed = np.random.default_rng(seed.randint(2**31))
     shape = as_shape(shape)
-    dtype = _dtypes.check_dtype(dtype)
+    dtype = None if dtype is None and data_rvs is not None else _dtypes.check_dtype(np.float64 if dtype is None else dtype)
     if sparse_ndim is None:
         sparse_ndim = len(shape)
     if not 0 <= sparse_ndim <= len(shape):
@@ -139,7 +140,10 @@ def random(
         values = _random_values(rng, nnz, dense_shape, dtype)
     else:
         block = int(np.prod(dense_shape, dtype=np.int64))
-        values = np.asarray(data_rvs(nnz * block)).astype(dtype, copy=False).reshape((nnz,) + dense_shape)
+        values = np.asarray(data_rvs(nnz * block))
+        if dtype is not None:
+            values = values.astype(dtype, copy=False)
+        values = _dtypes.native(values).reshape((nnz,) + dense_shape)
     out = COO(
         np.ascontiguousarray(indices), values, shape,
         sorted=sorted, unique=not duplicates, check=False, fill_value=fill_value,
