@@ -430,6 +430,14 @@ def _sparse(be, f, xf, fkw, ops, shape, fills, coo_at, annih):
         sorted_ = unique = True
     m = indices.shape[1]
     argv = _arguments(be, ops, values, shape, indices, sn)
+    if xp is np and isinstance(xf, np.ufunc) and xf.nout == 1 and "out" not in fkw:
+        # a dense operand's gathered values are this call's own array: the result may take its
+        # memory (A / rs[:, None] allocates one array of nnz values, not two)
+        want = (m,) + tuple(shape[sn:])
+        for op, v in zip(ops, argv):
+            if op.kind == "dense" and v.shape == want and v.dtype == fills[0].dtype and v.flags.writeable:
+                fkw = {**fkw, "out": v}
+                break
     res = xf(*argv, **fkw)
     res = res if isinstance(res, tuple) else (res,)
     outs = []

@@ -13,7 +13,7 @@ from ..._core import dtypes as _dtypes
 from ..._core.arrays import copy_kernel, dense_block_offsets, flat_view
 from ..._core.coo import COO
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
-from ..._kernels.bounds import check_indices
+from ..._kernels.bounds import check_indices, raise_out_of_bounds
 
 
 def is_dense(x):
@@ -105,6 +105,18 @@ def gather_dense(x, indices, sparse_ndim):
     # along (stride 0) address nothing, so their index rows are not read at all: A / rs[:, None]
     # reads one row of indices
     used = [d for d in range(sparse_ndim) if es[d] != 0]
+    if len(used) == 1 and not dense_shape and isinstance(x, np.ndarray):
+        # one index row addresses a vector (A / rs[:, None]): NumPy's own gather reads it, which
+        # refuses an index past the end; a negative one (it would wrap) is refused first
+        d = used[0]
+        row = indices[d]
+        vec = flat[base:][::es[d]][: x.shape[d]] if es[d] > 0 else flat[: base + 1][::es[d]][: x.shape[d]]
+        if n and int(row.min()) < 0:
+            raise_out_of_bounds(indices[d:d + 1], (x.shape[d],))
+        try:
+            return vec[row].reshape((n,))
+        except IndexError:
+            raise_out_of_bounds(indices[d:d + 1], (x.shape[d],))
     consecutive = bool(used) and used == list(range(used[0], used[-1] + 1))
     if not consecutive:  # (none, or rows apart: all of them, as a copy of some would cost as much)
         used = list(range(sparse_ndim))
