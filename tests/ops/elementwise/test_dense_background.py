@@ -203,3 +203,15 @@ def test_where_with_dense_operands_follows_the_rule(backend):
         same(r, want)
         r2 = backend.get(np.where(cond, p, q))
         same(r2, want)
+
+
+def test_vector_operand_gather_refuses_bad_indices_and_reads_any_strides(backend):
+    a = make((6, 5), 12, "coalesced", seed=15)
+    for x in (np.arange(1.0, 7.0)[:, None], np.arange(1.0, 7.0)[::-1][:, None], np.arange(1.0, 11.0)[::2]):
+        r = backend.get(backend.put(a) / backend.put(np.ascontiguousarray(x) if backend.device != "cpu" else x))
+        assert isinstance(r, COO)
+        same(r, dense(a) / x)
+    for bad in ([[0, 6], [1, 1]], [[0, -1], [1, 1]]):
+        b = COO(bad, np.ones(2), (6, 5), check=False)
+        with pytest.raises(IndexError, match="out of bounds for dimension 0"):
+            b / np.arange(1.0, 7.0)[:, None]
