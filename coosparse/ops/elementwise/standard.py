@@ -20,8 +20,8 @@ def floor_divide(x1, x2, /, **kwargs):
     --------
     >>> import numpy as np
     >>> from coosparse.ops.elementwise.standard import floor_divide
-    >>> floor_divide(np.array([np.inf, 1.0, 7.0]), np.array([2.0, -np.inf, 2.0]))
-    array([ inf,  -0.,   3.])
+    >>> floor_divide(np.array([np.inf, 1.0, 7.0]), np.array([2.0, -np.inf, 2.0])).tolist()
+    [inf, -0.0, 3.0]
     """
     xp = next((array_namespace(x) for x in (x1, x2) if is_device_array(x)), np)
     with np.errstate(invalid="ignore"):
