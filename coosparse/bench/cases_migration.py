@@ -26,6 +26,8 @@ import io
 
 import numpy as np
 
+import coosparse
+
 from .._kernels.backend import writeable
 from . import workloads
 from .harness import Case, Impl
@@ -64,8 +66,6 @@ def _pydata(a):
 
 
 def _normalise_cases(size, peers):
-    import coosparse
-
     a = workloads.uniform(size, coalesced=True)
     rs = np.asarray(coosparse.sum(a, axis=1).to_dense())
     rs[rs == 0] = 1.0
@@ -102,8 +102,6 @@ def _scipy_topk_rows(m, k):
 
 
 def _topk_cases(size, peers):
-    import coosparse
-
     n = TOPK_ROWS[size]
     a = coosparse.random((n, n), density=TOPK_DENSITY, seed=7, sorted=True)
     impls = [Impl("coosparse", lambda: coosparse.topk(a, TOPK, axis=1), note=f"COO of a's shape, k={TOPK}")]
@@ -129,8 +127,6 @@ def _topk_cases(size, peers):
 
 
 def _file_cases(size, peers):
-    import coosparse
-
     a = workloads.uniform(size, coalesced=True)
     label = workloads.describe(a)
     nbytes = a.indices.nbytes + a.values.nbytes
