@@ -154,7 +154,7 @@ def _constant(outs, xp):
             eq = eq | (xp.isnan(o) & xp.isnan(r))
         if not bool(eq.all()):  # synchronize! (on a GPU: the decision is the host's)
             return None
-        r = r.get() if is_device_array(r) else r
+        r = r.get() if is_device_array(r) else r  # synchronize! (the fill is a host scalar)
         r = r[0]
         first.append(r + 0 if r.dtype.kind in "fc" else r)  # + 0: a zero background is +0
     return first
