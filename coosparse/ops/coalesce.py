@@ -6,7 +6,7 @@ import numpy as np
 from .._core import dtypes as _dtypes
 from .._core import fill as _fill
 from .._core.coo import COO
-from .._core.dispatch import operation
+from .._core.dispatch import operation, sparse_operand
 from .._core.keys import is_wide, joint_keys, key_bound, strides_of, unravel_keys
 from .._kernels.backend import backend_for
 from .._kernels.bounds import raise_out_of_bounds
@@ -33,6 +33,7 @@ def coalesce(a, prune=False):
     >>> c.indices, c.values, c.is_coalesced
     (array([[1, 3]]), array([2., 5.]), True)
     """
+    a = sparse_operand(a)  # scipy.sparse and pydata/sparse arrays convert (SPEC 12)
     if not isinstance(a, COO):
         raise TypeError(f"coalesce expects a COO array; got {type(a).__name__}")
     if a.is_coalesced:
@@ -132,6 +133,7 @@ def eliminate_zeros(a):
     >>> b.indices, b.values, b.is_sorted
     (array([[3, 3]]), array([1., 4.]), False)
     """
+    a = sparse_operand(a)
     if not isinstance(a, COO):
         raise TypeError(f"eliminate_zeros expects a COO array; got {type(a).__name__}")
     if not a.is_unique and not _fill.is_zero(a.fill_value):

@@ -9,7 +9,7 @@ from .._core import dtypes as _dtypes
 from .._core import fill as _fill
 from .._core.arrays import BITS, dense_block_offsets, flat_view, unit_stride
 from .._core.coo import COO
-from .._core.dispatch import operation
+from .._core.dispatch import operation, sparse_operand
 from .._core.fill import require_zero_fill
 from .._kernels.backend import array_namespace, backend_for
 from .._kernels.bounds import check_indices
@@ -120,6 +120,7 @@ def to_dense(a, order="C"):
     array([[0, 4],
            [2, 0]])
     """
+    a = sparse_operand(a)  # scipy.sparse and pydata/sparse arrays convert (SPEC 12)
     if not isinstance(a, COO):
         raise TypeError(
             f"to_dense expects a COO array; got {type(a).__name__}"

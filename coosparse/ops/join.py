@@ -193,7 +193,7 @@ def unstack(x, /, *, axis=0):
     One pass: the entries are grouped by their index on ``axis`` with a
     stable sort (a range split when ``axis`` is 0 of a sorted array).
     """
-    check_coo(x, "unstack")
+    x = check_coo(x, "unstack")
     if x.ndim == 0:
         raise ValueError("unstack needs an array of at least one dimension")
     axis = normalize_axis_index(axis, x.ndim)

@@ -173,7 +173,7 @@ def take(x, indices, /, *, axis=None, mode="raise"):
     ``mode``: 'raise' (IndexError out of range), 'wrap' or 'clip'. Returns a
     COO (a scalar when ``x`` becomes 0-d by an integer). Flags as indexing.
     """
-    check_coo(x, "take")
+    x = check_coo(x, "take")
     if axis is None:
         x = ravel(x)
         axis = 0
@@ -209,7 +209,7 @@ def take_along_axis(x, indices, /, *, axis=-1):
     matching of the stored entries. Result flags as indexing (sorted for a
     sorted ``x``).
     """
-    check_coo(x, "take_along_axis")
+    x = check_coo(x, "take_along_axis")
     if axis is None:
         x = ravel(x)
         axis = 0
@@ -287,7 +287,7 @@ def _np_searchsorted(a, v, side="left", sorter=None):
 def _set_parts(x, positions=False):
     """Host arrays: stored element values (duplicates summed), their flat positions (optional),
     and the number of unstored elements."""
-    check_coo(x, "unique")
+    x = check_coo(x, "unique")
     c = coalesce(x)
     block = prod(c.dense_shape)
     vals = np.asarray(_host(c.values)).reshape(-1)
@@ -339,6 +339,7 @@ def _device(x, arr):
 
 def unique_values(x, /):
     """The distinct values of ``x`` (dense meaning), sorted; NaNs are distinct. A dense array."""
+    x = check_coo(x, "unique_values")
     _, vals, _, nfill = _set_parts(x)
     vals, _, _ = _with_fill(x, vals, None, nfill)
     return _device(x, np.unique(vals, equal_nan=False))
@@ -346,6 +347,7 @@ def unique_values(x, /):
 
 def unique_counts(x, /):
     """``(values, counts)`` of the distinct values (dense arrays; the fill counted once per unstored element)."""
+    x = check_coo(x, "unique_counts")
     _, vals, _, nfill = _set_parts(x)
     vals, _, w = _with_fill(x, vals, None, nfill)
     u, inv = np.unique(vals, return_inverse=True, equal_nan=False)
@@ -364,6 +366,7 @@ def _inverse_coo(x, c, inv, nstored):
 def unique_inverse(x, /):
     """``(values, inverse_indices)``: ``values`` dense, ``inverse_indices`` a COO of ``x``'s shape
     (its fill is the index of the fill value)."""
+    x = check_coo(x, "unique_inverse")
     c, vals, _, nfill = _set_parts(x)
     nstored = vals.shape[0]
     vals, _, _ = _with_fill(x, vals, None, nfill)
@@ -374,6 +377,7 @@ def unique_inverse(x, /):
 def unique_all(x, /):
     """``(values, indices, inverse_indices, counts)``; ``indices`` are flat positions of first
     occurrences (dense int64); ``inverse_indices`` a COO as in :func:`unique_inverse`."""
+    x = check_coo(x, "unique_all")
     c, vals, pos, nfill = _set_parts(x, positions=True)
     nstored = vals.shape[0]
     vals, pos, w = _with_fill(x, vals, pos, nfill)
@@ -398,7 +402,7 @@ def _np_unique(ar, return_index=False, return_inverse=False, return_counts=False
         raise TypeError("numpy.unique with axis= is not supported for coosparse.COO arrays (unique slices "
                         "of a sparse array); convert with .to_dense() first")
     ar = sparse_operand(ar)
-    check_coo(ar, "numpy.unique")
+    ar = check_coo(ar, "numpy.unique")
     c, vals, pos, nfill = _set_parts(ar, positions=return_index)
     nstored = vals.shape[0]
     fill = np.asarray(ar.fill_value)
@@ -450,7 +454,7 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     after it last; values equal to the fill are not stored. Both flags True.
     O(nnz log nnz); synchronises on a GPU.
     """
-    check_coo(x, "sort")
+    x = check_coo(x, "sort")
     axis = normalize_axis_index(axis, x.ndim)
     s = x.sparse_ndim
     xp = array_namespace(x.values)
@@ -513,7 +517,7 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
     Stable in both directions (equal elements keep their order). Densifies
     ``x``: the result has its size anyway.
     """
-    check_coo(x, "argsort")
+    x = check_coo(x, "argsort")
     axis = normalize_axis_index(axis, x.ndim)
     xp = array_namespace(x.values)
     d = x.to_dense()

@@ -71,3 +71,37 @@ def test_elementwise_with_scipy_operands_still_sparse():
     for r, want in ((a + m, dense(a) + m.toarray()), (m + a, m.toarray() + dense(a)), (a * m, dense(a) * m.toarray())):
         assert isinstance(r, COO)
         np.testing.assert_allclose(r.to_dense(), want)
+
+
+FUNCTIONS = {
+    "transpose": (lambda x: coosparse.transpose(x), lambda d: d.T),
+    "reshape": (lambda x: coosparse.reshape(x, (-1,)), lambda d: d.reshape(-1)),
+    "expand_dims": (lambda x: coosparse.expand_dims(x, axis=0), lambda d: d[None]),
+    "moveaxis": (lambda x: coosparse.moveaxis(x, 0, 1), lambda d: np.moveaxis(d, 0, 1)),
+    "sort": (lambda x: coosparse.sort(x, axis=1), lambda d: np.sort(d, axis=1)),
+    "take": (lambda x: coosparse.take(x, np.array([2, 0]), axis=0), lambda d: np.take(d, [2, 0], axis=0)),
+    "coalesce": (lambda x: coosparse.coalesce(x), lambda d: d),
+    "to_dense": (lambda x: coosparse.to_dense(x), lambda d: d),
+    "sum": (lambda x: coosparse.sum(x, axis=0), lambda d: d.sum(axis=0)),
+    "max": (lambda x: coosparse.max(x, axis=1), lambda d: d.max(axis=1)),
+    "sparse_mask": (lambda x: coosparse.sparse_mask(np.full(x.shape, 2.0), x), lambda d: np.where(d != 0, 2.0, 0.0)),
+    "unique_values": (lambda x: coosparse.unique_values(x), lambda d: np.unique(d)),
+    "nonzero": (lambda x: np.stack(coosparse.nonzero(x)), lambda d: np.stack(np.nonzero(d))),
+    "flip": (lambda x: coosparse.flip(x, axis=0), lambda d: d[::-1]),
+    "topk": (lambda x: coosparse.topk(x, 1, axis=1), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+@pytest.mark.parametrize("kind", ["scipy", "pydata"])
+def test_functions_take_foreign_sparse_arrays(name, kind):
+    """SPEC 12: other libraries' sparse arrays are taken wherever a COO operand is."""
+    d = np.array([[0.0, 2.0, 0.0, 1.0], [3.0, 0.0, 0.0, 0.0], [0.0, 5.0, 4.0, 0.0]])
+    if kind == "scipy":
+        x = sp.csr_array(d)
+    else:
+        x = pytest.importorskip("sparse").COO.from_numpy(d)
+    f, ref = FUNCTIONS[name]
+    got = f(x)
+    want = ref(d) if ref is not None else dense(coosparse.topk(COO.from_numpy(d), 1, axis=1))
+    np.testing.assert_array_equal(dense(got) if isinstance(got, COO) else np.asarray(got), want)

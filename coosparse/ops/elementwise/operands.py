@@ -12,6 +12,7 @@ import numpy as np
 from ..._core import dtypes as _dtypes
 from ..._core.arrays import copy_kernel, dense_block_offsets, flat_view
 from ..._core.coo import COO
+from ..._core.dispatch import sparse_operand
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
 from ..._kernels.bounds import check_indices, raise_out_of_bounds
 
@@ -130,5 +131,8 @@ def gather_dense(x, indices, sparse_ndim):
 
 
 def check_coo(x, op, name):
+    """``x`` as a COO (scipy.sparse and pydata/sparse arrays convert, SPEC 12), else TypeError."""
+    x = sparse_operand(x)
     if not isinstance(x, COO):
         raise TypeError(f"{op}: {name} must be a COO array; got {type(x).__name__}")
+    return x
