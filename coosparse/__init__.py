@@ -12,12 +12,13 @@ from ._core.dtypes import SUPPORTED_DTYPES
 from ._kernels.cuda.errors import check_device_errors
 
 # ---- coalesce, conversions, strided scatter, random -----------------------------------------------
-from .ops.coalesce import coalesce
+from .ops.coalesce import coalesce, eliminate_zeros
 from .ops.dense import from_dense, to_dense
 from .ops.device import asarray
 from .ops.random import random
 from .ops.scatter import as_strided_scatter
 from .interop.scipy import from_scipy
+from .interop.npz import load_npz, save_npz
 
 # ---- elementwise: the intersection and union families, broadcasting, every ufunc ------------------
 from .ops.broadcast import broadcast_arrays, broadcast_to
@@ -45,6 +46,7 @@ from .ops.search import (
     argsort, isin, searchsorted, sort, take, take_along_axis, unique_all, unique_counts, unique_inverse,
     unique_values, where,
 )
+from .ops.select import argpartition, topk
 from .ops.join import concat, concatenate, stack, unstack
 from .ops.rearrange import diagonal, flip, kron, pad, repeat, roll, tile, tril, triu
 
@@ -63,6 +65,7 @@ from .api.creation import (
     zeros, zeros_like,
 )
 from . import api as _api  # noqa: F401  (NumPy's non-ufunc elementwise functions register themselves)
+from .api import linalg  # the Array API's linear-algebra extension: coosparse.linalg
 
 # ---- reductions (and the names that shadow builtins, bound last: nothing above uses them) ----------
 from .ops.reduce.functions import (
@@ -74,8 +77,9 @@ from .api.dtypes import bool
 __version__ = "0.1.0"
 
 __all__ = [
-    "COO", "SUPPORTED_DTYPES", "as_strided_scatter", "asarray", "add", "coalesce", "from_dense",
-    "from_scipy", "mask_projection", "multiply", "random", "sparse_mask", "subtract", "to_dense",
+    "COO", "SUPPORTED_DTYPES", "as_strided_scatter", "asarray", "add", "coalesce", "eliminate_zeros", "from_dense",
+    "from_scipy", "load_npz", "mask_projection", "multiply", "random", "save_npz", "sparse_mask", "subtract",
+    "to_dense",
     "check_device_errors",
     # elementwise
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
@@ -89,15 +93,15 @@ __all__ = [
     # linear algebra
     "dot", "einsum", "inner", "matmul", "outer", "sampled_matmul", "tensordot", "vdot", "vecdot",
     # shape, indexing, joining, searching
-    "argsort", "argwhere", "concat", "concatenate", "diagonal", "expand_dims", "flatten", "flip",
+    "argpartition", "argsort", "argwhere", "concat", "concatenate", "diagonal", "expand_dims", "flatten", "flip",
     "isin", "kron", "matrix_transpose", "moveaxis", "nonzero", "pad", "permute_dims", "ravel",
     "repeat", "reshape", "roll", "searchsorted", "sort", "squeeze", "stack", "swapaxes", "take",
-    "take_along_axis", "tile", "to_hybrid", "transpose", "tril", "triu", "unique_all",
+    "take_along_axis", "tile", "to_hybrid", "topk", "transpose", "tril", "triu", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "unstack", "where",
     # the Array API namespace and reductions
     "all", "any", "arange", "argmax", "argmin", "astype", "can_cast", "count_nonzero", "cumulative_prod",
     "cumulative_sum", "diff", "empty", "empty_like", "eye", "finfo", "from_dlpack", "full", "full_like",
-    "iinfo", "isdtype", "linspace", "max", "mean", "meshgrid", "min", "nanargmax", "nanargmin", "nanmax",
+    "iinfo", "isdtype", "linalg", "linspace", "max", "mean", "meshgrid", "min", "nanargmax", "nanargmin", "nanmax",
     "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "ones", "ones_like", "prod",
     "result_type", "std", "sum", "var", "zeros", "zeros_like",
 ]

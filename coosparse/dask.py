@@ -254,7 +254,7 @@ def to_dask(a, chunks="auto", *, name=None):
 
     register()
     a = _as_coo(a, "(the array)")
-    chunks = normalize_chunks(chunks, a.shape, dtype=a.dtype)
+    chunks = _normalized_chunks(normalize_chunks, chunks, a)
     _check_dense_dims(chunks, a.sparse_ndim, "to_dask")
     name = name or "coosparse-to-dask-" + tokenize(a, chunks)
     pieces = _split(a, chunks)
@@ -264,6 +264,23 @@ def to_dask(a, chunks="auto", *, name=None):
     xp = array_namespace(a.values)
     return da.Array(graph, name, chunks,
                     meta=_meta(a.dtype, a.ndim, a.sparse_ndim, a.fill_value, xp))
+
+
+def _normalized_chunks(normalize_chunks, chunks, a):
+    """Dask's chunks for ``a``; ValueError naming ``chunks`` when a size is not positive (Dask itself
+    divides by it: ``chunks=0`` was a ZeroDivisionError)."""
+    sizes = chunks if isinstance(chunks, (tuple, list)) else (chunks,)
+    for c in sizes:
+        for v in (c if isinstance(c, (tuple, list)) else (c,)):
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v <= 0 and v != -1:
+                if v == 0 and 0 in a.shape and isinstance(c, (tuple, list)):
+                    continue  # an axis of length 0 has one chunk of size 0
+                raise ValueError(f"to_dask: chunks={chunks!r}: a chunk size must be a positive int "
+                                 "(or -1 for a whole axis, None, 'auto', or a tuple of them)")
+    try:
+        return normalize_chunks(chunks, a.shape, dtype=a.dtype)
+    except (ZeroDivisionError, ValueError, TypeError) as e:
+        raise ValueError(f"to_dask: chunks={chunks!r} do not describe chunks of shape {a.shape}: {e}") from None
 
 
 def _split(a, chunks):

@@ -7,7 +7,7 @@ operations: scipy.sparse arrays and torch tensors are accepted by
 functions, and ``COO.to_scipy`` works.
 """
 from .._core.dispatch import register_foreign
-from . import scipy  # noqa: F401  (registers itself)
+from . import pydata, scipy  # noqa: F401  (each registers itself)
 
 
 def _is_torch_tensor(x):

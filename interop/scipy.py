@@ -22,6 +22,7 @@ def _sp():
     return scipy.sparse
 
 
+@operation()
 def from_scipy(m, *, check=True):
     """COO from any scipy.sparse array or matrix (coo, csr, csc, bsr, dia, lil, dok).
 

@@ -66,7 +66,7 @@ def test_docstring_examples(name):
 
 # pages whose examples are runnable (the user guide's are written as doctests)
 PAGES_WITH_EXAMPLES = ["getting-started.md", "user-guide.md", "numpy.md", "numpy-reductions.md", "indexing.md",
-                       "shape.md"]
+                       "shape.md", "migrating-from-scipy.md", "migrating-from-pydata.md"]
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_EXAMPLES)

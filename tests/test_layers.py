@@ -33,7 +33,7 @@ LAYER_NAMES = {0: "CUDA sources and the emulated device", 1: "kernels", 2: "core
                5: "public namespace, bridges, Dask", 6: "benchmark"}
 
 OPS_FAMILIES = ("coalesce", "scatter", "dense", "device", "broadcast", "elementwise", "shape", "indexing",
-                "search", "join", "rearrange", "reduce", "linalg", "random")
+                "search", "select", "join", "rearrange", "reduce", "linalg", "random")
 """The op families in dependency order: each imports only the ones before it."""
 
 KERNEL_ORDER = tuple(KERNEL_FAMILIES)

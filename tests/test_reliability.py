@@ -173,8 +173,9 @@ def test_add_sums_duplicates_in_their_own_dtype(coalesce):
     for x in (u, u.coalesce()):
         assert coosparse.add(x, z, coalesce=coalesce).to_dense().tolist() == [44, 0]
         assert coosparse.subtract(z, x, coalesce=coalesce).to_dense().tolist() == [-44, 0]
-    assert (u + np.zeros(2, np.int16)).tolist() == [44, 0]
-    assert (np.zeros(2, np.int16) - u).tolist() == [-44, 0]
+    assert (u + np.array([0, 1], np.int16)).tolist() == [44, 1]  # a dense result: the union's scatter-add
+    assert (np.array([0, 1], np.int16) - u).tolist() == [-44, 1]
+    assert (u + np.zeros(2, np.int16)).to_dense().tolist() == [44, 0]  # one value over the operand: a COO
     f = _dup([1.0, 2.0**-24], np.float32)  # float32 sum rounds the tiny part away
     assert coosparse.add(f, COO([[1]], np.array([0.0]), (2,))).to_dense()[0] == 1.0
 

@@ -13,14 +13,14 @@ import sys
 
 import numpy as np
 
-from .._kernels.backend import array_namespace, device_of, is_device_array, is_device_array_type
+from .._kernels.backend import array_namespace, device_of, is_device_array, is_device_array_type, writeable
 from . import dtypes as _dtypes
 from . import fill as _fill
 from .device import to_device
-from .dispatch import OPERATIONS, array_function, check_api_version
+from .dispatch import OPERATIONS, DenseConversionError, array_function, check_api_version, is_foreign_type
 from .flags import verify_flags
 from .operators import OperatorsMixin
-from .shapes import as_shape
+from .shapes import as_shape, prod
 
 
 class COO(OperatorsMixin):
@@ -90,8 +90,8 @@ class COO(OperatorsMixin):
                     "coosparse stores indices as int64, so no index can reach 2**63"
                 )
             indices = xp.ascontiguousarray(indices, dtype=np.int64)
-        self._indices = indices
-        self._values = values
+        self._indices = _frozen(indices)
+        self._values = _frozen(values)
         self._shape = shape
         nnz = indices.shape[1]
         sorted = bool(sorted) or nnz <= 1
@@ -144,12 +144,17 @@ class COO(OperatorsMixin):
     # ------------------------------------------------------------------ attributes
     @property
     def indices(self):
-        """int64 array of shape (sparse_ndim, nnz)."""
+        """int64 array of shape (sparse_ndim, nnz); read-only on the CPU (a COO is immutable).
+
+        A read-only *view*: the array given to the constructor is not copied and stays
+        writeable for its owner (writing into it changes this COO, as with any view).
+        CuPy arrays have no read-only flag, so on a GPU nothing stops a write.
+        """
         return self._indices
 
     @property
     def values(self):
-        """Array of shape (nnz, *dense_shape)."""
+        """Array of shape (nnz, *dense_shape); read-only on the CPU, like :attr:`indices`."""
         return self._values
 
     @property
@@ -217,6 +222,37 @@ class COO(OperatorsMixin):
         """The value of every index that stores nothing: a NumPy scalar of ``dtype`` (SPEC 8)."""
         return self._fill
 
+    # ---- the names scipy.sparse and pydata/sparse users know (docs: the migration pages) -----------
+    @property
+    def data(self):
+        """The stored values: :attr:`values` under scipy's and pydata's name (read-only)."""
+        return self._values
+
+    @property
+    def coords(self):
+        """The indices: :attr:`indices` under scipy's and pydata's name (read-only)."""
+        return self._indices
+
+    @property
+    def nbytes(self):
+        """Bytes held by :attr:`indices` and :attr:`values` (pydata's ``nbytes``)."""
+        return int(self._indices.nbytes) + int(self._values.nbytes)
+
+    @property
+    def density(self):
+        """Stored elements over all elements (duplicates and explicit zeros count); 0.0 for an empty shape."""
+        size = self.size
+        return self.nnz * prod(self.dense_shape) / size if size else 0.0
+
+    @property
+    def format(self):
+        """``"coo"``: the storage format (scipy's and pydata's attribute)."""
+        return "coo"
+
+    def __sizeof__(self):
+        # sys.getsizeof(a): the object and the arrays it holds (pydata counts them too)
+        return object.__sizeof__(self) + self.nbytes
+
     def __repr__(self):
         return (
             f"<COO shape={self._shape} dtype={self.dtype} nnz={self.nnz}"
@@ -231,14 +267,15 @@ class COO(OperatorsMixin):
         return self._shape[0]
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError(
+        raise DenseConversionError(
             "a COO array is not converted to a dense NumPy array implicitly; call .to_dense()"
         )
 
     def __array_function__(self, func, types, args, kwargs):
-        # defer to other array types (dask, ...) that may know how to combine with a COO
+        # defer to other array types (dask, ...) that may know how to combine with a COO; the
+        # sparse arrays of a registered bridge (pydata/sparse) are operands the functions convert
         if not all(issubclass(t, COO) or t.__module__.split(".")[0] == "numpy" or is_device_array_type(t)
-                   for t in types):
+                   or is_foreign_type(t) for t in types):
             return NotImplemented
         return array_function(func, types, args, kwargs)
 
@@ -265,8 +302,8 @@ class COO(OperatorsMixin):
 
         Sets exactly the attributes ``__init__`` sets (a test compares them)."""
         self = object.__new__(cls)
-        self._indices = indices
-        self._values = values
+        self._indices = _frozen(indices)
+        self._values = _frozen(values)
         self._shape = shape
         nnz = indices.shape[1]
         self._sorted = bool(sorted) or nnz <= 1
@@ -327,6 +364,52 @@ class COO(OperatorsMixin):
     def to_scipy(self, format="coo"):
         """A scipy.sparse array ('coo', 'csr' or 'csc'); see :func:`coosparse.interop.scipy.to_scipy`."""
         return OPERATIONS.to_scipy(self, format=format)
+
+    def to_pydata(self):
+        """A pydata/sparse ``sparse.COO``; see :func:`coosparse.interop.pydata.to_pydata`."""
+        return OPERATIONS.to_pydata(self)
+
+    # scipy's and pydata's spellings (docs: the migration pages)
+    def tocsr(self):
+        """``a.to_scipy("csr")``: a ``scipy.sparse.csr_array`` (2-D, fill 0)."""
+        return OPERATIONS.to_scipy(self, format="csr")
+
+    def tocsc(self):
+        """``a.to_scipy("csc")``: a ``scipy.sparse.csc_array`` (2-D, fill 0)."""
+        return OPERATIONS.to_scipy(self, format="csc")
+
+    def to_scipy_sparse(self):
+        """pydata's name for ``a.to_scipy("coo")``."""
+        return OPERATIONS.to_scipy(self, format="coo")
+
+    def toarray(self):
+        """The dense array (scipy's name for :meth:`to_dense`)."""
+        return self.to_dense()
+
+    def sum_duplicates(self):
+        """A coalesced copy (:meth:`coalesce`); scipy sums in place, a COO is immutable, so
+        use the returned array (the original keeps its dense meaning either way)."""
+        return OPERATIONS.coalesce(self)
+
+    def eliminate_zeros(self):
+        """A copy without the stored entries equal to the fill (explicit zeros for fill 0); see
+        :func:`coosparse.eliminate_zeros`. scipy's works in place; use the returned array."""
+        return OPERATIONS.eliminate_zeros(self)
+
+    @classmethod
+    def from_numpy(cls, x, fill_value=None):
+        """pydata's constructor from a dense array: :func:`coosparse.from_dense` with ``fill_value``."""
+        return OPERATIONS.from_dense(x, fill_value=fill_value)
+
+    @classmethod
+    def from_scipy_sparse(cls, m):
+        """pydata's name for :func:`coosparse.from_scipy`."""
+        return OPERATIONS.from_scipy(m)
+
+    @classmethod
+    def from_pydata(cls, p):
+        """A COO from a pydata/sparse array; see :func:`coosparse.interop.pydata.from_pydata`."""
+        return OPERATIONS.from_pydata(p)
 
     # ---- elementwise: NumPy ufuncs (operators: OperatorsMixin) -----------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -548,8 +631,10 @@ class COO(OperatorsMixin):
         buffers, never copied into the pickle stream. The fill keeps its dtype (a NumPy
         scalar); the flags travel as they are (exact when pickled: no check on the way back).
         """
-        return _from_pickle, (self._indices, self._values, self._shape, self._sorted, self._unique,
-                              self._fill)
+        # writeable views: protocol 5 keeps an array's read-only flag, and memory unpickled read-only
+        # could never be made writeable again (Numba would compile read-only twins of every kernel)
+        return _from_pickle, (writeable(self._indices), writeable(self._values), self._shape, self._sorted,
+                              self._unique, self._fill)
 
     def __dask_tokenize__(self):
         """Deterministic, content-based token for Dask: equal arrays, equal tokens.
@@ -568,6 +653,14 @@ class COO(OperatorsMixin):
             parts.append(normalize_token(arr))
         return ("coosparse.COO", self._shape, self.sparse_ndim, str(self.dtype),
                 self._fill.tobytes().hex(), self._sorted, self._unique, *parts)
+
+
+def _frozen(x):
+    """A read-only view of a NumPy array (the owner's array keeps its own flag); other arrays as they are."""
+    if isinstance(x, np.ndarray) and x.flags.writeable:
+        x = x.view()
+        x.flags.writeable = False
+    return x
 
 
 def _from_pickle(indices, values, shape, sorted, unique, fill_value):

@@ -17,6 +17,8 @@ them all):
 """
 from __future__ import annotations
 
+import threading
+
 API_VERSION = "2024.12"
 """The Array API version ``coosparse`` declares (``__array_api_version__``)."""
 
@@ -52,16 +54,55 @@ def implements(*numpy_functions):
     return register
 
 
+class DenseConversionError(TypeError):
+    """``np.asarray(a)`` of a COO: it is never converted to a dense array implicitly."""
+
+
+_FALLING_BACK = threading.local()
+
+
+def _needs_dense(e):
+    """``e`` (or an exception it was raised from) is a refused dense conversion or a missing COO attribute."""
+    while e is not None:
+        if isinstance(e, DenseConversionError):
+            return True
+        if isinstance(e, AttributeError) and type(getattr(e, "obj", None)).__name__ == "COO":
+            return True
+        e = e.__cause__ or e.__context__
+    return False
+
+
 def array_function(func, types, args, kwargs):
-    """``COO.__array_function__``: the registered implementation, or TypeError naming ``func``."""
+    """``COO.__array_function__``: the registered implementation; else NumPy's own implementation
+    when it can serve the call from the array's protocol alone; else TypeError naming ``func``.
+
+    NumPy's ``_implementation`` of a function runs on the COO as it is: what it reaches is
+    either answered for COO (attributes such as ``shape`` and ``dtype``, NumPy functions
+    this table holds, ufuncs) or refused (a dense conversion, a missing attribute), and a
+    refusal becomes the TypeError below. A function already falling back further up the
+    stack is refused rather than run again.
+    """
     impl = HANDLED_FUNCTIONS.get(func)
-    if impl is None:
-        name = getattr(func, "__name__", repr(func))
-        raise TypeError(
-            f"numpy.{name} is not supported for coosparse.COO arrays; convert with .to_dense() "
-            "first, or see the list of supported functions in the docs (NumPy users page)"
-        )
-    return impl(*args, **kwargs)
+    if impl is not None:
+        return impl(*args, **kwargs)
+    name = getattr(func, "__name__", repr(func))
+    module = getattr(func, "__module__", None) or "numpy"
+    name = f"{module}.{name}" if module.startswith("numpy.") else f"numpy.{name}"
+    refusal = (f"{name} is not supported for coosparse.COO arrays; convert with .to_dense() "
+               "first, or see the list of supported functions in the docs (NumPy users page)")
+    fallback = getattr(func, "_implementation", None)
+    running = _FALLING_BACK.__dict__.setdefault("funcs", set())
+    if fallback is None or func in running:
+        raise TypeError(refusal)
+    running.add(func)
+    try:
+        return fallback(*args, **kwargs)
+    except Exception as e:
+        if _needs_dense(e):
+            raise TypeError(refusal) from None
+        raise
+    finally:
+        running.discard(func)
 
 
 # ---- named operations ----------------------------------------------------------------------------
@@ -101,9 +142,21 @@ FOREIGN = {}
 """Kind ('scipy', 'torch', ...) -> (accepts(x) -> bool, convert(x) -> COO or dense array)."""
 
 
-def register_foreign(kind, accepts, convert):
+FOREIGN_TYPES = {}
+"""Kind -> test of a type, for the kinds whose arrays implement ``__array_function__`` themselves
+(pydata/sparse): ``COO.__array_function__`` answers NumPy's functions over them instead of deferring."""
+
+
+def register_foreign(kind, accepts, convert, accepts_type=None):
     """Let operations accept another library's arrays of ``kind`` (the bridges call this)."""
     _register(FOREIGN, kind, (accepts, convert), f"foreign array kind {kind!r}")
+    if accepts_type is not None:
+        _register(FOREIGN_TYPES, kind, accepts_type, f"foreign array type {kind!r}")
+
+
+def is_foreign_type(t):
+    """``t`` is the type of a registered library's arrays (see :data:`FOREIGN_TYPES`)."""
+    return any(test(t) for test in FOREIGN_TYPES.values())
 
 
 def foreign_kind(x, kinds=None):
@@ -117,3 +170,13 @@ def foreign_kind(x, kinds=None):
 def from_foreign(x, kind):
     """``x`` converted by the bridge of ``kind``."""
     return FOREIGN[kind][1](x)
+
+
+SPARSE_FOREIGN = ("scipy", "pydata")
+"""The kinds of other libraries' *sparse* arrays: operations take them as the COO they convert to."""
+
+
+def sparse_operand(x):
+    """``x``, or the COO that a scipy.sparse or pydata/sparse array converts to (never densified)."""
+    kind = foreign_kind(x, SPARSE_FOREIGN)
+    return x if kind is None else from_foreign(x, kind)

@@ -7,7 +7,8 @@ engine (SPEC 9). The methods are generated from :data:`BINARY`,
 swapped) and the in-place ``__iop__`` (a new array of the left operand's shape
 and dtype; a COO is immutable). They call the hooks the engine registers in
 :data:`~coosparse._core.dispatch.OPERATIONS`: ``binary_operator(f, a, b)``
-(NotImplemented for operand types it does not take), ``inplace_operator(f, a,
+(NotImplemented for operand types it does not take; ``==`` and ``!=`` ask the
+other operand or raise TypeError, never Python's identity answer), ``inplace_operator(f, a,
 b)`` and ``unary_operator(f, a)``.
 """
 from __future__ import annotations
@@ -60,35 +61,6 @@ def _inplace(f, name):
     return method
 
 
-def _array_like(x):
-    """Looks like an array of another library (not a Python scalar, str or None)."""
-    return isinstance(x, memoryview) or any(hasattr(x, a) for a in (
-        "__array__", "__array_interface__", "__array_function__", "__array_ufunc__", "__cuda_array_interface__",
-        "__dlpack__"))
-
-
-def _equality(f, name):
-    # ``==`` / ``!=`` with an operand the engine does not take: Python would fall back to identity
-    # and answer one bool, an elementwise comparison that silently is not one. An array of another
-    # library is asked itself (its reflected method: a Dask array takes COO chunks) and refused with
-    # TypeError when it cannot answer; None, str and other non-arrays keep Python's answer
-    def method(self, other):
-        r = OPERATIONS.binary_operator(f, self, other)
-        if r is not NotImplemented or not _array_like(other):
-            return r
-        r = getattr(type(other), f"__{name}__")(other, self)
-        if r is NotImplemented:
-            raise TypeError(
-                f"{'==' if name == 'eq' else '!='} between a coosparse.COO and a {type(other).__module__}."
-                f"{type(other).__name__} is not supported: convert the operand first (coosparse.asarray, "
-                "a NumPy array, or the other library's own conversion)"
-            )
-        return r
-    method.__name__ = method.__qualname__ = f"__{name}__"
-    method.__doc__ = f"``numpy.{f.__name__}(self, other)``: see the NumPy users page."
-    return method
-
-
 def _unary(f, name):
     def method(self):
         return OPERATIONS.unary_operator(f, self)
@@ -128,7 +100,7 @@ def _install(cls):
         setattr(cls, f"__{name}__", _binary(f, name))
         setattr(cls, f"__r{name}__", _reflected(f, name))
     for name, f in COMPARISONS:
-        setattr(cls, f"__{name}__", (_equality if name in ("eq", "ne") else _binary)(f, name))
+        setattr(cls, f"__{name}__", _binary(f, name))
     for name, f in UNARY:
         setattr(cls, f"__{name}__", _unary(f, name))
 

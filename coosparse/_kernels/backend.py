@@ -65,6 +65,24 @@ def device_of(a):
     return "cpu"
 
 
+def writeable(x):
+    """``x``, or a writeable view of it when ``x`` is a read-only NumPy view of writeable memory.
+
+    A COO's parts are read-only views (the array is immutable). Numba compiles a
+    separate specialisation of a kernel for read-only arrays, and torch warns on
+    them, so the kernel layer and the bridges take writeable views of the same
+    memory. Memory that is read-only itself (``np.frombuffer`` of bytes) stays as it is.
+    """
+    if isinstance(x, np.ndarray) and not x.flags.writeable:
+        v = x.view()
+        try:
+            v.flags.writeable = True
+        except ValueError:
+            return x
+        return v
+    return x
+
+
 def backend_for(*arrays):
     """Kernel layer for ``arrays``; raises ValueError when they live on different devices."""
     devices = {device_of(a) for a in arrays if a is not None}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.coo import COO
+from ..ops.elementwise import standard
 from .unary import _apply
 
 
@@ -142,7 +143,9 @@ def equal(x1, x2, /):
 
 
 def floor_divide(x1, x2, /):
-    """Floor division (``x1 // x2``), elementwise (:obj:`numpy.floor_divide`).
+    """Floor division (``x1 // x2``), elementwise (:obj:`numpy.floor_divide`, with the Array API's
+    special cases for infinite operands: ``inf // 2`` is ``inf`` and ``1 // -inf`` is ``-0``, where
+    NumPy gives NaN and -1; ``numpy.floor_divide`` on a COO keeps NumPy's answer).
 
     Examples
     --------
@@ -152,7 +155,7 @@ def floor_divide(x1, x2, /):
     >>> coosparse.floor_divide(x1, x2).to_dense()
     array([ 0.,  0., -1.])
     """
-    return _apply(np.floor_divide, x1, x2)
+    return _apply(standard.floor_divide, x1, x2)
 
 
 def greater(x1, x2, /):

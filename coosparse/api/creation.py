@@ -119,25 +119,33 @@ def full(shape, fill_value, *, dtype=None, device=None):
     return _placed(_empty_coo(shape, dt, v), device)
 
 
-def zeros_like(x, /, *, dtype=None, device=None):
-    """:func:`zeros` with ``x``'s shape, dtype, device and sparse/dense split."""
-    return _placed(_empty_coo(x.shape, _like_dtype(x, dtype), None, _sparse_ndim(x)),
-                   x.device if device is None else device)
+def zeros_like(x, /, *, dtype=None, device=None, shape=None):
+    """:func:`zeros` with ``x``'s shape (unless ``shape`` is given), dtype, device and sparse/dense split.
+
+    ``shape`` (NumPy's and pydata's keyword) replaces ``x``'s shape; the result is then
+    all-sparse unless the shape is ``x``'s own.
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> coosparse.zeros_like(coosparse.asarray(np.eye(2)), shape=(3,)).shape
+    (3,)
+    """
+    return _like(x, dtype, device, shape, None)
 
 
-def empty_like(x, /, *, dtype=None, device=None):
+def empty_like(x, /, *, dtype=None, device=None, shape=None):
     """Same as :func:`zeros_like`."""
-    return zeros_like(x, dtype=dtype, device=device)
+    return zeros_like(x, dtype=dtype, device=device, shape=shape)
 
 
-def ones_like(x, /, *, dtype=None, device=None):
-    """:func:`ones` with ``x``'s shape, dtype, device and sparse/dense split."""
-    return _placed(_empty_coo(x.shape, _like_dtype(x, dtype), 1, _sparse_ndim(x)),
-                   x.device if device is None else device)
+def ones_like(x, /, *, dtype=None, device=None, shape=None):
+    """:func:`ones` with ``x``'s shape (or ``shape``), dtype, device and sparse/dense split."""
+    return _like(x, dtype, device, shape, 1)
 
 
-def full_like(x, /, fill_value, *, dtype=None, device=None):
-    """:func:`full` with ``x``'s shape, dtype (unless given), device and sparse/dense split.
+def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None):
+    """:func:`full` with ``x``'s shape (or ``shape``), dtype (unless given), device and sparse/dense split.
 
     Examples
     --------
@@ -147,11 +155,16 @@ def full_like(x, /, fill_value, *, dtype=None, device=None):
            [0.5, 0.5]])
     """
     dt, v = _full_value(fill_value, _like_dtype(x, dtype))
-    return _placed(_empty_coo(x.shape, dt, v, _sparse_ndim(x)), x.device if device is None else device)
+    return _like(x, dt, device, shape, v)
 
 
-def _sparse_ndim(x):
-    return x.sparse_ndim if isinstance(x, COO) else None
+def _like(x, dtype, device, shape, fill):
+    new_shape = tuple(np.shape(x)) if shape is None else as_shape(shape)
+    sparse_ndim = x.sparse_ndim if isinstance(x, COO) and new_shape == x.shape else None
+    dev = getattr(x, "device", None) if device is None else device
+    if not isinstance(dev, str):
+        dev = None  # a NumPy array's device is "cpu" (a string); other objects keep the default
+    return _placed(_empty_coo(new_shape, _like_dtype(x, dtype), fill, sparse_ndim), dev)
 
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):

@@ -7,6 +7,7 @@ the 3-D array.
 """
 from __future__ import annotations
 
+from .._kernels.backend import writeable
 from . import workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
@@ -69,7 +70,7 @@ def impls(a, libraries=None, peers=PEERS, device="cpu"):
         try:
             import sparse
 
-            out.append(Impl("pydata", lambda: sparse.COO(a.indices, a.values, shape=a.shape),
+            out.append(Impl("pydata", lambda: sparse.COO(writeable(a.indices), writeable(a.values), shape=a.shape),
                             note="COO construction canonicalises"))
         except ImportError:
             pass

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels.backend import writeable
 from . import workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
@@ -31,7 +32,7 @@ NGATHER = 10_000
 def _pydata(a):
     import sparse
 
-    return sparse.COO(a.indices, a.values, shape=a.shape, has_duplicates=False, sorted=True)
+    return sparse.COO(writeable(a.indices), writeable(a.values), shape=a.shape, has_duplicates=False, sorted=True)
 
 
 def cases(size="medium", libraries=None, device="cpu"):

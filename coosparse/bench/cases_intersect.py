@@ -13,6 +13,7 @@ import numpy as np
 
 import coosparse
 
+from .._kernels.backend import writeable
 from . import workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
@@ -38,7 +39,7 @@ def dense_mask_workload(n=2_000_000, seed=1):
 def _pydata(a):
     import sparse
 
-    return sparse.COO(a.indices, a.values, shape=a.shape, has_duplicates=False, sorted=True)
+    return sparse.COO(writeable(a.indices), writeable(a.values), shape=a.shape, has_duplicates=False, sorted=True)
 
 
 def cases(size="medium", libraries=None, device="cpu"):

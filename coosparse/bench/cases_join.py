@@ -21,6 +21,7 @@ import numpy as np
 
 import coosparse
 
+from .._kernels.backend import writeable
 from . import workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
@@ -31,7 +32,7 @@ PIECE_NNZ = {"small": 50_000, "medium": 500_000, "large": 5_000_000}
 def _pydata(a):
     import sparse
 
-    return sparse.COO(a.indices, a.values, shape=a.shape, has_duplicates=False, sorted=True)
+    return sparse.COO(writeable(a.indices), writeable(a.values), shape=a.shape, has_duplicates=False, sorted=True)
 
 
 def pieces(size, shape, seed=2):

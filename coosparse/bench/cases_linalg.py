@@ -27,6 +27,7 @@ import numpy as np
 
 import coosparse
 
+from .._kernels.backend import writeable
 from . import workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
@@ -85,7 +86,7 @@ def _torch_dense(x, device):
 def _pydata(a):
     import sparse
 
-    return sparse.COO(a.indices, a.values, shape=a.shape, has_duplicates=False, sorted=True)
+    return sparse.COO(writeable(a.indices), writeable(a.values), shape=a.shape, has_duplicates=False, sorted=True)
 
 
 def _sparse_dense_impls(a, rhs, peers, device):

@@ -18,6 +18,7 @@ torch CUDA (``torch.sparse.sum``) and cupyx's CSR ``sum(axis=1)`` /
 """
 from __future__ import annotations
 
+from .._kernels.backend import writeable
 from . import workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
@@ -27,7 +28,7 @@ OPS = ["sum axis=1", "max axis=0"]
 def _pydata(a):
     import sparse
 
-    return sparse.COO(a.indices, a.values, shape=a.shape, has_duplicates=False, sorted=True)
+    return sparse.COO(writeable(a.indices), writeable(a.values), shape=a.shape, has_duplicates=False, sorted=True)
 
 
 def _csr(a):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.backend import array_namespace
+from .._kernels.backend import array_namespace, writeable
 from . import workloads
 from .harness import Case, Impl, on_device
 
@@ -30,7 +30,7 @@ OPS = ["sqrt", "greater", "maximum"]
 def _pydata(a):
     import sparse
 
-    return sparse.COO(a.indices, a.values, shape=a.shape, has_duplicates=False, sorted=True)
+    return sparse.COO(writeable(a.indices), writeable(a.values), shape=a.shape, has_duplicates=False, sorted=True)
 
 
 def _cases_on(a, b, label, want, device):

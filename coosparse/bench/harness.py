@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .._kernels.backend import writeable
 from .._core.coo import COO
 from ..testing import device as emulated_device
 
@@ -64,7 +65,8 @@ def torch_coo(a):
     except ImportError:
         return None
     if a.device == "cpu":
-        idx, vals = torch.from_numpy(a.indices), torch.from_numpy(a.values)
+        # writeable views: a COO's parts are read-only, and torch warns on read-only arrays
+        idx, vals = torch.from_numpy(writeable(a.indices)), torch.from_numpy(writeable(a.values))
     elif a.device.startswith("cuda:"):
         idx, vals = torch.as_tensor(a.indices, device=a.device), torch.as_tensor(a.values, device=a.device)
     else:

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dtypes
+from .._core import fill as _fill
 from .._core.coo import COO
-from .._core.dispatch import operation
+from .._core.dispatch import operation, sparse_operand
 from .._core.keys import is_wide, joint_keys, key_bound, strides_of, unravel_keys
 from .._kernels.backend import backend_for
 from .._kernels.bounds import raise_out_of_bounds
@@ -32,6 +33,7 @@ def coalesce(a, prune=False):
     >>> c.indices, c.values, c.is_coalesced
     (array([[1, 3]]), array([2., 5.]), True)
     """
+    a = sparse_operand(a)  # scipy.sparse and pydata/sparse arrays convert (SPEC 12)
     if not isinstance(a, COO):
         raise TypeError(f"coalesce expects a COO array; got {type(a).__name__}")
     if a.is_coalesced:
@@ -110,3 +112,30 @@ def _prune(a):
     if bool(keep.all()):  # synchronize!
         return a
     return a._with(xp.ascontiguousarray(a.indices[:, keep]), a.values[keep])
+
+
+@operation()
+def eliminate_zeros(a):
+    """``a`` without the stored entries equal to its fill (explicit zeros for fill 0), as scipy's
+    ``eliminate_zeros`` (which works in place: a COO is immutable, so the result is returned).
+
+    The dense meaning is unchanged. With fill 0 the kept entries keep their
+    order, duplicates included, and both flags (a subsequence). With another
+    fill the array is coalesced first (an uncoalesced entry equal to the fill
+    still adds to its index). NaN counts as equal to a NaN fill; hybrid:
+    entries whose whole dense block is the fill. Synchronises on a GPU.
+
+    Examples
+    --------
+    >>> import numpy as np, coosparse
+    >>> a = coosparse.COO([[3, 1, 3]], np.array([1.0, 0.0, 4.0]), (5,))
+    >>> b = coosparse.eliminate_zeros(a)
+    >>> b.indices, b.values, b.is_sorted
+    (array([[3, 3]]), array([1., 4.]), False)
+    """
+    a = sparse_operand(a)
+    if not isinstance(a, COO):
+        raise TypeError(f"eliminate_zeros expects a COO array; got {type(a).__name__}")
+    if not a.is_unique and not _fill.is_zero(a.fill_value):
+        a = coalesce(a)
+    return _prune(a)

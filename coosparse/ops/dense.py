@@ -9,7 +9,7 @@ from .._core import dtypes as _dtypes
 from .._core import fill as _fill
 from .._core.arrays import BITS, dense_block_offsets, flat_view, unit_stride
 from .._core.coo import COO
-from .._core.dispatch import operation
+from .._core.dispatch import operation, sparse_operand
 from .._core.fill import require_zero_fill
 from .._kernels.backend import array_namespace, backend_for
 from .._kernels.bounds import check_indices
@@ -124,6 +124,7 @@ def to_dense(a, order="C"):
     array([[0, 4],
            [2, 0]])
     """
+    a = sparse_operand(a)  # scipy.sparse and pydata/sparse arrays convert (SPEC 12)
     if not isinstance(a, COO):
         raise TypeError(
             f"to_dense expects a COO array; got {type(a).__name__}"
@@ -168,13 +169,16 @@ def _has_negative_zero(values):
     return any(bool(((p == 0) & np.signbit(p)).any()) for p in parts)
 
 
-def from_dense(x, sparse_ndim=None, *, signed_zeros=False):
+@operation()
+def from_dense(x, sparse_ndim=None, *, signed_zeros=False, fill_value=None):
     """COO holding the non-zero entries of dense ``x`` (sorted and unique).
 
     With ``sparse_ndim < x.ndim`` the trailing dimensions stay dense (hybrid):
     an entry is stored when any element of its dense block is non-zero.
     ``signed_zeros=True`` also stores negative zeros (-0.0), so that the
     result's dense form has ``x``'s bits (``asarray`` asks for it).
+    ``fill_value`` (default 0): the result's fill; the elements that differ
+    from it are stored (a NaN fill leaves the NaNs unstored).
 
     Examples
     --------
@@ -200,8 +204,14 @@ def from_dense(x, sparse_ndim=None, *, signed_zeros=False):
         block *= n
     # an explicit block size: reshape cannot infer -1 when some dimension is 0
     blocks = x.reshape(sparse_shape + (block,))
-    nz = blocks != 0
-    if signed_zeros and x.dtype.kind in "fc":
+    fill = None if fill_value is None else _fill.fill_scalar(fill_value, x.dtype)
+    if fill is None or _fill.is_zero(fill):
+        nz = blocks != 0
+    elif x.dtype.kind in "fc" and bool(np.isnan(fill)):
+        nz = ~xp.isnan(blocks)
+    else:
+        nz = blocks != fill
+    if signed_zeros and x.dtype.kind in "fc" and (fill is None or _fill.is_zero(fill)):
         nz |= xp.signbit(blocks.real) | (xp.signbit(blocks.imag) if x.dtype.kind == "c" else False)
     mask = nz.any(axis=-1)
     if sparse_ndim == 0:
@@ -212,4 +222,4 @@ def from_dense(x, sparse_ndim=None, *, signed_zeros=False):
         nz = xp.nonzero(mask)
         indices = xp.ascontiguousarray(xp.stack(nz).astype(np.int64, copy=False))
         values = x[nz]
-    return COO(indices, values, x.shape, sorted=True, unique=True, check=False)
+    return COO(indices, values, x.shape, sorted=True, unique=True, check=False, fill_value=fill)

@@ -578,7 +578,7 @@ def nonzero(x, /):
     non-zero fill makes every unstored element non-zero: the answer is then
     computed densely (its size is the array's). 0-d arrays raise ValueError.
     """
-    check_coo(x, "nonzero")
+    x = check_coo(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero of a 0-d array is not supported; use atleast_1d first")
     xp = array_namespace(x.values)
@@ -599,7 +599,7 @@ def nonzero(x, /):
 @implements(np.argwhere)
 def argwhere(x):
     """Indices of the non-zero elements as a dense int64 array of shape (N, ndim)."""
-    check_coo(x, "argwhere")
+    x = check_coo(x, "argwhere")
     xp = array_namespace(x.values)
     if x.ndim == 0:
         return xp.zeros((int(bool(x.to_dense() != 0)), 0), dtype=np.int64)

@@ -26,10 +26,11 @@ from numpy.lib.array_utils import normalize_axis_index
 from .._core import fill as _fill
 from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
-from .._core.dispatch import implements
+from .._core.dispatch import implements, sparse_operand
 from .._core.keys import joint_keys
 from .._core.shapes import check_entries, checked_shape
 from .._kernels.backend import backend_for, is_device_array
+from .dense import from_dense
 from .shape import check_coo, expand_dims, gather_values, index_rows, ravel, result, to_hybrid
 
 
@@ -39,15 +40,24 @@ def _xp(a):
 
 def _common(arrays, op):
     """The arrays cast to one dtype and one hybrid layout, and their common fill (ValueError if fills differ)."""
-    arrays = list(arrays)
+    arrays = [sparse_operand(x) for x in arrays]  # scipy.sparse and pydata/sparse arrays: their COOs
     if not arrays:
         raise ValueError(f"{op}: need at least one array")
-    for i, x in enumerate(arrays):
-        if not isinstance(x, COO):
-            raise ValueError(
-                f"{op}: every array must be a coosparse.COO; got {type(x).__name__} at position {i} "
-                "(convert it with coosparse.asarray)"
-            )
+    coos = [x for x in arrays if isinstance(x, COO)]
+    if len(coos) < len(arrays):
+        # dense operands (as np.concatenate takes them) join as COOs of the others' fill: the
+        # elements that differ from it are stored
+        fill = coos[0].fill_value if coos else None
+        for i, x in enumerate(arrays):
+            if isinstance(x, COO):
+                continue
+            if not (isinstance(x, (np.ndarray, np.generic, list, tuple)) or is_device_array(x)):
+                raise TypeError(f"{op}: unsupported array type {type(x).__name__} at position {i}; "
+                                "expected a COO or a dense array")
+            if not (isinstance(x, np.ndarray) or is_device_array(x)):
+                x = np.asarray(x)
+            arrays[i] = from_dense(x, fill_value=None if fill is None else np.asarray(fill).astype(
+                np.result_type(fill.dtype, x.dtype))[()])
     dtype = np.result_type(*[x.dtype for x in arrays])
     arrays = [x if x.dtype == dtype else x.astype(dtype, copy=False) for x in arrays]
     fill = arrays[0].fill_value
@@ -187,7 +197,7 @@ def unstack(x, /, *, axis=0):
     One pass: the entries are grouped by their index on ``axis`` with a
     stable sort (a range split when ``axis`` is 0 of a sorted array).
     """
-    check_coo(x, "unstack")
+    x = check_coo(x, "unstack")
     if x.ndim == 0:
         raise ValueError("unstack needs an array of at least one dimension")
     axis = normalize_axis_index(axis, x.ndim)

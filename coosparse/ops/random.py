@@ -37,15 +37,19 @@ def _unique_keys(rng, total, n):
 
 def random(
     shape,
+    density=None,
     *,
     nnz=None,
-    density=None,
-    dtype=np.float64,
+    dtype=None,
     duplicates=False,
     sorted=False,
     sparse_ndim=None,
     seed=None,
     device="cpu",
+    random_state=None,
+    data_rvs=None,
+    format="coo",
+    fill_value=None,
 ):
     """A random COO array with uniformly drawn indices.
 
@@ -55,9 +59,10 @@ def random(
     nnz, density : int or float, optional
         Number of stored entries, or the fraction of the sparse shape to fill
         (one of them; default density 0.01).
-    dtype : dtype
+    dtype : dtype, optional
         Values are uniform in [0, 1) for floats (and both parts of complex),
-        integers in [1, 10), True for bool.
+        integers in [1, 10), True for bool. Default float64, or the dtype
+        ``data_rvs`` returns.
     duplicates : bool
         False: distinct indices (``is_unique`` True). True: indices drawn with
         replacement, keeping whatever duplicates the draws give (flag False).
@@ -69,6 +74,16 @@ def random(
     seed : int or numpy.random.Generator, optional
     device : str
         'cpu' or 'cuda[:N]'.
+    random_state : int, numpy.random.Generator or RandomState, optional
+        pydata/sparse's and scipy's name for ``seed`` (give one of them); a
+        ``RandomState`` seeds a Generator with one draw.
+    data_rvs : callable, optional
+        pydata's value generator: ``data_rvs(nnz)`` returns the values (cast to
+        ``dtype`` when given; dense dimensions: ``data_rvs(nnz * block)`` reshaped).
+    format : {'coo'}
+        pydata's keyword; only ``'coo'`` (ValueError otherwise).
+    fill_value : scalar, optional
+        The result's fill (SPEC 8); the drawn entries are stored as they come.
 
     Examples
     --------
@@ -77,8 +92,16 @@ def random(
     >>> a.nnz, a.is_unique, a.is_sorted
     (50, True, False)
     """
+    if format != "coo":
+        raise ValueError(f"random: format must be 'coo' (coosparse has one format); got {format!r}")
+    if random_state is not None:
+        if seed is not None:
+            raise TypeError("random: give seed or random_state (its other name), not both")
+        seed = random_state
+        if isinstance(seed, np.random.RandomState):
+            seed = np.random.default_rng(seed.randint(2**31))
     shape = as_shape(shape)
-    dtype = _dtypes.check_dtype(dtype)
+    dtype = None if dtype is None and data_rvs is not None else _dtypes.check_dtype(np.float64 if dtype is None else dtype)
     if sparse_ndim is None:
         sparse_ndim = len(shape)
     if not 0 <= sparse_ndim <= len(shape):
@@ -113,10 +136,17 @@ def random(
         indices = _wide_indices(rng, sparse_shape, nnz, duplicates)
         if sorted:
             indices = indices[:, np.lexsort(indices[::-1])]
-    values = _random_values(rng, nnz, dense_shape, dtype)
+    if data_rvs is None:
+        values = _random_values(rng, nnz, dense_shape, dtype)
+    else:
+        block = int(np.prod(dense_shape, dtype=np.int64))
+        values = np.asarray(data_rvs(nnz * block))
+        if dtype is not None:
+            values = values.astype(dtype, copy=False)
+        values = _dtypes.native(values).reshape((nnz,) + dense_shape)
     out = COO(
         np.ascontiguousarray(indices), values, shape,
-        sorted=sorted, unique=not duplicates, check=False,
+        sorted=sorted, unique=not duplicates, check=False, fill_value=fill_value,
     )
     return out.to(device)
 

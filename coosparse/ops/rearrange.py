@@ -32,7 +32,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .._core import fill as _fill
 from .._core.coo import COO
-from .._core.dispatch import implements
+from .._core.dispatch import implements, sparse_operand
 from .._core.keys import joint_keys
 from .._core.shapes import check_entries, checked_shape, prod
 from .._kernels.backend import backend_for, is_device_array
@@ -42,7 +42,19 @@ from .dense import from_dense
 from .device import asarray
 from .indexing import getitem
 from .join import _piece_keys, _xp, concatenate, merge_values
-from .shape import check_coo, gather_values, insert_axes, ravel, reshape, result, to_hybrid
+from .shape import gather_values, insert_axes, ravel, reshape, result, to_hybrid
+
+
+def as_coo(x, op):
+    """``x`` as a COO: these functions take what their NumPy namesakes take (a dense array or
+    list is converted with :func:`coosparse.asarray`, a scipy.sparse or pydata/sparse array
+    with its bridge), as pydata/sparse's do; other types are a TypeError naming ``op``."""
+    x = sparse_operand(x)
+    if isinstance(x, COO):
+        return x
+    if isinstance(x, (np.ndarray, np.generic, list, tuple, int, float, complex)) or is_device_array(x):
+        return asarray(x)
+    raise TypeError(f"{op} expects an array (a coosparse.COO or array_like); got {type(x).__name__}")
 
 
 @implements(np.flip)
@@ -51,7 +63,7 @@ def flip(x, /, axis=None):
 
     Flags: ``is_sorted`` only when no flipped sparse axis has length > 1.
     """
-    check_coo(x, "flip")
+    x = as_coo(x, "flip")
     axes = range(x.ndim) if axis is None else normalize_axis_tuple(axis, x.ndim)
     key = [slice(None)] * x.ndim
     for ax in axes:
@@ -66,7 +78,7 @@ def roll(x, /, shift, *, axis=None):
     Flags kept: the entries that wrap around and those that do not form two
     sorted runs, merged in one pass.
     """
-    check_coo(x, "roll")
+    x = as_coo(x, "roll")
     if axis is None:
         return reshape(roll(ravel(x), shift, axis=0), x.shape)
     try:
@@ -129,8 +141,7 @@ def tile(x, /, reps):
     built: a dimension beyond 2**63 raises ``ValueError``, more entries than
     memory can hold ``MemoryError`` (both naming the sizes).
     """
-    if not isinstance(x, COO):
-        x = asarray(x)
+    x = as_coo(x, "tile")
     try:
         reps = (operator.index(reps),) if np.ndim(reps) == 0 else tuple(operator.index(r) for r in reps)
     except TypeError:
@@ -188,7 +199,7 @@ def repeat(x, /, repeats, *, axis=None):
     Flags kept (a sorted input is re-sorted by a stable key sort when
     ``axis`` is not its last sparse axis).
     """
-    check_coo(x, "repeat")
+    x = as_coo(x, "repeat")
     if axis is None:
         x = ravel(x)
         axis = 0
@@ -291,7 +302,7 @@ def pad(x, pad_width, mode="constant", **kwargs):
     ``constant_values`` (default 0) must equal the array's fill value: the
     padding stores nothing. Other modes raise ``NotImplementedError``.
     """
-    check_coo(x, "pad")
+    x = as_coo(x, "pad")
     if mode != "constant":
         raise NotImplementedError(f"pad: only mode='constant' is supported; got {mode!r}")
     extra = set(kwargs) - {"constant_values"}
@@ -327,7 +338,7 @@ def pad(x, pad_width, mode="constant", **kwargs):
 
 
 def _triangle(x, k, lower, op):
-    check_coo(x, op)
+    x = as_coo(x, op)
     _fill.require_zero_fill(op, x)
     if x.ndim < 2:
         raise ValueError(f"{op} needs an array of at least 2 dimensions; got shape {x.shape}")
@@ -377,7 +388,7 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
     Flags: ``is_sorted`` kept when the two axes are the last two sparse
     axes; ``is_unique`` kept. O(nnz).
     """
-    check_coo(x, "diagonal")
+    x = as_coo(x, "diagonal")
     offset = operator.index(offset)
     a1 = normalize_axis_index(axis1, x.ndim)
     a2 = normalize_axis_index(axis2, x.ndim)
@@ -414,6 +425,7 @@ def kron(a, b):
     operands (duplicates are summed first), flags: unique, sorted for 1-D
     sorted operands.
     """
+    a, b = sparse_operand(a), sparse_operand(b)
     if not isinstance(a, COO) and not isinstance(b, COO):
         raise ValueError("kron: at least one operand must be a coosparse.COO")
     a = a if isinstance(a, COO) else from_dense(_xp(b).asarray(a))

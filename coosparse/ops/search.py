@@ -42,11 +42,12 @@ from .._core import dtypes as _dtypes
 from .._core import fill as _fill
 from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
-from .._core.dispatch import implements
+from .._core.dispatch import implements, sparse_operand
 from .._core.keys import INT64_LIMIT, joint_keys, strides_of
 from .._core.shapes import prod
 from .._kernels.backend import array_namespace, backend_for, is_device_array
 from .coalesce import coalesce
+from .elementwise.engine import elementwise
 from .indexing import getitem, nonzero
 from .shape import check_coo, gather_values, index_rows, insert_axes, ravel, result, to_hybrid
 
@@ -105,8 +106,10 @@ def where(condition, x=None, y=None, /):
     ``where(condition)`` is :func:`nonzero`. With COO and scalar operands the
     result is a COO over the union of the operands' indices: fill
     ``x.fill if condition.fill else y.fill``, entries equal to that fill not
-    stored, both flags True (synchronises on a GPU). A dense array operand
-    gives a dense result.
+    stored, both flags True (synchronises on a GPU). With a dense array operand
+    the elementwise engine's rule decides (SPEC 9): ``where(c, dense, 0)`` keeps
+    ``c``'s pattern, ``where(dense_mask, 0, a)`` keeps ``a``'s when the mask
+    leaves ``a``'s background alone; otherwise the result is dense.
 
     Examples
     --------
@@ -120,14 +123,16 @@ def where(condition, x=None, y=None, /):
         return nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
+    # scipy.sparse and pydata/sparse operands take part as the COOs they convert to
+    condition, x, y = sparse_operand(condition), sparse_operand(x), sparse_operand(y)
     ops = [condition, x, y]
     coos = [o for o in ops if isinstance(o, COO)]
     if not coos:
         return np.where(condition, x, y)
-    xp = array_namespace(coos[0].values)
     if any(_is_dense(o) for o in ops):
-        dense = [o.to_dense() if isinstance(o, COO) else o for o in ops]
-        return xp.where(*dense)
+        # a dense operand: the elementwise engine's rule (SPEC 9), as for every ufunc: a COO of the
+        # pattern that decides the background when its values leave one, else the dense result
+        return elementwise(np.where, (condition, x, y), name="where")
     dtype = np.result_type(*[o.dtype if isinstance(o, COO) else o for o in (x, y)])
     shape = tuple(np.broadcast_shapes(*[o.shape if isinstance(o, COO) else np.shape(o) for o in ops]))
     ops = [broadcast_sparse(o, shape) if isinstance(o, COO) else np.asarray(o)[()] for o in ops]
@@ -171,7 +176,7 @@ def take(x, indices, /, *, axis=None, mode="raise"):
     ``mode``: 'raise' (IndexError out of range), 'wrap' or 'clip'. Returns a
     COO (a scalar when ``x`` becomes 0-d by an integer). Flags as indexing.
     """
-    check_coo(x, "take")
+    x = check_coo(x, "take")
     if axis is None:
         x = ravel(x)
         axis = 0
@@ -207,7 +212,7 @@ def take_along_axis(x, indices, /, *, axis=-1):
     matching of the stored entries. Result flags as indexing (sorted for a
     sorted ``x``).
     """
-    check_coo(x, "take_along_axis")
+    x = check_coo(x, "take_along_axis")
     if axis is None:
         x = ravel(x)
         axis = 0
@@ -303,7 +308,7 @@ def _np_searchsorted(a, v, side="left", sorter=None):
 def _set_parts(x, positions=False):
     """Host arrays: stored element values (duplicates summed), their flat positions (optional),
     and the number of unstored elements."""
-    check_coo(x, "unique")
+    x = check_coo(x, "unique")
     c = coalesce(x)
     block = prod(c.dense_shape)
     vals = np.asarray(_host(c.values)).reshape(-1)
@@ -320,13 +325,14 @@ def _set_parts(x, positions=False):
     return c, vals, pos, nfill
 
 
-def _with_fill(x, vals, pos, nfill):
-    """Append the fill: once (weight nfill), or once per unstored element when it is NaN."""
+def _with_fill(x, vals, pos, nfill, nan_distinct=True):
+    """Append the fill: once (weight nfill), or once per unstored element when it is NaN (unless
+    not ``nan_distinct``)."""
     fill = np.asarray(x.fill_value)
     nan = fill.dtype.kind in "fc" and bool(np.isnan(fill))
     if nfill == 0:
         return vals, pos, np.ones(vals.shape[0], dtype=np.int64)
-    if nan:
+    if nan and nan_distinct:
         if nfill > MAX_FILL_NANS:
             raise ValueError(
                 f"the fill value is NaN and {nfill} elements are unstored: each would be a distinct "
@@ -354,6 +360,7 @@ def _device(x, arr):
 
 def unique_values(x, /):
     """The distinct values of ``x`` (dense meaning), sorted; NaNs are distinct. A dense array."""
+    x = check_coo(x, "unique_values")
     _, vals, _, nfill = _set_parts(x)
     vals, _, _ = _with_fill(x, vals, None, nfill)
     return _device(x, np.unique(vals, equal_nan=False))
@@ -361,6 +368,7 @@ def unique_values(x, /):
 
 def unique_counts(x, /):
     """``(values, counts)`` of the distinct values (dense arrays; the fill counted once per unstored element)."""
+    x = check_coo(x, "unique_counts")
     _, vals, _, nfill = _set_parts(x)
     vals, _, w = _with_fill(x, vals, None, nfill)
     u, inv = np.unique(vals, return_inverse=True, equal_nan=False)
@@ -379,6 +387,7 @@ def _inverse_coo(x, c, inv, nstored):
 def unique_inverse(x, /):
     """``(values, inverse_indices)``: ``values`` dense, ``inverse_indices`` a COO of ``x``'s shape
     (its fill is the index of the fill value)."""
+    x = check_coo(x, "unique_inverse")
     c, vals, _, nfill = _set_parts(x)
     nstored = vals.shape[0]
     vals, _, _ = _with_fill(x, vals, None, nfill)
@@ -389,6 +398,7 @@ def unique_inverse(x, /):
 def unique_all(x, /):
     """``(values, indices, inverse_indices, counts)``; ``indices`` are flat positions of first
     occurrences (dense int64); ``inverse_indices`` a COO as in :func:`unique_inverse`."""
+    x = check_coo(x, "unique_all")
     c, vals, pos, nfill = _set_parts(x, positions=True)
     nstored = vals.shape[0]
     vals, pos, w = _with_fill(x, vals, pos, nfill)
@@ -400,6 +410,41 @@ def unique_all(x, /):
     np.add.at(counts, inv, w)
     return UniqueAllResult(_device(x, u), _device(x, first), _inverse_coo(x, c, inv, nstored),
                            _device(x, counts))
+
+
+@implements(np.unique)
+def _np_unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+               equal_nan=True, sorted=True):
+    """``numpy.unique`` of a COO's dense meaning (NumPy's keywords; ``equal_nan=True``, NumPy's
+    default, counts every NaN as one value). Values, first flat indices and counts are dense
+    arrays; the inverse is a COO of ``ar``'s shape (its fill: the index of the fill value), as
+    :func:`unique_inverse` gives, never a dense array of ``ar``'s size."""
+    if axis is not None:
+        raise TypeError("numpy.unique with axis= is not supported for coosparse.COO arrays (unique slices "
+                        "of a sparse array); convert with .to_dense() first")
+    ar = sparse_operand(ar)
+    ar = check_coo(ar, "numpy.unique")
+    c, vals, pos, nfill = _set_parts(ar, positions=return_index)
+    nstored = vals.shape[0]
+    fill = np.asarray(ar.fill_value)
+    if return_inverse and nfill and not equal_nan and fill.dtype.kind in "fc" and bool(np.isnan(fill)):
+        raise ValueError("numpy.unique(return_inverse=True, equal_nan=False) of an array whose fill is NaN: each "
+                         "unstored NaN is its own value, so the inverse is no COO of one fill; use equal_nan=True")
+    vals, pos, w = _with_fill(ar, vals, pos, nfill, nan_distinct=not equal_nan)
+    u, inv = np.unique(vals, return_inverse=True, equal_nan=equal_nan)
+    inv = inv.reshape(-1)
+    out = [_device(ar, u)]
+    if return_index:
+        first = np.full(u.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first, inv, pos)
+        out.append(_device(ar, first))
+    if return_inverse:
+        out.append(_inverse_coo(ar, c, inv, nstored))
+    if return_counts:
+        counts = np.zeros(u.shape[0], dtype=np.int64)
+        np.add.at(counts, inv, w)
+        out.append(_device(ar, counts))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 @implements(np.unique_values)
@@ -430,7 +475,7 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     after it last; values equal to the fill are not stored. Both flags True.
     O(nnz log nnz); synchronises on a GPU.
     """
-    check_coo(x, "sort")
+    x = check_coo(x, "sort")
     axis = normalize_axis_index(axis, x.ndim)
     s = x.sparse_ndim
     xp = array_namespace(x.values)
@@ -493,7 +538,7 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
     Stable in both directions (equal elements keep their order). Densifies
     ``x``: the result has its size anyway.
     """
-    check_coo(x, "argsort")
+    x = check_coo(x, "argsort")
     axis = normalize_axis_index(axis, x.ndim)
     xp = array_namespace(x.values)
     d = x.to_dense()

@@ -38,7 +38,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
-from .._core.dispatch import implements, operation
+from .._core.dispatch import implements, operation, sparse_operand
 from .._core.keys import INT64_LIMIT, joint_keys, linear_keys, unravel_keys
 from .._core.shapes import checked_shape, prod
 from .._kernels.backend import array_namespace, backend_for, is_device_array
@@ -46,9 +46,12 @@ from .coalesce import coalesce
 
 
 def check_coo(a, op):
-    """TypeError naming ``op`` unless ``a`` is a COO."""
+    """``a`` as a COO (a scipy.sparse or pydata/sparse array converts without densifying, SPEC 12);
+    TypeError naming ``op`` for anything else."""
+    a = sparse_operand(a)
     if not isinstance(a, COO):
         raise TypeError(f"{op} expects a coosparse.COO array; got {type(a).__name__}")
+    return a
 
 
 def result(a, indices, values, shape, *, sorted, unique):
@@ -140,14 +143,14 @@ def transpose(a, axes=None):
     >>> t.shape, t.indices.tolist(), t.is_sorted, t.is_unique
     ((3, 2), [[2, 0], [0, 1]], False, True)
     """
-    check_coo(a, "transpose")
+    a = check_coo(a, "transpose")
     perm = tuple(reversed(range(a.ndim))) if axes is None else _axes_tuple(axes, a.ndim, "transpose")
     return _permute(a, perm)
 
 
 def permute_dims(x, /, axes):
     """Array API ``permute_dims``: :func:`transpose` with explicit ``axes``."""
-    check_coo(x, "permute_dims")
+    x = check_coo(x, "permute_dims")
     return _permute(x, _axes_tuple(axes, x.ndim, "permute_dims"))
 
 
@@ -158,7 +161,7 @@ def matrix_transpose(x, /):
     Raises ValueError for arrays of fewer than two dimensions. Flags as
     :func:`transpose`.
     """
-    check_coo(x, "matrix_transpose")
+    x = check_coo(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose needs at least 2 dimensions; got shape {x.shape}")
     perm = list(range(x.ndim))
@@ -169,7 +172,7 @@ def matrix_transpose(x, /):
 @implements(np.swapaxes)
 def swapaxes(a, axis1, axis2):
     """Interchange two axes, as :func:`numpy.swapaxes`. Flags as :func:`transpose`."""
-    check_coo(a, "swapaxes")
+    a = check_coo(a, "swapaxes")
     i, j = normalize_axis_tuple((axis1,), a.ndim)[0], normalize_axis_tuple((axis2,), a.ndim)[0]
     perm = list(range(a.ndim))
     perm[i], perm[j] = perm[j], perm[i]
@@ -179,7 +182,7 @@ def swapaxes(a, axis1, axis2):
 @implements(np.moveaxis)
 def moveaxis(a, source, destination):
     """Move axes to new positions, as :func:`numpy.moveaxis`. Flags as :func:`transpose`."""
-    check_coo(a, "moveaxis")
+    a = check_coo(a, "moveaxis")
     src = normalize_axis_tuple(source, a.ndim, "source")
     dst = normalize_axis_tuple(destination, a.ndim, "destination")
     if len(src) != len(dst):
@@ -290,7 +293,7 @@ def reshape(a, shape, order="C", *, copy=None, newshape=None):
     >>> b.shape, b.indices.tolist(), b.is_coalesced
     ((4, 2), [[1, 2], [1, 0]], True)
     """
-    check_coo(a, "reshape")
+    a = check_coo(a, "reshape")
     if newshape is not None:
         shape = newshape
     if order != "C":
@@ -380,7 +383,7 @@ def expand_dims(a, axis=0):
     >>> coosparse.expand_dims(a, 0).indices.tolist()
     [[0, 0], [1, 3]]
     """
-    check_coo(a, "expand_dims")
+    a = check_coo(a, "expand_dims")
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     axes = normalize_axis_tuple(axes, a.ndim + len(axes))
     return insert_axes(a, sorted(axes))
@@ -392,7 +395,7 @@ def squeeze(a, axis=None):
 
     Raises ValueError when a named axis does not have length 1.
     """
-    check_coo(a, "squeeze")
+    a = check_coo(a, "squeeze")
     if axis is None:
         axes = {i for i, n in enumerate(a.shape) if n == 1}
     else:
@@ -438,7 +441,7 @@ def to_hybrid(a, dense_ndim):
     >>> coosparse.to_hybrid(h, 0).nnz
     6
     """
-    check_coo(a, "to_hybrid")
+    a = check_coo(a, "to_hybrid")
     dense_ndim = operator.index(dense_ndim)
     if not 0 <= dense_ndim <= a.ndim:
         raise ValueError(f"dense_ndim must be between 0 and {a.ndim}; got {dense_ndim}")

@@ -22,6 +22,7 @@ from ._common import (
     _require_tensor, _sparse_grad, _torch_scalar,
 )
 from ._convert import from_torch
+from ._graph import graph_break
 
 # ---------------------------------------------------------------------------------- coalesce
 class _Coalesce(torch.autograd.Function):
@@ -43,6 +44,7 @@ class _Coalesce(torch.autograd.Function):
         return _sparse_grad(ctx.pattern, gv, ctx.dtype)
 
 
+@graph_break
 def coalesce(x):
     """Sorted, duplicate-free copy of the sparse tensor ``x`` (coosparse's deterministic coalesce).
 
@@ -86,6 +88,7 @@ class _ToDense(torch.autograd.Function):
         return _sparse_grad(pattern, gv, ctx.dtype)
 
 
+@graph_break
 def to_dense(x):
     """Dense tensor equal to the sparse tensor ``x`` (duplicates summed, in stored order).
 
@@ -139,6 +142,7 @@ class _SparseMask(torch.autograd.Function):
         return _dense_grad(back.to_dense(), ctx.dtype), None
 
 
+@graph_break
 def sparse_mask(x, mask):
     """``x`` at the indices of the sparse tensor ``mask`` (torch's ``x.sparse_mask(mask)``).
 
@@ -192,6 +196,7 @@ class _MaskProjection(torch.autograd.Function):
         return _sparse_grad(pattern, gx.values, ctx.dtype), None, None
 
 
+@graph_break
 def mask_projection(x, mask, *, accumulate=False):
     """The sparse tensor ``x`` with values kept where ``mask`` has the index, else 0.
 
@@ -348,6 +353,7 @@ def _multiply_sparse_grads(ga, A, B, dtypes):
     return _sparse_grad(ac, grad_a, dtypes[0]), _sparse_grad(bc, grad_b, dtypes[1])
 
 
+@graph_break
 def multiply(a, b, *, compact=True):
     """Elementwise product with a sparse COO tensor (torch's ``a * b``), on coosparse's intersection.
 
@@ -479,6 +485,7 @@ def _add_args(a, b, alpha, op):
     return a, b, alpha
 
 
+@graph_break
 def add(a, b, *, alpha=1, coalesce=False):
     """``a + alpha * b`` with at least one sparse COO operand (torch's ``torch.add``).
 
@@ -505,6 +512,7 @@ def add(a, b, *, alpha=1, coalesce=False):
     return _Add.apply(a, b, alpha, bool(coalesce))
 
 
+@graph_break
 def subtract(a, b, *, alpha=1, coalesce=False):
     """``a - alpha * b`` with at least one sparse COO operand; see :func:`add`.
 

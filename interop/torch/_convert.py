@@ -7,6 +7,7 @@ import torch
 from coosparse._core.coo import COO
 from coosparse._core.fill import require_zero_fill
 from coosparse._kernels.backend import array_namespace
+from ._graph import graph_break
 
 _SUPPORTED_TORCH_DTYPES = (
     torch.bool, torch.int8, torch.int16, torch.int32, torch.int64,
@@ -45,6 +46,7 @@ def _export(t, copy, what):
     raise ValueError(f"{what} lives on device {t.device}; coosparse supports cpu and cuda tensors")
 
 
+@graph_break
 def from_torch(t, *, copy=None, check=False):
     """A torch tensor as coosparse data, sharing its memory.
 
@@ -82,9 +84,9 @@ def from_torch(t, *, copy=None, check=False):
     >>> a = from_torch(t)
     >>> a
     <COO shape=(4,) dtype=float32 nnz=3 sorted=False unique=False device=cpu>
-    >>> a.values[0] = 10.0          # the memory is shared
-    >>> t._values()
-    tensor([10.,  2.,  3.])
+    >>> _ = t._values()[0].fill_(10.0)   # the memory is shared (the COO's own view is read-only)
+    >>> a.values
+    array([10.,  2.,  3.], dtype=float32)
     """
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"from_torch expects a torch.Tensor; got {type(t).__name__}")
@@ -126,6 +128,7 @@ def _import(a):
     return torch.from_dlpack(a)
 
 
+@graph_break
 def to_torch(a):
     """coosparse data as a torch tensor, sharing its memory.
 

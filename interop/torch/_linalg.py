@@ -39,6 +39,7 @@ from coosparse._kernels.backend import backend_for
 
 from ._common import _arr, _dense_grad, _is_sparse, _out, _require_tensor, _sparse_grad
 from ._convert import _export, _import, from_torch
+from ._graph import graph_break
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -213,6 +214,7 @@ def _grad_right(bb, a2, b2, g2, dtype):
     return _dense_grad(r.reshape(bb.shape), dtype)
 
 
+@graph_break
 def matmul(a, b):
     """``a @ b`` with at least one sparse COO operand, on coosparse kernels, with autograd.
 
@@ -282,6 +284,7 @@ class _SampledMatmul(torch.autograd.Function):
         return None, dx, dy
 
 
+@graph_break
 def sampled_matmul(mask, x, y):
     """``x @ y`` at the indices of the sparse tensor ``mask`` (SDDMM), with autograd for x and y.
 

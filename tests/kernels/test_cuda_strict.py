@@ -237,6 +237,8 @@ def test_synchronising_operations_read_once():
     a = random_coo(rng, (30, 30), 150, sorted=True, unique=True)
     b = random_coo(rng, (30, 30), 150, sorted=True, unique=True)
     du, da, db = dev(u), dev(a), dev(b)
+    dx = dev(rng.standard_normal((30, 30)))
+    dg = dev(coosparse.COO(a.indices, a.values, a.shape, sorted=True, unique=True, fill_value=1.5))
     for name, fn in {"coalesce": lambda: du.coalesce(), "multiply compact": lambda: coosparse.multiply(du, da),
                      "multiply c*c": lambda: coosparse.multiply(da, db), "add c+c": lambda: coosparse.add(da, db),
                      "sparse_mask + coalesce": lambda: coosparse.sparse_mask(da, du).coalesce(),
@@ -248,7 +250,10 @@ def test_synchronising_operations_read_once():
                                                                 False),
                      # the elementwise engine: a union (merge_gather), a coalesce, an intersection
                      "maximum c, c": lambda: np.maximum(da, db), "sqrt(u)": lambda: np.sqrt(abs(du)),
-                     "logical_and c, c": lambda: np.logical_and(da, db)}.items():
+                     "logical_and c, c": lambda: np.logical_and(da, db),
+                     # a dense operand whose values decide the background (SPEC 9): a sample is read
+                     "dense + COO": lambda: dx + du, "maximum(coo, dense) (dense result)": lambda: np.maximum(da, dx),
+                     "multiply(fill 1.5, dense) (dense result)": lambda: dg * dx}.items():
         fn()
         with strict.count_transfers() as n:
             fn()

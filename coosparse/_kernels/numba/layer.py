@@ -7,10 +7,13 @@ arrays of tens of MB page-fault several times slower than the kernels run)
 and calls the kernels of ``<family>.py``.
 """
 import contextlib
+import functools
 
 import numba
 import numpy as np
 
+from ..api import KERNEL_FAMILIES
+from ..backend import writeable
 from ..bounds import lying_flag_error, raise_out_of_bounds, run_offsets, size_limits
 from . import coalesce as _co
 from . import elementwise as _ew
@@ -576,3 +579,24 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     """
     return _la.spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
                       _bound(a_row_bound), numba.get_num_threads(), _raise_linalg_flags)
+
+
+# ---- read-only inputs ----------------------------------------------------------------------------
+def _writeable_arguments(row):
+    """``row`` with read-only NumPy views (a COO's parts) passed as writeable views of the same memory.
+
+    Numba types read-only arrays apart from writeable ones, so every kernel would otherwise be
+    compiled (and cached) twice; the rows never write into their inputs.
+    """
+    @functools.wraps(row)
+    def call(*args, **kwargs):
+        args = [writeable(a) if type(a) is np.ndarray else a for a in args]
+        if kwargs:
+            kwargs = {k: writeable(v) if type(v) is np.ndarray else v for k, v in kwargs.items()}
+        return row(*args, **kwargs)
+    return call
+
+
+for _row in sorted({r for rows in KERNEL_FAMILIES.values() for r in rows}):
+    globals()[_row] = _writeable_arguments(globals()[_row])
+del _row

@@ -35,8 +35,9 @@ def add(a, b, *, coalesce=False):
         ``coalesce``). With other fills: the coalesced union, fill
         ``a.fill_value + b.fill_value``. Sparse + scalar: a COO with the
         COO's coalesced pattern and fill ``fill + s`` (SPEC 8). Sparse +
-        dense: a new dense array. dtype: NumPy promotion (NEP 50 for Python
-        scalars).
+        dense: a new dense array, unless the dense operand holds one value
+        (then a COO of fill ``fill + value``, SPEC 9). dtype: NumPy promotion
+        (NEP 50 for Python scalars).
 
     Synchronisation: the merge synchronises once on a GPU (output size); the
     concatenation and the dense result never do.
@@ -49,8 +50,10 @@ def add(a, b, *, coalesce=False):
     >>> c = coosparse.add(a, b)
     >>> c.indices, c.values, c.is_coalesced
     (array([[0, 2, 3]]), array([ 1., 12., 20.]), True)
-    >>> a + np.ones(4)
-    array([2., 1., 3., 1.])
+    >>> a + np.arange(4.0)
+    array([1., 1., 4., 3.])
+    >>> a + np.ones(4)  # one value over the dense operand: a COO of fill 1 (SPEC 9)
+    <COO shape=(4,) dtype=float64 nnz=2 fill_value=np.float64(1.0) sorted=True unique=True device=cpu>
     >>> (a + 1).fill_value, (a + 1).to_dense()
     (np.float64(1.0), array([2., 1., 3., 1.]))
     """
@@ -69,8 +72,8 @@ def subtract(a, b, *, coalesce=False):
     >>> b = coosparse.COO([[2, 3]], np.array([10.0, 20.0]), (4,), sorted=True, unique=True)
     >>> coosparse.subtract(a, b).values
     array([  1.,  -8., -20.])
-    >>> np.zeros(4) - a
-    array([-1.,  0., -2.,  0.])
+    >>> np.arange(4.0) - a
+    array([-1.,  1.,  0.,  3.])
     """
     return _union(a, b, True, coalesce, "subtract")
 

@@ -31,11 +31,22 @@ in SPEC 4, although ``inf * 0`` is NaN). Then:
 annihilating operands          result pattern
 =============================  ==============================================
 none, no dense operand         union of the COO operands (coalesced)
-none, a dense operand          dense result: ``f`` on the dense meanings
+none, a dense operand          the dense operand's own values decide
+                               (:func:`background`): a COO operand whose
+                               fill makes ``f`` one value over them
+                               annihilates, with that value as the result's
+                               fill; if none does, a dense result (``f`` on
+                               the dense meanings)
 one                            that operand's pattern (its layout and flags)
 two or more                    their intersection (the layout of the one the
                                intersection family picks as source, SPEC 4)
 =============================  ==============================================
+
+So ``A / row_sums[:, None]`` stays sparse (fill 0) when no row sum is 0, and
+``A + np.ones(A.shape)`` is a COO of fill 1; ``A + x`` for an ``x`` of
+several values is dense. The probes come first: an operand they already
+show annihilating (``A * x``: stored values only, SPEC 4) needs no look at
+the dense values.
 
 Stored values that happen to equal the fill stay stored (``coalesce(prune=True)``
 drops them). Duplicates are summed before ``f`` (the operand is coalesced,
@@ -49,7 +60,8 @@ the stored entries, so an uncoalesced operand keeps its layout and flags.
 scatter-add).
 
 Synchronisation on a GPU: a union synchronises once (its size), an
-intersection once, coalescing an operand once; one-operand functions of an
+intersection once, coalescing an operand once, a dense operand whose values
+decide the result once (twice when its sampled values are one value); one-operand functions of an
 operand without duplicates (``sqrt(a)``, ``a > 0``), linear ones of any
 operand and patterns taken from one operand never do, and upload nothing
 (fills, strides and constants travel as host scalars; the checked cases are
@@ -59,9 +71,7 @@ read once (the fill rule needs its value). A NumPy function CuPy lacks
 """
 from __future__ import annotations
 
-import functools
 import types
-import warnings
 
 import numpy as np
 
@@ -69,11 +79,13 @@ from ..._core import dtypes as _dtypes
 from ..._core import fill as _fill
 from ..._core.arrays import as_words, rows2d
 from ..._core.coo import COO
-from ..._core.dispatch import HANDLED_FUNCTIONS, foreign_kind, from_foreign, operation
+from ..._core.dispatch import HANDLED_FUNCTIONS, foreign_kind, operation, sparse_operand
 from ..._core.keys import is_wide, joint_keys, strides_of
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
 from ..broadcast import align, broadcast_shapes, broadcast_to
 from ..coalesce import coalesce
+from . import standard
+from .fillrule import _evaluate, annihilators, background
 from .intersect import _probe_values, match, multiply_sparse, probe_rank
 from .operands import gather_dense
 from .union import _union_dense, _union_sparse
@@ -95,9 +107,12 @@ class _Operand:
 
 
 def classify(x):
-    """An :class:`_Operand` for ``x``, or None when ``x`` is of a type this engine does not take."""
-    if foreign_kind(x, ("scipy",)):
-        x = from_foreign(x, "scipy")  # a scipy.sparse operand takes part as the COO it converts to
+    """An :class:`_Operand` for ``x``, or None when ``x`` is of a type this engine does not take.
+
+    A NumPy masked array is refused (TypeError, by :func:`~coosparse._core.dtypes.native`):
+    taken as an ndarray it would lose its mask.
+    """
+    x = sparse_operand(x)  # a scipy.sparse or pydata/sparse operand takes part as the COO it converts to
     if isinstance(x, COO):
         return _Operand("coo", x, x.shape, x.dtype, np.asarray(x.fill_value))
     if isinstance(x, np.generic):
@@ -129,107 +144,6 @@ def classify(x):
 
 def _kinds(ops):
     return {op.kind for op in ops}
-
-
-# ----------------------------------------------------------------------------- fill rule
-@functools.lru_cache(maxsize=None)
-def _probes(dtype):
-    """Finite probe values of ``dtype`` (see the module docstring)."""
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return np.array([False, True])
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        vals = [0, 1, -1, 2, -2, 3, -3, 5, 7, -8, 100, -100, info.max, info.min, info.max // 2 + 1]
-        return np.array(sorted({v for v in vals if info.min <= v <= info.max}), dtype=dt)
-    vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -3.0, 2.5, 100.0, -1e-3, 1e-3, 1e4, -1e4]
-    if dt.kind == "c":
-        vals = vals + [1j, -1j, 2 - 0.5j, -0.5 + 3j]
-    return np.array(vals).astype(dt)
-
-
-def _same(v, r):
-    """Elementwise: ``v`` equals the scalar ``r`` (NaN equal to NaN)."""
-    v = np.asarray(v)
-    eq = v == r
-    if v.dtype.kind in "fc":
-        eq = eq | (np.isnan(v) & bool(np.isnan(r)))
-    return eq
-
-
-def _evaluate(f, host_args, fkw):
-    with np.errstate(all="ignore"):
-        r = f(*host_args, **fkw)
-    return r if isinstance(r, tuple) else (r,)
-
-
-def _near(values, dtype):
-    """Values of ``dtype`` at and around each of ``values`` (the fills and constants of a call).
-
-    Comparisons change value where one operand crosses another's fill, so the
-    probes of an operand include the other operands' fills, their
-    neighbours, negatives, doubles and halves.
-    """
-    dt = np.dtype(dtype)
-    out = []
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for v in values:
-            v = np.asarray(v)
-            if dt.kind in "iub" and v.dtype.kind in "fc" and not bool(np.isfinite(v).all()):
-                continue
-            c = np.asarray(v.real if dt.kind != "c" and v.dtype.kind == "c" else v).astype(dt)
-            if dt.kind == "b":
-                continue
-            one = np.ones((), dt)
-            near = [c, -c, c * 2, c + one, c - one]
-            if dt.kind == "f":
-                near += [c / 2, np.nextafter(c, np.inf).astype(dt), np.nextafter(c, -np.inf).astype(dt)]
-            elif dt.kind == "c":
-                near += [c / 2, c + 1j, np.conj(c)]
-            out += [np.asarray(x, dt).reshape(()) for x in near]
-    return np.array(out, dtype=dt) if out else np.empty(0, dt)
-
-
-def _annihilates(f, fkw, ops, j, fills):
-    """``f`` equals ``fills`` whenever operand ``j`` is at its fill, for every probe of the others."""
-    varying = [i for i, op in enumerate(ops) if i != j and op.kind in ("coo", "dense")]
-    args = [op.host for op in ops]
-    anchors = [op.host for op in ops if op.kind in ("coo", "const")]
-    for axis, i in enumerate(varying):
-        p = np.concatenate([_probes(ops[i].dtype), _near(anchors, ops[i].dtype)])
-        args[i] = p.reshape((1,) * axis + (-1,) + (1,) * (len(varying) - axis - 1))
-    try:
-        outs = _evaluate(f, args, fkw)
-    except Exception:  # e.g. integers to negative powers: no conclusion, so no
-        return False
-    return all(bool(_same(o, r).all()) for o, r in zip(outs, fills))
-
-
-_ANNIHILATORS = {}  # cache: the decision depends only on f, its keywords, the kinds, dtypes and fills
-
-
-def _host_key(op):
-    v = np.asarray(op.host)
-    return (op.kind, None if op.dtype is None else op.dtype.str, type(op.host).__name__, v.dtype.str,
-            v.tobytes())
-
-
-def annihilators(f, fkw, ops, fills):
-    """Positions of the COO operands that annihilate (:func:`_annihilates`), cached per call signature."""
-    try:
-        key = (f, tuple(sorted(fkw.items())), tuple(_host_key(op) for op in ops))
-        hash(key)
-    except TypeError:
-        key = None
-    if key is not None and key in _ANNIHILATORS:
-        return _ANNIHILATORS[key]
-    out = [i for i, op in enumerate(ops) if op.kind == "coo" and _annihilates(f, fkw, ops, i, fills)]
-    if key is not None:
-        if len(_ANNIHILATORS) > 4096:
-            _ANNIHILATORS.clear()
-        _ANNIHILATORS[key] = out
-    return out
 
 
 # ----------------------------------------------------------------------------- gathers
@@ -409,7 +323,7 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
         A NumPy ufunc or an elementwise NumPy function; its namespace twin
         (same ``name``) runs on CuPy arrays.
     args : sequence
-        The operands; at least one must be a COO.
+        The operands: at least one COO, or only scalars (then NumPy's answer).
     fkw : dict, optional
         Keywords passed to ``f`` (``dtype``, ``casting``, ...).
     name : str, optional
@@ -429,9 +343,9 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
         if op is None:
             raise TypeError(f"{name}: unsupported operand type {type(x).__name__}")
         ops.append(op)
-    if "coo" not in _kinds(ops):
+    if "coo" not in _kinds(ops) and any(op.kind == "dense" or op.shape != () for op in ops):
         raise TypeError(
-            f"{name}: at least one operand must be a COO array; got "
+            f"{name}: at least one operand must be a COO array (or all of them scalars); got "
             + " and ".join(type(x).__name__ for x in args)
         )
     be = backend_for(*[op.value.values if op.kind == "coo" else op.value
@@ -453,9 +367,12 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
             raise TypeError(f"{name}: did not return an array")
         _dtypes.check_dtype(r.dtype, f"{name}: result")
     xf = _device_function(f, name, xp)
-    if "coo" not in _kinds(ops):  # only 0-d COOs among dense operands
+    if "coo" not in _kinds(ops):
+        # only scalars (and 0-d COOs): NumPy's (CuPy's) own answer, as the namespace's functions
+        # give on the elements a COO is indexed down to (``a[i, j]`` is a NumPy scalar)
         return _dense(xf, fkw, ops, shape, xp)
-    if not fkw:
+    with_dense = "dense" in _kinds(ops)
+    if not fkw and not with_dense:
         out = _fast_path(f, ops, shape, compact)
         if out is not None:
             if isinstance(out, COO) and not _fill.zero_bits(fills[0]):
@@ -463,9 +380,14 @@ def elementwise(f, args, fkw=None, *, name=None, compact=True):
             return out
     coo_at = [i for i, op in enumerate(ops) if op.kind == "coo"]
     annih = annihilators(f, fkw, ops, fills)
-    if "dense" in _kinds(ops) and not annih:
-        # the dense operand fills the background: a dense result
-        return _dense(xf, fkw, ops, shape, xp)
+    if with_dense and not annih:
+        decided = background(f, xf, fkw, ops, xp)
+        if decided is None:
+            # the dense operand's values fill the background: a dense result (add and subtract
+            # by their scatter-add into a copy of the dense operand)
+            out = None if fkw else _fast_path(f, ops, shape, compact)
+            return out if out is not None else _dense(xf, fkw, ops, shape, xp)
+        annih, fills = decided
     return _sparse(be, f, xf, fkw, ops, shape, fills, coo_at, annih)
 
 
@@ -506,6 +428,14 @@ def _sparse(be, f, xf, fkw, ops, shape, fills, coo_at, annih):
         sorted_ = unique = True
     m = indices.shape[1]
     argv = _arguments(be, ops, values, shape, indices, sn)
+    if xp is np and isinstance(xf, np.ufunc) and xf.nout == 1 and "out" not in fkw:
+        # a dense operand's gathered values are this call's own array: the result may take its
+        # memory (A / rs[:, None] allocates one array of nnz values, not two)
+        want = (m,) + tuple(shape[sn:])
+        for op, v in zip(ops, argv):
+            if op.kind == "dense" and v.shape == want and v.dtype == fills[0].dtype and v.flags.writeable:
+                fkw = {**fkw, "out": v}
+                break
     res = xf(*argv, **fkw)
     res = res if isinstance(res, tuple) else (res,)
     outs = []
@@ -567,6 +497,9 @@ def elemwise(func, *args, **kwargs):
     >>> r.fill_value, r.to_dense()
     (np.float64(1.0), array([1., 1., 7., 1.]))
     """
+    if not any(isinstance(sparse_operand(x), COO) for x in args):
+        raise TypeError("elemwise: at least one operand must be a COO array; got "
+                        + (" and ".join(type(x).__name__ for x in args) or "no operand"))
     return elementwise(func, args, kwargs, name=getattr(func, "__name__", "elemwise"))
 
 
@@ -611,19 +544,39 @@ def array_ufunc(ufunc, *inputs, **kwargs):
 def operator_call(f, a, b):
     """A binary operator: the engine, or NotImplemented for operand types it does not take.
 
-    A torch tensor is refused at once (TypeError naming the bridge): torch's reflected operators
+    ``==`` and ``!=`` never return NotImplemented: Python would then fall back to
+    identity and answer a scalar ``False`` (``a == None``, ``a == memoryview``).
+    They ask the other operand's own comparison instead (a Dask array answers
+    with an array) and raise TypeError when it has none. A torch tensor is
+    refused at once (TypeError naming the bridge): torch's reflected operators
     would try the COO themselves and fail with torch's own errors.
     """
     bad = [x for x in (a, b) if classify(x) is None]
-    if not bad:
-        return elementwise(f, (a, b))
-    if foreign_kind(bad[0], ("torch",)):
-        raise TypeError(
-            f"{f.__name__} of a coosparse.COO and a torch.Tensor is not supported: convert one side "
-            "(coosparse.interop.torch.from_torch(t) for a COO, t.numpy() for a dense array, or "
-            "coosparse.interop.torch.to_torch(a) and compute in torch)"
-        )
-    return NotImplemented
+    if bad:
+        if foreign_kind(bad[0], ("torch",)):
+            raise TypeError(
+                f"{f.__name__} of a coosparse.COO and a torch.Tensor is not supported: convert one side "
+                "(coosparse.asarray(t) or coosparse.interop.torch.from_torch(t) for a COO, t.numpy() for a "
+                "dense array, or coosparse.interop.torch.to_torch(a) and compute in torch)"
+            )
+        if f is np.equal or f is np.not_equal:
+            return _compare_other(f, a, b)
+        return NotImplemented
+    if f is np.floor_divide:  # the operators are the Array API's (:mod:`.standard`)
+        return elementwise(standard.floor_divide, (a, b), name="floor_divide")
+    return elementwise(f, (a, b))
+
+
+def _compare_other(f, a, b):
+    coo, other = (a, b) if isinstance(a, COO) else (b, a)
+    method = getattr(type(other), "__eq__" if f is np.equal else "__ne__", None)
+    r = NotImplemented if method is None else method(other, coo)  # (in)equality is symmetric
+    if r is not NotImplemented:
+        return r
+    hint = ("convert it with coosparse.asarray(t) or compare t.numpy()" if type(other).__module__.startswith("torch")
+            else "convert it to a NumPy array or a COO first")
+    raise TypeError(f"{f.__name__}: cannot compare a coosparse.COO array with a {type(other).__name__} "
+                    f"elementwise; {hint}")
 
 
 @operation("unary_operator")

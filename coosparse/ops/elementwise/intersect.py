@@ -203,7 +203,7 @@ def sparse_mask(x, mask):
     >>> coosparse.sparse_mask(np.arange(5) * 10, mask).values
     array([10,  0, 10, 20])
     """
-    check_coo(mask, "sparse_mask", "mask")
+    mask = check_coo(mask, "sparse_mask", "mask")
     sn = mask.sparse_ndim
     if isinstance(x, COO):
         require_zero_fill("sparse_mask", x)
@@ -266,8 +266,8 @@ def mask_projection(x, mask, *, accumulate=False):
     >>> coosparse.mask_projection(x, mask, accumulate=True).values
     array([ 5, 14,  6,  0])
     """
-    check_coo(x, "mask_projection", "x")
-    check_coo(mask, "mask_projection", "mask")
+    x = check_coo(x, "mask_projection", "x")
+    mask = check_coo(mask, "mask_projection", "mask")
     if not isinstance(accumulate, bool):
         raise TypeError(f"mask_projection: accumulate must be a bool; got {accumulate!r}")
     require_zero_fill("mask_projection", x)

@@ -12,8 +12,9 @@ import numpy as np
 from ..._core import dtypes as _dtypes
 from ..._core.arrays import copy_kernel, dense_block_offsets, flat_view
 from ..._core.coo import COO
+from ..._core.dispatch import sparse_operand
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
-from ..._kernels.bounds import check_indices
+from ..._kernels.bounds import check_indices, raise_out_of_bounds
 
 
 def is_dense(x):
@@ -101,9 +102,28 @@ def gather_dense(x, indices, sparse_ndim):
     flat, base, es = flat_view(x)
     # strides, sizes and block offsets are host metadata: the CUDA layer passes them by value.
     # Bounds-checked in the same pass: an unchecked index outside x is an IndexError (a GPU
-    # reports it and reads zeros), never a read of another element
-    addresses = be.linear_index(indices, np.array(es[:sparse_ndim], dtype=np.int64),
-                                tuple(x.shape[:sparse_ndim]))
+    # reports it and reads zeros), never a read of another element. Dimensions x is broadcast
+    # along (stride 0) address nothing, so their index rows are not read at all: A / rs[:, None]
+    # reads one row of indices
+    used = [d for d in range(sparse_ndim) if es[d] != 0]
+    if len(used) == 1 and not dense_shape and isinstance(x, np.ndarray):
+        # one index row addresses a vector (A / rs[:, None]): NumPy's own gather reads it, which
+        # refuses an index past the end; a negative one (it would wrap) is refused first
+        d = used[0]
+        row = indices[d]
+        vec = flat[base:][::es[d]][: x.shape[d]] if es[d] > 0 else flat[: base + 1][::es[d]][: x.shape[d]]
+        if n and int(row.min()) < 0:
+            raise_out_of_bounds(indices[d:d + 1], (x.shape[d],))
+        try:
+            return vec[row].reshape((n,))
+        except IndexError:
+            raise_out_of_bounds(indices[d:d + 1], (x.shape[d],))
+    consecutive = bool(used) and used == list(range(used[0], used[-1] + 1))
+    if not consecutive:  # (none, or rows apart: all of them, as a copy of some would cost as much)
+        used = list(range(sparse_ndim))
+    rows = indices[used[0]:used[-1] + 1] if used else indices  # rows of a C-contiguous array: no copy
+    addresses = be.linear_index(rows, np.array([es[d] for d in used], dtype=np.int64),
+                                tuple(x.shape[d] for d in used))
     if base:
         addresses += base
     gathered = copy_kernel(be.gather_strided, flat, addresses, dense_block_offsets(dense_shape, es[sparse_ndim:]))
@@ -111,5 +131,8 @@ def gather_dense(x, indices, sparse_ndim):
 
 
 def check_coo(x, op, name):
+    """``x`` as a COO (scipy.sparse and pydata/sparse arrays convert, SPEC 12), else TypeError."""
+    x = sparse_operand(x)
     if not isinstance(x, COO):
         raise TypeError(f"{op}: {name} must be a COO array; got {type(x).__name__}")
+    return x

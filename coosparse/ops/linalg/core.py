@@ -65,6 +65,7 @@ import numpy as np
 
 from ..._core import dtypes as _dtypes
 from ..._core.coo import COO
+from ..._core.dispatch import sparse_operand
 from ..._core.fill import require_zero_fill
 from ..._core.keys import INT64_LIMIT
 from ..._core.shapes import check_entries, prod
@@ -84,7 +85,9 @@ def _xp_of(x):
 
 
 def _as_operand(x, op):
-    """COO, NumPy/CuPy array (lists and scalars become NumPy arrays), else TypeError."""
+    """COO, NumPy/CuPy array (lists and scalars become NumPy arrays; scipy.sparse and pydata/sparse
+    arrays the COO they convert to), else TypeError."""
+    x = sparse_operand(x)
     if _is_coo(x) or isinstance(x, np.ndarray) or is_device_array(x):
         return _dtypes.native(x) if not _is_coo(x) else x  # (a masked array is refused there)
     if isinstance(x, (numbers.Number, np.generic, list, tuple)):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._core.arrays import flat_view
 from ..._core.coo import COO
-from ..._core.dispatch import implements, operation
+from ..._core.dispatch import SPARSE_FOREIGN, foreign_kind, implements, operation
 from ..._core.keys import INT64_LIMIT
 from ..._core.shapes import check_entries
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
@@ -531,7 +531,8 @@ def _no_gufunc_keywords(name, kwargs):
 
 def binary_operand(x):
     """True when ``x`` can be the other operand of ``COO @ x`` (else the operator defers)."""
-    return _is_coo(x) or isinstance(x, (np.ndarray, np.generic, numbers.Number, list, tuple)) or is_device_array(x)
+    return (_is_coo(x) or isinstance(x, (np.ndarray, np.generic, numbers.Number, list, tuple)) or is_device_array(x)
+            or foreign_kind(x, SPARSE_FOREIGN) is not None)
 
 
 @operation()

@@ -478,7 +478,7 @@ def _np_cum(is_sum, nan=False):
         _refuse_out(out, name)
         x = a
         if nan:
-            _check(a, name)
+            a = x = _check(a, name)
             if a.dtype.kind in "fc":
                 vals, fill = _nan_to(a.values, a.fill_value, 0 if is_sum else 1)
                 x = a._with(values=vals, fill_value=fill)

@@ -9,8 +9,10 @@ import numpy as np
 
 from ..._core import dtypes as _dtypes
 from ..._core.coo import COO
+from ..._core.dispatch import sparse_operand
 from ..._core.keys import INT64_LIMIT, is_wide, joint_keys, unravel_keys
 from ..._kernels.backend import backend_for, is_device_array
+from ..device import asarray
 
 _NoValue = np._NoValue
 _SIGN = np.int64(-(2**63))  # xor with it maps uint64 order onto int64 order
@@ -18,9 +20,17 @@ _SIGN = np.int64(-(2**63))  # xor with it maps uint64 order onto int64 order
 
 # ---------------------------------------------------------------------------------- arguments
 def _check(x, op):
-    if not isinstance(x, COO):
-        raise TypeError(f"coosparse.{op} expects a COO array; got {type(x).__name__}")
-    return x
+    """``x`` as a COO: other libraries' sparse arrays through their bridges, and scalars (NumPy
+    scalars, 0-d arrays, Python numbers: what a COO is indexed down to) through
+    :func:`coosparse.asarray`; TypeError for anything else (a dense array is not densified into
+    a reduction by accident: convert it with ``coosparse.asarray``)."""
+    x = sparse_operand(x)
+    if isinstance(x, COO):
+        return x
+    if isinstance(x, (np.generic, builtins.bool, int, float, complex)) or (
+            (isinstance(x, np.ndarray) or is_device_array(x)) and x.ndim == 0):
+        return asarray(x)
+    raise TypeError(f"coosparse.{op} expects a COO array; got {type(x).__name__}")
 
 
 def normalize_axes(axis, ndim, op):

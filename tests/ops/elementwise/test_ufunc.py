@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import coosparse
 from coosparse import COO
-from coosparse.ops.elementwise.engine import _probes
+from coosparse.ops.elementwise.fillrule import _probes
 from strategies import values_of
 from operands import FLAGS, dense, make, same
 
@@ -248,12 +248,13 @@ def test_sparse_with_dense(backend):
     a = make((6, 7), 15, "none", seed=3)
     x = np.random.default_rng(0).standard_normal((6, 7))
     A, X = backend.put(a), backend.put(x)
-    # a dense operand fills the background -> dense; 0 * x is 0 -> sparse with a's layout
-    for u in (np.add, np.maximum, np.arctan2, np.equal):
+    # the dense operand's values fill the background -> dense; 0 * x is 0 -> sparse with a's layout;
+    # 0 == x is False for every (non-zero) x -> sparse, fill False (SPEC 9: decided over x's values)
+    for u in (np.add, np.maximum, np.arctan2):
         r = backend.get(run(u, A, X))
         assert not isinstance(r, COO)
         same(r, reference(u, a, x))
-    for u in (np.multiply, np.logical_and):
+    for u in (np.multiply, np.logical_and, np.equal):
         r = backend.get(run(u, A, X))
         assert isinstance(r, COO)
         same(r, reference(u, a, x))
@@ -439,7 +440,10 @@ def test_inplace_rules():
     with pytest.raises(ValueError, match="shape"):
         b += COO([[0], [0], [0]], np.array([1]), (2, 3, 4))
     with pytest.raises(TypeError, match="dense"):
-        b -= np.ones((3, 4), np.int64)
+        b -= np.arange(12, dtype=np.int64).reshape(3, 4)  # varying values: a dense result
+    c = b
+    c -= np.ones((3, 4), np.int64)  # one value over the operand: still sparse (SPEC 9)
+    assert isinstance(c, COO) and c.fill_value == 0
     f = make((3, 4), 5, "none", dtype=np.float32)
     f *= 2.5
     assert f.dtype == np.float32
@@ -450,7 +454,8 @@ def test_comparisons_make_unhashable_and_bool():
     with pytest.raises(TypeError):
         hash(a)
     assert (a == a).dtype == bool
-    assert (a == None) is False  # noqa: E711 (Python falls back to identity)
+    with pytest.raises(TypeError, match="NoneType"):  # never Python's identity fallback (a scalar False)
+        a == None  # noqa: E711, B015
     with pytest.raises(ValueError, match="ambiguous"):
         bool(a > 0)
     assert bool(COO([[0]], np.array([2.0]), (1,)) > 1)
@@ -550,7 +555,7 @@ def test_broadcast_arrays_and_numpy_functions(backend):
     assert isinstance(x, COO) and y.shape == (3, 4) and z.shape == (3, 4)
     assert np.broadcast_to(backend.put(a), (2, 3, 4)).shape == (2, 3, 4)
     r = np.isclose(backend.put(a), backend.put(np.ones((3, 4))))
-    np.testing.assert_array_equal(backend.get(r), np.isclose(dense(a), np.ones((3, 4))))
+    np.testing.assert_array_equal(dense(backend.get(r)), np.isclose(dense(a), np.ones((3, 4))))
 
 
 def test_sparse_broadcasting_in_ops(backend):

@@ -1,0 +1,238 @@
+"""Files (SPEC 12): ``save_npz`` / ``load_npz``, NumPy's ``.npz`` with pydata/sparse's keys.
+
+A bridge like the others: the format is pydata/sparse's (``format='coo'``,
+``coords``, ``data``, ``shape``, ``fill_value``), so each library reads the
+other's files, plus three keys of coosparse's own that pydata ignores:
+``sorted`` and ``unique`` (the flags) and ``sparse_ndim`` (a hybrid array's
+split; pydata has no hybrid arrays, so the file holds every dimension as
+sparse). ``load_npz`` also reads scipy.sparse's ``save_npz`` files (csr, csc and
+coo directly; bsr and dia through scipy) and pydata's GCXS files (through
+pydata). No library is imported to read or write a COO file.
+
+pydata's reader marks what it loads as sorted and duplicate-free without
+checking, so :func:`save_npz` always writes the coalesced array: every file it
+writes is right for pydata (an uncoalesced array is coalesced first, a sort).
+:func:`load_npz` never trusts a file: indices are bounds-checked, flags the file
+claims are verified (one pass each; a false claim is a ValueError naming it),
+and a file without flags (pydata's, scipy's) loads with both False unless
+``verify_flags=True`` asks for the flags that hold.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .._core.coo import COO
+from .._core.dispatch import sparse_operand
+from .._core.flags import verify_flags
+from .._core.keys import joint_keys
+from ..ops.coalesce import coalesce
+from ..ops.shape import to_hybrid
+
+_OWN_KEYS = ("sorted", "unique", "sparse_ndim")
+
+
+def save_npz(file, a, compressed=True):
+    """Write ``a`` to a ``.npz`` file that coosparse and pydata/sparse both read.
+
+    Parameters
+    ----------
+    file : str, os.PathLike or file-like
+        As :func:`numpy.savez` takes it (a name without ``.npz`` gets the extension).
+    a : COO, pydata/sparse array or scipy.sparse array
+        Other libraries' arrays are converted first (fill and flags as their
+        bridges give them). Moved to the CPU when it lives on a GPU.
+    compressed : bool
+        :func:`numpy.savez_compressed` (default) or :func:`numpy.savez`.
+
+    Notes
+    -----
+    The file holds the coalesced array (see the module docstring), its fill
+    value and the flags (both True), and ``sparse_ndim`` for a hybrid array.
+
+    Examples
+    --------
+    >>> import io, numpy as np, coosparse
+    >>> a = coosparse.COO([[3, 1, 3]], np.array([1.0, 2.0, 4.0]), (5,), fill_value=-1.0)
+    >>> f = io.BytesIO()
+    >>> coosparse.save_npz(f, a)
+    >>> _ = f.seek(0)
+    >>> b = coosparse.load_npz(f)
+    >>> b.to_dense(), b.fill_value, b.is_coalesced
+    (array([-1.,  2., -1.,  5., -1.]), np.float64(-1.0), True)
+    """
+    a = sparse_operand(a)
+    if not isinstance(a, COO):
+        raise ValueError(f"Cannot save array of type {type(a).__name__}: save_npz writes sparse arrays "
+                         "(a coosparse.COO, or a pydata/sparse or scipy.sparse array); convert a dense array "
+                         "with coosparse.asarray first")
+    a = a.to("cpu")  # synchronize! (a GPU array is written from the host)
+    sparse_ndim = a.sparse_ndim
+    c = coalesce(to_hybrid(a, 0)) if a.dense_ndim else coalesce(a)
+    nodes = {
+        "format": np.array("coo"),
+        "shape": np.array(c.shape, dtype=np.int64),
+        "data": c.values,
+        "coords": c.indices,
+        "fill_value": np.asarray(c.fill_value),
+        "sorted": np.array(True),
+        "unique": np.array(True),
+        "sparse_ndim": np.array(sparse_ndim, dtype=np.int64),
+    }
+    (np.savez_compressed if compressed else np.savez)(file, **nodes)
+
+
+def load_npz(file, *, verify_flags=False):
+    """Read a sparse array from a ``.npz`` file: coosparse's, pydata/sparse's or scipy.sparse's.
+
+    Parameters
+    ----------
+    file : str, os.PathLike or file-like
+    verify_flags : bool
+        For a file that records no flags (pydata's, scipy's): find the flags
+        that hold (one pass over the keys) instead of loading with both False.
+        Flags a file does record are always verified.
+
+    Returns
+    -------
+    COO
+        With the file's fill value (0 for scipy files) and, for a coosparse
+        file of a hybrid array, its sparse/dense split.
+
+    Raises
+    ------
+    ValueError
+        The file is not a sparse array file (no ``format`` or ``coords``), its
+        format is unknown, its parts are inconsistent, or a flag it claims is
+        false. IndexError: an index out of bounds.
+
+    Examples
+    --------
+    >>> import io, numpy as np, scipy.sparse as sp, coosparse
+    >>> f = io.BytesIO()
+    >>> sp.save_npz(f, sp.csr_array(np.array([[0.0, 2.0], [3.0, 0.0]])))
+    >>> _ = f.seek(0)
+    >>> coosparse.load_npz(f).to_dense()
+    array([[0., 2.],
+           [3., 0.]])
+    """
+    with np.load(file, allow_pickle=False) as fp:
+        keys = set(fp.files)
+        fmt = _format(fp, keys, file)
+        if fmt == "coo":
+            return _load_coo(fp, keys, verify_flags)
+        if fmt in ("csr", "csc"):
+            return _load_compressed(fp, keys, fmt, verify_flags)
+        if fmt in ("bsr", "dia"):
+            import scipy.sparse  # optional dependency: scipy's own formats, read by scipy
+
+            return sparse_operand(scipy.sparse.load_npz(_reopen(file)))  # flags as scipy computes them, verified
+        if fmt == "gcxs":
+            import sparse  # optional dependency: pydata's compressed format, read by pydata
+
+            return sparse_operand(sparse.load_npz(_reopen(file)))  # flags verified by the bridge
+    raise ValueError(f"load_npz: unknown sparse format {fmt!r} in the file (coosparse reads coo, csr, csc, bsr, "
+                     "dia and gcxs files)")
+
+
+def _format(fp, keys, file):
+    if "format" in keys:
+        fmt = fp["format"][()]
+        fmt = fmt.decode("ascii") if isinstance(fmt, bytes) else str(fmt)
+        return fmt.lower()
+    if "coords" in keys and "data" in keys and "shape" in keys:
+        return "coo"
+    raise ValueError(f"load_npz: {_name(file)} holds no sparse array (no 'format' or 'coords' key; keys: "
+                     f"{sorted(keys)})")
+
+
+def _name(file):
+    return repr(os.fspath(file)) if isinstance(file, (str, os.PathLike)) else "the file"
+
+
+def _reopen(file):
+    if hasattr(file, "seek"):
+        file.seek(0)
+    return file
+
+
+def _need(fp, keys, names, fmt):
+    missing = [k for k in names if k not in keys]
+    if missing:
+        raise ValueError(f"load_npz: a {fmt!r} file needs the keys {list(names)}; missing {missing}")
+    return [fp[k] for k in names]
+
+
+def _shape(shape):
+    shape = np.asarray(shape)
+    if shape.ndim != 1 or shape.dtype.kind not in "iu" or (shape < 0).any():
+        raise ValueError(f"load_npz: the file's shape must be a list of non-negative integers; got {shape!r}")
+    return tuple(int(n) for n in shape)
+
+
+def _load_coo(fp, keys, verify):
+    if "coords" in keys:
+        coords, data, shape = _need(fp, keys, ("coords", "data", "shape"), "coo")
+    else:  # scipy's 2-D COO files
+        row, col, data, shape = _need(fp, keys, ("row", "col", "data", "shape"), "coo")
+        coords = np.stack([row, col]) if row.shape == col.shape else None
+        if coords is None:
+            raise ValueError(f"load_npz: 'row' and 'col' differ in length ({row.shape[0]}, {col.shape[0]})")
+    shape = _shape(shape)
+    data = np.asarray(data)
+    if coords.ndim != 2 or coords.shape != (len(shape), data.shape[0] if data.ndim else -1):
+        raise ValueError(f"load_npz: 'coords' of shape {coords.shape} do not fit {data.shape[0] if data.ndim else 0} "
+                         f"values of a shape of {len(shape)} dimensions")
+    fill = fp["fill_value"][()] if "fill_value" in keys else None
+    claims = {k: bool(fp[k][()]) for k in ("sorted", "unique") if k in keys}
+    a = COO(coords, data, shape, fill_value=fill)  # bounds checked
+    a = _flagged(a, claims, verify)
+    if "sparse_ndim" in keys:
+        sn = int(fp["sparse_ndim"][()])
+        if not 0 <= sn <= len(shape):
+            raise ValueError(f"load_npz: sparse_ndim {sn} does not fit a shape of {len(shape)} dimensions")
+        if sn < len(shape):
+            a = to_hybrid(a, len(shape) - sn)
+    return a
+
+
+def _load_compressed(fp, keys, fmt, verify):
+    data, indices, indptr, shape = _need(fp, keys, ("data", "indices", "indptr", "shape"), fmt)
+    shape = _shape(shape)
+    if len(shape) != 2:
+        raise ValueError(f"load_npz: a {fmt!r} file needs a 2-D shape; got {shape}")
+    major = shape[0] if fmt == "csr" else shape[1]
+    indptr = np.asarray(indptr, dtype=np.int64)
+    if indptr.shape != (major + 1,) or indptr[0] != 0 or (np.diff(indptr) < 0).any() \
+            or indptr[-1] != indices.shape[0] or indices.shape[0] != data.shape[0]:
+        raise ValueError(f"load_npz: the {fmt!r} file's indptr does not describe {indices.shape[0]} entries "
+                         f"over {major} {'rows' if fmt == 'csr' else 'columns'}")
+    outer = np.repeat(np.arange(major, dtype=np.int64), np.diff(indptr))
+    inner = np.asarray(indices, dtype=np.int64)
+    coords = np.stack([outer, inner] if fmt == "csr" else [inner, outer])
+    return _flagged(COO(coords, data, shape), {}, verify)
+
+
+def _flagged(a, claims, verify):
+    """``a`` with the flags the file claims (verified: a false one raises), or those that hold."""
+    if claims:
+        s, u = claims.get("sorted", False), claims.get("unique", False)
+        if s or u:
+            try:
+                verify_flags(a.indices, a.sparse_shape, s, u)
+            except ValueError as e:
+                raise ValueError(f"load_npz: the file claims {e}") from None
+        return a._with(sorted=s, unique=u)
+    return _checked(a, verify)
+
+
+def _checked(a, verify):
+    """``a`` (built without flags) with the flags that hold, when asked: sorted when its keys do not
+    decrease, unique when they also never repeat (one pass; an unsorted array stays not unique)."""
+    if not verify or a.nnz <= 1:
+        return a
+    (keys,), _ = joint_keys([a.indices], a.sparse_shape)
+    step = np.diff(keys)
+    s = bool((step >= 0).all())
+    return a._with(sorted=s, unique=s and bool((step > 0).all()))
