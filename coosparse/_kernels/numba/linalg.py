@@ -268,6 +268,13 @@ def _balanced_bounds(offsets, nparts):
     return b
 
 
+def balanced_bounds(offsets, nparts):
+    """:func:`_balanced_bounds`; one part needs no search (and no kernel compiled for it)."""
+    if nparts == 1:
+        return np.array([0, offsets.shape[0] - 1], dtype=np.int64)
+    return _balanced_bounds(offsets, nparts)
+
+
 _NO_FLAGS = np.zeros((1, 2), dtype=np.int64)
 
 
@@ -279,7 +286,7 @@ def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bou
         return np.zeros((nrows, n), dtype=values.dtype), _NO_FLAGS
     out = np.empty((nrows, n), dtype=values.dtype)  # every row is written by its part
     nparts = nparts_for(int(offsets[-1]) * max(n, 1) + nrows, nthreads)
-    bounds = _balanced_bounds(offsets, nparts)
+    bounds = balanced_bounds(offsets, nparts)
     has_perm = perm is not None
     args = (bounds, offsets, perm if has_perm else offsets[:0], has_perm, cols, values)
     zero = np.zeros(1, dtype=values.dtype)
@@ -429,41 +436,51 @@ def _dot8(x, xa, xj, y, ya, yj, k, zero):
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 
 
+# two kernels, chosen in Python: a call compiles only the layout it has
 @nb.njit(cache=True, nogil=True)
-def _sddmm_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
+def _sddmm_unit_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
+    # xj == yj == 1: the same sums, with unit strides the compiler can see
     n = rows.shape[0]
     lo = n * t // nparts
     hi = n * (t + 1) // nparts
     z = zero[0]
     bad = 0
-    if xj == 1 and yj == 1:  # the same sums, with unit strides the compiler can see
-        # the rows of a later entry are fetched ahead: the entries' y rows (x rows too, for an
-        # unsorted mask) are random reads, which measured 2.5x faster with prefetching
-        line = max(64 // x.itemsize, 1)
-        for e in range(lo, hi):
-            f = e + SDDMM_PREFETCH
-            if f < hi:
-                xa = rows[_u(f)] * rs
-                ya = cols[_u(f)] * cs
-                for j in range(0, k, line):  # a hint only: never faults, whatever the index
-                    prefetch(x, _u(xa + j))
-                    prefetch(y, _u(ya + j))
-            r = rows[_u(e)]
-            c = cols[_u(e)]
-            if _u(r) >= rb or _u(c) >= cb:
-                bad += 1
-                out[e] = z
-                continue
-            out[e] = _dot8(x, r * rs, 1, y, c * cs, 1, k, z)
-    else:
-        for e in range(lo, hi):
-            r = rows[_u(e)]
-            c = cols[_u(e)]
-            if _u(r) >= rb or _u(c) >= cb:
-                bad += 1
-                out[e] = z
-                continue
-            out[e] = _dot8(x, r * rs, xj, y, c * cs, yj, k, z)
+    # the rows of a later entry are fetched ahead: the entries' y rows (x rows too, for an
+    # unsorted mask) are random reads, which measured 2.5x faster with prefetching
+    line = max(64 // x.itemsize, 1)
+    for e in range(lo, hi):
+        f = e + SDDMM_PREFETCH
+        if f < hi:
+            xa = rows[_u(f)] * rs
+            ya = cols[_u(f)] * cs
+            for j in range(0, k, line):  # a hint only: never faults, whatever the index
+                prefetch(x, _u(xa + j))
+                prefetch(y, _u(ya + j))
+        r = rows[_u(e)]
+        c = cols[_u(e)]
+        if _u(r) >= rb or _u(c) >= cb:
+            bad += 1
+            out[e] = z
+            continue
+        out[e] = _dot8(x, r * rs, 1, y, c * cs, 1, k, z)
+    flags[t, 0] = bad
+
+
+@nb.njit(cache=True, nogil=True)
+def _sddmm_strided_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
+    n = rows.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    z = zero[0]
+    bad = 0
+    for e in range(lo, hi):
+        r = rows[_u(e)]
+        c = cols[_u(e)]
+        if _u(r) >= rb or _u(c) >= cb:
+            bad += 1
+            out[e] = z
+            continue
+        out[e] = _dot8(x, r * rs, xj, y, c * cs, yj, k, z)
     flags[t, 0] = bad
 
 
@@ -476,7 +493,8 @@ def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, 
         return out, _NO_FLAGS
     nparts = nparts_for(n * int(k), nthreads)
     flags = np.zeros((nparts, 2), dtype=np.int64)
-    run_parts(_sddmm_part, nparts, nthreads, rows, int(row_stride), _u(row_bound), cols, int(col_stride),
+    kernel = _sddmm_unit_part if int(x_inner) == 1 and int(y_inner) == 1 else _sddmm_strided_part
+    run_parts(kernel, nparts, nthreads, rows, int(row_stride), _u(row_bound), cols, int(col_stride),
               _u(col_bound), x, int(x_inner), y, int(y_inner), int(k), np.zeros(1, dtype=x.dtype), out, flags)
     return out, flags
 
@@ -521,6 +539,66 @@ def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_c
 # columns come out in order by walking the set bits of that range (trailing-zero counts), or,
 # when the row is much sparser than its range, by sorting its list of touched columns.
 _ONE = np.uint64(1)
+_SORT_STACK = 100  # pending ranges of _sort_ints: at most log2(n) (the larger side waits)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _sort_ints(a, stack):
+    """Sort the 1-D array ``a`` in place: Numba's own quicksort for ``ndarray.sort`` (median of
+    three, the larger side stacked, insertion sort below 15 elements), written out as one function
+    so that it compiles inside its caller instead of as Numba's generic sort routines."""
+    n = a.shape[0]
+    if n < 2:
+        return
+    stack[0, 0] = 0
+    stack[1, 0] = n - 1
+    top = 1
+    while top > 0:
+        top -= 1
+        low = stack[0, top]
+        high = stack[1, top]
+        while high - low >= 15:
+            mid = (low + high) >> 1
+            if a[mid] < a[low]:
+                a[low], a[mid] = a[mid], a[low]
+            if a[high] < a[mid]:
+                a[high], a[mid] = a[mid], a[high]
+            if a[mid] < a[low]:
+                a[low], a[mid] = a[mid], a[low]
+            pivot = a[mid]
+            a[high], a[mid] = a[mid], a[high]
+            i = low
+            j = high - 1
+            while True:
+                while i < high and a[i] < pivot:
+                    i += 1
+                while j >= low and pivot < a[j]:
+                    j -= 1
+                if i >= j:
+                    break
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+            a[i], a[high] = a[high], a[i]
+            if high - i > i - low:
+                if high > i:
+                    stack[0, top] = i + 1
+                    stack[1, top] = high
+                    top += 1
+                high = i - 1
+            else:
+                if i > low:
+                    stack[0, top] = low
+                    stack[1, top] = i - 1
+                    top += 1
+                low = i + 1
+        for i in range(low + 1, high + 1):
+            v = a[i]
+            j = i
+            while j > low and v < a[j - 1]:
+                a[j] = a[j - 1]
+                j -= 1
+            a[j] = v
 
 
 @nb.njit(cache=True, nogil=True)
@@ -537,6 +615,7 @@ def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows
         return
     bits = np.zeros((ncols + 63) >> 6, dtype=np.uint64)
     acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
+    stack = np.empty((2, _SORT_STACK), dtype=np.int64)
     for r in range(r0, r1):
         base = 0 if counting else out_offsets[r]
         m = 0
@@ -584,8 +663,7 @@ def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows
                     i += 1
                     word &= word - _ONE
         else:
-            seg = out_rc[1, base:base + m]
-            seg.sort()
+            _sort_ints(out_rc[1, base:base + m], stack)
             for i in range(base, base + m):
                 col = out_rc[1, i]
                 out_rc[0, i] = row
@@ -676,7 +754,7 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     _count_outside(b_cols, _u(ncols), flags)
     on_flags(flags)
     nparts = nparts_for(int(flops[-1]) + nrows, nthreads) if nrows else 1
-    bounds = _balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
+    bounds = balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
     counts = np.zeros(nrows, dtype=np.int64)
     sort_mode = ncols > SPA_MAX_COLS
     empty_rc = np.zeros((2, 0), dtype=np.int64)

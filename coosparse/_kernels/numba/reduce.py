@@ -16,13 +16,14 @@ occurrence of the extreme value (the first NaN wins), as ``numpy.argmax``.
 import numba as nb
 import numpy as np
 
+from .parts import part_range
 from .threads import run_parts
 
 _SERIAL_BELOW = 1 << 15  # fewer entries: one part on the calling thread
 _PARTS_PER_THREAD = 4
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _part_segments(t, nparts, starts):
     """Segments [s0, s1) of part t: cut where the entry count reaches t/nparts of the total."""
     nseg = starts.shape[0] - 1
@@ -143,14 +144,8 @@ def segment_arg(values, perm, has_perm, starts, sub, is_max, nthreads):
 # row j (the j-th run overall, from ``offsets``) with its start in dest[j]
 # (reduce_sorted).
 @nb.njit(cache=True, nogil=True)
-def _chunk(t, nparts, n):
-    c = (n + nparts - 1) // nparts
-    return min(n, t * c), min(n, (t + 1) * c)
-
-
-@nb.njit(cache=True, nogil=True)
 def _heads_part(t, nparts, keys, counts):
-    lo, hi = _chunk(t, nparts, keys.shape[0])
+    lo, hi = part_range(t, nparts, keys.shape[0])
     c = 0
     for i in range(lo, hi):
         if i == 0 or keys[i] != keys[i - 1]:
@@ -158,7 +153,7 @@ def _heads_part(t, nparts, keys, counts):
     counts[t] = c
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _first_head(keys, lo, hi):
     i = lo
     if i > 0:
@@ -167,7 +162,7 @@ def _first_head(keys, lo, hi):
     return i
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out):
     # one column: a single loop over the entries, the run's key compared and its
     # value accumulated in the same iteration (the fastest form measured)
@@ -203,7 +198,7 @@ def _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out):
 def _sorted_arith_part(t, nparts, keys, values, is_prod, by_key, offsets, dest, out):
     n = keys.shape[0]
     k = values.shape[1]
-    lo, hi = _chunk(t, nparts, n)
+    lo, hi = part_range(t, nparts, n)
     j = offsets[t]
     if k == 1:
         _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out)
@@ -231,7 +226,7 @@ def _sorted_arith_part(t, nparts, keys, values, is_prod, by_key, offsets, dest, 
 def _sorted_minmax_part(t, nparts, keys, values, is_max, by_key, offsets, dest, out):
     n = keys.shape[0]
     k = values.shape[1]
-    lo, hi = _chunk(t, nparts, n)
+    lo, hi = part_range(t, nparts, n)
     j = offsets[t]
     acc = np.empty(k, values.dtype)
     i = _first_head(keys, lo, hi)
@@ -311,14 +306,6 @@ def _bykey_minmax(keys, values, is_max, counts, out):
                 out[key, c] = v
 
 
-@nb.njit(cache=True, nogil=True)
-def _zero_empty(counts, out):
-    for j in range(counts.shape[0]):
-        if counts[j] == 0:
-            for c in range(out.shape[1]):
-                out[j, c] = 0
-
-
 def reduce_by_key(keys, values, bound, op, is_sorted, nthreads):
     """(counts[bound], out[bound, k]): entries of equal key reduced in stored order; 0 where none.
 
@@ -343,5 +330,5 @@ def reduce_by_key(keys, values, bound, op, is_sorted, nthreads):
         ident = np.iinfo(dt).min if op == "max" else np.iinfo(dt).max
     out = np.full((bound, values.shape[1]), ident, dt)
     _bykey_minmax(keys, values, op == "max", counts, out)
-    _zero_empty(counts, out)
+    out[counts == 0] = 0
     return counts, out
