@@ -97,19 +97,22 @@ class _Recorder:
 
         class Listener(event.Listener):
             def on_start(self, ev):
-                recorder.stack.append([time.perf_counter(), 0.0])
+                recorder.stack.append([time.perf_counter(), time.thread_time(), 0.0, 0.0])
 
             def on_end(self, ev):
-                start, nested = recorder.stack.pop()
+                start, start_cpu, nested, nested_cpu = recorder.stack.pop()
                 spent = time.perf_counter() - start
+                spent_cpu = time.thread_time() - start_cpu  # the compiling thread's CPU: less load-bound
                 if recorder.stack:
-                    recorder.stack[-1][1] += spent
+                    recorder.stack[-1][2] += spent
+                    recorder.stack[-1][3] += spent_cpu
                 disp = ev.data["dispatcher"]
                 fn = disp.py_func
                 recorder.kernels.append({
                     "kernel": f"{fn.__module__}.{fn.__qualname__}",
                     "args": str(ev.data["args"]),
                     "seconds": spent - nested,
+                    "cpu_seconds": spent_cpu - nested_cpu,
                     "parallel": bool(disp.targetoptions.get("parallel")),
                 })
 

@@ -227,8 +227,7 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     nbuckets = bucket_starts.shape[0] - 1
     part_buckets = _sort.split_buckets(bucket_starts, nparts)
     ucount = np.zeros(nbuckets, dtype=np.int64)
-    sizes = np.diff(bucket_starts)
-    largest = max(int(sizes[part_buckets[t]:part_buckets[t + 1]].max(initial=0)) for t in range(nparts))
+    largest = biggest  # the largest bucket overall: each part's scratch fits its own largest
     hists = np.empty((nparts, 8, 1024), dtype=np.int64)
     scratches = np.empty((nparts, largest), dtype=word_dtype)
     run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, sb, low_bits,

@@ -501,7 +501,7 @@ def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, 
 
 # ---------------------------------------------------------------------------- SpGEMM
 @nb.njit(cache=True, nogil=True)
-def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, flags):
+def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, flags, out):
     """Products per output row, as a running total: int64[nrows + 1].
 
     The pass that reads every A entry checks it: A's column (B's row) outside
@@ -511,7 +511,7 @@ def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_c
     """
     nrows = a_offsets.shape[0] - 1
     kb = _u(b_offsets.shape[0] - 1)
-    out = np.zeros(nrows + 1, dtype=np.int64)
+    out[0] = 0
     bad = 0
     down = 0
     for r in range(nrows):
@@ -604,18 +604,19 @@ def _sort_ints(a, stack):
 @nb.njit(cache=True, nogil=True)
 def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
                       a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, out_offsets, out_rc,
-                      out_values):
+                      out_values, bitmaps, stacks):
     """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output.
 
-    Every index it reads through was checked before (``spgemm``).
+    Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` (all clear) and
+    ``stacks[t]`` are the part's scratch; the bitmap is left clear again.
     """
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
         return
-    bits = np.zeros((ncols + 63) >> 6, dtype=np.uint64)
+    bits = bitmaps[t]
     acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
-    stack = np.empty((2, _SORT_STACK), dtype=np.int64)
+    stack = stacks[t]
     for r in range(r0, r1):
         base = 0 if counting else out_offsets[r]
         m = 0
@@ -725,16 +726,6 @@ def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows,
                 out_values[base] += prods[j]
 
 
-@nb.njit(cache=True, nogil=True)
-def _count_outside(keys, bound, flags):
-    """flags[0, 0] += number of keys outside [0, bound) (one unsigned compare each)."""
-    bad = 0
-    for i in range(keys.shape[0]):
-        if _u(keys[i]) >= bound:
-            bad += 1
-    flags[0, 0] += bad
-
-
 def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,
            nthreads, on_flags):
     """The product (see the module docstring); ``on_flags(flags)`` raises for what the checks found.
@@ -750,8 +741,9 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     ap = a_perm if has_a else a_offsets[:0]
     bp = b_perm if has_b else b_offsets[:0]
     flags = np.zeros((1, 2), dtype=np.int64)
-    flops = _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, flags)
-    _count_outside(b_cols, _u(ncols), flags)
+    flops = np.empty(nrows + 1, dtype=np.int64)
+    _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, flags, flops)
+    flags[0, 0] += np.count_nonzero(b_cols.view(np.uint64) >= np.uint64(ncols))  # outside [0, ncols)
     on_flags(flags)
     nparts = nparts_for(int(flops[-1]) + nrows, nthreads) if nrows else 1
     bounds = balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
@@ -759,12 +751,16 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     sort_mode = ncols > SPA_MAX_COLS
     empty_rc = np.zeros((2, 0), dtype=np.int64)
     empty_v = np.zeros(0, dtype=a_values.dtype)
+    if not sort_mode:  # each part's column bitmap (small) and sort stack
+        bitmaps = np.zeros((nparts, (ncols + 63) >> 6), dtype=np.uint64)
+        stacks = np.empty((nparts, 2, _SORT_STACK), dtype=np.int64)
     if sort_mode:
         run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
                   a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
     else:
         run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, a_offsets, ar, has_r, ap, has_a, a_cols,
-                  a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, counts[:0], empty_rc, empty_v)
+                  a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, counts[:0], empty_rc, empty_v,
+                  bitmaps, stacks)
     out_offsets = np.zeros(nrows + 1, dtype=np.int64)
     np.cumsum(counts, out=out_offsets[1:])
     m = int(out_offsets[-1])
@@ -778,5 +774,5 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
         else:
             run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, a_offsets, ar, has_r, ap, has_a, a_cols,
                       a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, out_offsets, out_rc,
-                      out_values)
+                      out_values, bitmaps, stacks)
     return out_rc, out_values

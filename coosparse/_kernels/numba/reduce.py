@@ -195,7 +195,7 @@ def _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out):
 
 
 @nb.njit(cache=True, nogil=True)
-def _sorted_arith_part(t, nparts, keys, values, is_prod, by_key, offsets, dest, out):
+def _sorted_arith_part(t, nparts, keys, values, is_prod, by_key, offsets, dest, out, accs):
     n = keys.shape[0]
     k = values.shape[1]
     lo, hi = part_range(t, nparts, n)
@@ -203,7 +203,7 @@ def _sorted_arith_part(t, nparts, keys, values, is_prod, by_key, offsets, dest, 
     if k == 1:
         _sorted_arith_1(keys, values, is_prod, by_key, lo, hi, j, dest, out)
         return
-    acc = np.empty(k, values.dtype)
+    acc = accs[t]
     i = _first_head(keys, lo, hi)
     while i < hi:
         key = keys[i]
@@ -223,12 +223,12 @@ def _sorted_arith_part(t, nparts, keys, values, is_prod, by_key, offsets, dest, 
 
 
 @nb.njit(cache=True, nogil=True)
-def _sorted_minmax_part(t, nparts, keys, values, is_max, by_key, offsets, dest, out):
+def _sorted_minmax_part(t, nparts, keys, values, is_max, by_key, offsets, dest, out, accs):
     n = keys.shape[0]
     k = values.shape[1]
     lo, hi = part_range(t, nparts, n)
     j = offsets[t]
-    acc = np.empty(k, values.dtype)
+    acc = accs[t]
     i = _first_head(keys, lo, hi)
     while i < hi:
         key = keys[i]
@@ -251,10 +251,11 @@ def _sorted_minmax_part(t, nparts, keys, values, is_max, by_key, offsets, dest, 
 
 
 def _sorted_runs(keys, values, op, by_key, offsets, dest, out, nparts, nthreads):
+    accs = np.empty((nparts, values.shape[1]), values.dtype)  # each part's running row
     if op in ("sum", "prod"):
-        run_parts(_sorted_arith_part, nparts, nthreads, keys, values, op == "prod", by_key, offsets, dest, out)
+        run_parts(_sorted_arith_part, nparts, nthreads, keys, values, op == "prod", by_key, offsets, dest, out, accs)
     else:
-        run_parts(_sorted_minmax_part, nparts, nthreads, keys, values, op == "max", by_key, offsets, dest, out)
+        run_parts(_sorted_minmax_part, nparts, nthreads, keys, values, op == "max", by_key, offsets, dest, out, accs)
 
 
 def reduce_sorted(keys, values, op, nthreads):

@@ -163,6 +163,11 @@ def bucket_offsets(hist):
     prefix sum of the histogram read bucket by bucket.
     """
     nchunks, nbuckets = hist.shape
+    if nchunks == 1:  # the common small case, in fewer NumPy calls
+        bucket_starts = np.zeros(nbuckets + 1, dtype=np.int64)
+        np.cumsum(hist[0], out=bucket_starts[1:])
+        # a copy: the scatter passes advance the offsets in place
+        return bucket_starts[:nbuckets].reshape(1, nbuckets).copy(), bucket_starts
     flat = np.ascontiguousarray(hist.T, dtype=np.int64).reshape(-1)
     excl = np.cumsum(flat) - flat
     by_bucket = excl.reshape(nbuckets, nchunks)
@@ -178,8 +183,9 @@ def split_buckets(bucket_starts, nparts):
 
     Part t ends at the first bucket that ends above t/nparts of the words.
     """
-    bucket_starts = np.asarray(bucket_starts, dtype=np.int64)
     nbuckets = bucket_starts.shape[0] - 1
+    if nparts == 1:
+        return np.array([0, nbuckets], dtype=np.int64)
     n = int(bucket_starts[nbuckets])
     out = np.empty(nparts + 1, dtype=np.int64)
     out[0] = 0
