@@ -27,10 +27,10 @@ LAYERS = (
     (3, ("coosparse.ops",)),
     (4, ("coosparse.api",)),
     (5, ("coosparse", "coosparse.interop", "coosparse.dask", "coosparse._dask_hook", "coosparse._dask_sizeof")),
-    (6, ("coosparse.bench",)),
+    (6, ("coosparse.bench", "coosparse.__main__")),
 )
 LAYER_NAMES = {0: "CUDA sources and the emulated device", 1: "kernels", 2: "core", 3: "ops", 4: "api",
-               5: "public namespace, bridges, Dask", 6: "benchmark"}
+               5: "public namespace, bridges, Dask", 6: "applications: the benchmark, python -m coosparse"}
 
 OPS_FAMILIES = ("coalesce", "scatter", "dense", "device", "broadcast", "elementwise", "shape", "indexing",
                 "search", "select", "join", "rearrange", "reduce", "linalg", "random")

@@ -93,14 +93,6 @@ def backend_for(*arrays):
         return importlib.import_module(_EMULATED_BACKEND)
     if device.startswith("cuda"):
         return importlib.import_module(_GPU_BACKEND)
-    threads = sys.modules.get("coosparse._kernels.numba.threads")
-    if threads is not None and threads.fork_unsafe_layer:
-        raise RuntimeError(
-            "this process was forked after Numba's GNU OpenMP threading layer started, and "
-            "OpenMP cannot run in a forked child; install the 'tbb' package (coosparse then uses "
-            "Numba's fork-safe TBB layer), set NUMBA_THREADING_LAYER=tbb or workqueue, or start "
-            "workers with the 'spawn' or 'forkserver' method"
-        )
     return importlib.import_module(_CPU_BACKENDS[_cpu_backend_name])
 
 

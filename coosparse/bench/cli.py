@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import discover, report, workloads
+from . import coldstart, discover, report, workloads
 from .harness import MMAP_THRESHOLD
 from ._worker import TAG, run_job
 from .progress import Progress
@@ -49,7 +49,9 @@ def parse_args(argv=None):
                    help="devices to run (default: cpu, and cuda when a GPU is present; cuda-emulated: the "
                         "test suite's stand-in GPU, slow, to check the GPU cases without one). On cuda, "
                         "times come from CUDA events over several calls")
-    p.add_argument("--repeat", type=int, default=DEFAULT_REPEAT, help=f"timed runs per library (default {DEFAULT_REPEAT})")
+    p.add_argument("--repeat", type=int, default=None,
+                   help=f"timed runs per library (default {DEFAULT_REPEAT}; --suite coldstart: cold processes "
+                        "per case, default 1)")
     p.add_argument("--max-case-seconds", type=float, default=8.0, metavar="S",
                    help="keep a case's timed runs near S seconds by doing fewer than --repeat, "
                         "never under 3 (default 8; 0: always --repeat)")
@@ -62,11 +64,17 @@ def parse_args(argv=None):
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.add_argument("--suite", default="default", metavar="SUITE",
                    help="which suite of case modules to run: default, dask (Dask clusters, minutes), "
-                        "or all (default: default)")
+                        "all (both), or coldstart (each operation's first call in a fresh process with an "
+                        "empty Numba cache; see coosparse/bench/coldstart.py) (default: default)")
+    p.add_argument("--breakdown", action="store_true",
+                   help="--suite coldstart: also record every kernel's compile time (one more process per case)")
     p.add_argument("--list", action="store_true", help="list case modules and workloads, then exit")
     args = p.parse_args(argv)
     args.op = _csv(args.op)
     args.library = _csv(args.library)
+    args.repeat_given = args.repeat is not None
+    if args.repeat is None:
+        args.repeat = DEFAULT_REPEAT
     if args.repeat < 1:
         p.error("--repeat must be at least 1")
     return args
@@ -232,6 +240,8 @@ def write_outputs(rows, info, args):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.suite == "coldstart":
+        return _coldstart(args)
     modules = [m for m in discover.case_modules()
                if args.suite == "all" or discover.suite_of(m) == args.suite]
     if args.list:
@@ -273,6 +283,22 @@ def main(argv=None):
     written = write_outputs(rows, info, args)
     print(f"{len(rows)} results in {elapsed:.0f} s; wrote " + ", ".join(str(w) for w in written))
     return 0
+
+
+def _coldstart(args):
+    """The cold-start suite: processes of its own per case, not case modules (coldstart.py)."""
+    if args.list:
+        print("cold-start cases:", ", ".join(coldstart.case_names()))
+        return 0
+    progress = Progress(enabled=args.progress, desc="coldstart")
+    try:
+        rows, text, written = coldstart.run(args, progress, root=_repo_root())
+    finally:
+        progress.close()
+    print()
+    print(text)
+    print("wrote " + ", ".join(str(w) for w in written))
+    return 0 if rows and not all(r.get("error") for r in rows) else 1
 
 
 if __name__ == "__main__":

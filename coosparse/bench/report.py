@@ -364,9 +364,13 @@ def write_chart(path, rows, title=None):
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 
-def replace_block(text, block):
-    """Replace what lies between the bench markers in ``text`` (unchanged when they are missing)."""
-    i, j = text.find(BEGIN), text.find(END)
+def replace_block(text, block, tag="bench"):
+    """Replace what lies between the ``<!-- {tag}:begin -->`` / ``end`` markers in ``text``.
+
+    ``text`` is returned unchanged when the markers are missing.
+    """
+    begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
+    i, j = text.find(begin), text.find(end)
     if i < 0 or j < i:
         return text
-    return text[: i + len(BEGIN)] + "\n" + block.strip() + "\n" + text[j:]
+    return text[: i + len(begin)] + "\n" + block.strip() + "\n" + text[j:]

@@ -1,11 +1,9 @@
 """The Numba (CPU) kernel layer: ``layer.py`` (the kernel API rows) over one module of kernels per family.
 
-Importing it (at the first kernel call) prepares Numba for the kernel modules:
-a writable cache directory on read-only installs (``cache.py``) and a
-fork-safe threading layer (``threads.py``).
+Importing it prepares Numba's cache directory for read-only installs
+(``cache.py``) without importing Numba; ``layer.py`` imports Numba and each
+family's kernel module at the first call that needs it.
 """
 from .cache import configure_cache_dir
-from .threads import configure_threading_layer
 
 configure_cache_dir()
-configure_threading_layer()

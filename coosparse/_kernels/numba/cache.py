@@ -12,6 +12,7 @@ temporary directory. ``NUMBA_CACHE_DIR`` set by the user always wins.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
 
@@ -41,13 +42,18 @@ def configure_cache_dir(package_dir=None, user_dir=None):
     Returns the directory chosen, or None when nothing needed changing (the user
     set ``NUMBA_CACHE_DIR``, or Numba's in-tree or user-wide cache is writable).
     ``package_dir`` / ``user_dir`` default to Numba's two locations (tests pass others).
+    Numba itself is imported only on the read-only path (to find its user-wide
+    directory and set its config): importing the kernel layer stays light.
     """
-    from numba.core import config
-
-    if config.CACHE_DIR:
+    config = sys.modules.get("numba.core.config")
+    if (config.CACHE_DIR if config is not None else os.environ.get("NUMBA_CACHE_DIR")):
         return None
     package_dir = package_dir or os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
     if _writable(package_dir):
+        return None
+    from numba.core import config
+
+    if config.CACHE_DIR:
         return None
     user_dir = user_dir or _numba_user_dir()
     if user_dir and _writable(user_dir):

@@ -12,37 +12,25 @@ scheduling: results are bit-identical from run to run.
 import numba as nb
 import numpy as np
 
+from . import linear_index as _li
 from . import segment as _seg
 from . import sort as _sort
 from ..bounds import raise_out_of_bounds, row_major_sizes, size_limits
+from .parts import part_range
 from .threads import run_parts
 
 
-@nb.njit(cache=True, nogil=True)
 def stride_shifts(strides):
     """log2 of each stride that is a power of two, else -1 (shifts instead of divisions)."""
-    out = np.empty(strides.shape[0], dtype=np.int64)
-    for d in range(strides.shape[0]):
-        s = strides[d]
-        out[d] = -1
-        if s > 0 and (s & (s - 1)) == 0:
-            b = 0
-            while (np.int64(1) << b) != s:
-                b += 1
-            out[d] = b
-    return out
-
-
-@nb.njit(cache=True, nogil=True)
-def _chunk(t, nthreads, n):
-    c = (n + nthreads - 1) // nthreads
-    return min(n, t * c), min(n, (t + 1) * c)
+    return np.array([int(s).bit_length() - 1 if s > 0 and (int(s) & (int(s) - 1)) == 0 else -1 for s in strides],
+                    dtype=np.int64)
 
 
 _BLOCK = 4096  # entries per block of keys computed at once (stays in L1)
 
 
-@nb.njit(cache=True, nogil=True)
+# the helpers below are inlined into the part kernels that call them: no compilation of their own
+@nb.njit(cache=True, nogil=True, inline="always")
 def _keys_block(indices, strides, b0, b1, out, limits, check):
     # out[:b1-b0] = linear index of entries b0..b1, one index row at a time
     # (simple loops the compiler vectorises); with ``check``, also the number of
@@ -72,16 +60,16 @@ def _keys_block(indices, strides, b0, b1, out, limits, check):
 
 
 @nb.njit(cache=True, nogil=True)
-def _hist_part(t, nparts, indices, strides, limits, top_shift, hist, bad):
+def _hist_part(t, nparts, indices, strides, limits, top_shift, hist, bad, keybuf):
     # chunk t: histogram of the top key digit; indices outside the shape are
     # counted in bad[t] (and their keys nowhere): the caller raises IndexError
     # before the scatter writes anything
-    lo, hi = _chunk(t, nparts, indices.shape[1])
+    lo, hi = part_range(t, nparts, indices.shape[1])
     nbuckets = hist.shape[1]
     h = hist[t]
-    keys = np.empty(_BLOCK, dtype=np.int64)
+    keys = keybuf[t]
     for b0 in range(lo, hi, _BLOCK):
-        b1 = min(hi, b0 + _BLOCK)
+        b1 = hi if hi < b0 + _BLOCK else b0 + _BLOCK
         bad[t] += _keys_block(indices, strides, b0, b1, keys, limits, True)
         for i in range(b1 - b0):
             b = keys[i] >> top_shift
@@ -91,17 +79,17 @@ def _hist_part(t, nparts, indices, strides, limits, top_shift, hist, bad):
 
 @nb.njit(cache=True, nogil=True)
 def _scatter_part(t, nparts, indices, strides, limits, dst, values, vdst, offsets, bucket_starts, top_shift,
-                  sb):
+                  sb, keybuf):
     # chunk t moves in order to its slots of each bucket (stable), writing the
     # word (key's low bits << sb) | slot in bucket and the value row beside it:
     # the bucket stands for the top key bits, the slot for the position order
-    lo, hi = _chunk(t, nparts, indices.shape[1])
+    lo, hi = part_range(t, nparts, indices.shape[1])
     k = values.shape[1]
     off = offsets[t]
     low_mask = (np.int64(1) << top_shift) - 1
-    keys = np.empty(_BLOCK, dtype=np.int64)
+    keys = keybuf[t]
     for b0 in range(lo, hi, _BLOCK):
-        b1 = min(hi, b0 + _BLOCK)
+        b1 = hi if hi < b0 + _BLOCK else b0 + _BLOCK
         _keys_block(indices, strides, b0, b1, keys, limits, False)
         for q in range(b1 - b0):
             key = keys[q]
@@ -113,7 +101,7 @@ def _scatter_part(t, nparts, indices, strides, limits, dst, values, vdst, offset
                 vdst[j, c] = values[b0 + q, c]
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _reduce_bucket(words, vals, lo, hi, sb, nbits, hist, scratch, local):
     """Sort bucket [lo, hi) and compact it: returns u, with the u distinct low keys
     in words[lo:lo+u] and their ordered sums in vals[lo:lo+u]. ``scratch`` and
@@ -149,15 +137,17 @@ def _reduce_bucket(words, vals, lo, hi, sb, nbits, hist, scratch, local):
 
 
 @nb.njit(cache=True, nogil=True)
-def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount):
-    # bucket range t: sort, sum runs, compact
+def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount, hists, scratches):
+    # bucket range t: sort, sum runs, compact (in the part's own scratch buffers; the value
+    # buffer is allocated here, where its size is the part's largest bucket)
     b0 = thread_buckets[t]
     b1 = thread_buckets[t + 1]
     biggest = 0
     for b in range(b0, b1):
-        biggest = max(biggest, bucket_starts[b + 1] - bucket_starts[b])
-    hist = np.empty((8, 1024), dtype=np.int64)
-    scratch = np.empty(biggest, dtype=words.dtype)
+        size = bucket_starts[b + 1] - bucket_starts[b]
+        biggest = size if size > biggest else biggest
+    hist = hists[t]
+    scratch = scratches[t]
     local = np.empty((biggest, vals.shape[1]), dtype=vals.dtype)
     for b in range(b0, b1):
         ucount[b] = _reduce_bucket(words, vals, bucket_starts[b], bucket_starts[b + 1],
@@ -219,7 +209,10 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     low_bits = kb - d1
     hist = np.zeros((nparts, 1 << d1), dtype=np.int64)
     bad = np.zeros(nparts, dtype=np.int64)
-    run_parts(_hist_part, nparts, nthreads, indices, strides, limits, low_bits, hist, bad)
+    # scratch is allocated here, one slice per part: kernels that allocate compile Numba's
+    # allocation routines too (a cold-cache cost); each part still works in its own buffers
+    keybuf = np.empty((nparts, _BLOCK), dtype=np.int64)
+    run_parts(_hist_part, nparts, nthreads, indices, strides, limits, low_bits, hist, bad, keybuf)
     if bad.any():
         raise_out_of_bounds(indices, row_major_sizes(strides, bound))
     _sort.check_hist(hist, n)
@@ -230,12 +223,15 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     sorted_words = np.empty(n, dtype=word_dtype)
     vals = np.empty((n, values.shape[1]), dtype=values.dtype)
     run_parts(_scatter_part, nparts, nthreads, indices, strides, limits, sorted_words, values, vals, offsets,
-              bucket_starts, low_bits, sb)
+              bucket_starts, low_bits, sb, keybuf)
     nbuckets = bucket_starts.shape[0] - 1
     part_buckets = _sort.split_buckets(bucket_starts, nparts)
     ucount = np.zeros(nbuckets, dtype=np.int64)
+    largest = biggest  # the largest bucket overall: each part's scratch fits its own largest
+    hists = np.empty((nparts, 8, 1024), dtype=np.int64)
+    scratches = np.empty((nparts, largest), dtype=word_dtype)
     run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, sb, low_bits,
-              ucount)
+              ucount, hists, scratches)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
@@ -246,7 +242,7 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     return out_idx, out_val
 
 
-def coalesce_linear(indices, strides, bound, values, nchunks):
+def coalesce_linear(indices, strides, bound, values, nthreads):
     """(indices, values) sorted by linear index with duplicates summed in original order.
 
     ``values`` is 2-D (n, k) in its accumulation dtype; ``bound`` the exclusive
@@ -259,36 +255,20 @@ def coalesce_linear(indices, strides, bound, values, nchunks):
     # a word holds the key bits below the bucket and the slot bits: at most
     # bits(bound - 1) + bits(n - 1), the packed-word condition
     if n > 1 and _sort.fits_packed(bound, n):
-        return coalesce_bucketed(indices, strides, bound, values, nchunks, limits)
-    out_idx, sums, bad = coalesce_pairs(indices, strides, bound, values, nchunks, limits)
+        return coalesce_bucketed(indices, strides, bound, values, nthreads, limits)
+    out_idx, sums, bad = coalesce_pairs(indices, strides, bound, values, nthreads, limits)
     if bad:
         raise_out_of_bounds(indices, row_major_sizes(strides, bound))
     return out_idx, sums
 
 
-@nb.njit(cache=True, nogil=True)
-def coalesce_pairs(indices, strides, bound, values, nchunks, limits):
+def coalesce_pairs(indices, strides, bound, values, nthreads, limits):
     """The fallback when keys and positions do not pack into 63 bits: (indices, sums, bad)."""
-    n = indices.shape[1]
     ndim = indices.shape[0]
-    keys = np.zeros(n, dtype=np.int64)
-    bad = 0
-    for i in range(n):
-        for d in range(ndim):
-            v = indices[d, i]
-            bad += np.uint64(v) >= limits[d]
-            keys[i] += v * strides[d]
+    keys, bad = _li.linear_index_checked(indices, strides, limits, nthreads)
     if bad:
         return np.empty((ndim, 0), dtype=np.int64), np.empty((0, values.shape[1]), values.dtype), bad
-    sorted_keys, perm = _sort.sort_pairs_lsd(keys, bound, nchunks)
+    sorted_keys, perm = _sort.sort_pairs_lsd(keys, bound, nthreads)
     starts = _seg.segment_starts(sorted_keys)
-    nseg = starts.shape[0] - 1
-    sums = _seg.segment_sum(values, perm, starts, True)
-    out_idx = np.empty((ndim, nseg), dtype=np.int64)
-    for s in range(nseg):
-        r = sorted_keys[starts[s]]
-        for d in range(ndim):
-            q = r // strides[d]
-            out_idx[d, s] = q
-            r -= q * strides[d]
-    return out_idx, sums, bad
+    sums = _seg.segment_sum(values, perm, starts, True, nthreads)
+    return _li.unravel_index(sorted_keys[starts[:-1]], strides, nthreads), sums, bad

@@ -5,18 +5,20 @@ index columns (keys computed on the fly, as ``merge_add``), writing the union's
 index columns and, per entry, each operand's value or its fill. Values travel
 as unsigned words of one size (a bit copy), so four specialisations serve
 every dtype. The chunking is ``merge_add``'s: ``union.union_offsets_idx``
-gives each chunk of ``a`` its range of ``b`` and its output offset.
+gives each chunk of ``a`` its range of ``b`` and its output offset; chunks
+are parts of ``threads.run_parts``.
 """
 import numba as nb
 import numpy as np
 
 from .intersect import _key
+from .threads import run_parts
 from .union import _union_size_idx
 
 
 # the take_a/take_b choice repeats union._merge_add_idx_chunk's; the two loops differ in
 # what they write (a sum there, two gathered rows with fills here)
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _merge_gather_chunk(a_idx, i, ie, b_idx, j, je, strides, a_words, b_words, a_fill, b_fill,
                         out_idx, out_a, out_b, u):
     d = a_idx.shape[0]
@@ -61,15 +63,20 @@ def _merge_gather_chunk(a_idx, i, ie, b_idx, j, je, strides, a_words, b_words, a
         u += 1
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def merge_gather_write(a_idx, b_idx, strides, sizes, blo, chunk, a_words, b_words, a_fill, b_fill,
+@nb.njit(cache=True, nogil=True)
+def _merge_gather_part(t, nparts, a_idx, b_idx, strides, sizes, blo, chunk, a_words, b_words, a_fill, b_fill,
                        out_idx, out_a, out_b):
     """Chunk t merges a[t*chunk:(t+1)*chunk] with b[blo[t]:blo[t+1]] into out[sizes[t]:]."""
     n = a_idx.shape[1]
-    for t in nb.prange(sizes.shape[0] - 1):
-        i = min(t * chunk, n)
-        _merge_gather_chunk(a_idx, i, min(n, i + chunk), b_idx, blo[t], blo[t + 1], strides,
-                            a_words, b_words, a_fill, b_fill, out_idx, out_a, out_b, sizes[t])
+    i = min(t * chunk, n)
+    _merge_gather_chunk(a_idx, i, min(n, i + chunk), b_idx, blo[t], blo[t + 1], strides,
+                        a_words, b_words, a_fill, b_fill, out_idx, out_a, out_b, sizes[t])
+
+
+def merge_gather_write(a_idx, b_idx, strides, sizes, blo, chunk, a_words, b_words, a_fill, b_fill,
+                       out_idx, out_a, out_b, nthreads):
+    run_parts(_merge_gather_part, sizes.shape[0] - 1, nthreads, a_idx, b_idx, strides, sizes, blo, chunk,
+              a_words, b_words, a_fill, b_fill, out_idx, out_a, out_b)
 
 
 @nb.njit(cache=True, nogil=True)

@@ -1,79 +1,66 @@
 """Gathers: rows of values, columns of indices, strided elements, rows or zeros.
 
-Parallel kernels (``prange``) for large gathers and serial ones
-(``take_rows`` / ``take_columns``) that the layer uses below a size where
-waking threads costs more than the copy. Each output element is written by
-one iteration; no result depends on the schedule.
+A gather moves bits and computes nothing, so values of every dtype travel as
+unsigned words of their item width (16-byte items as two words): four
+specialisations of each kernel serve all dtypes. Each kernel fills one part
+(a contiguous range of the output) and runs part by part on the library's
+threads (``threads.run_parts``), as one part on the calling thread below
+``SERIAL_BELOW`` elements, where waking threads costs more than the copy.
+Each output element is written once; no result depends on the schedule.
 """
 import numba as nb
 import numpy as np
 
+from .parts import part_range
+from .threads import plan, run_parts
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def gather_rows(values, rows):
-    """values[rows] for 2-D values, in parallel."""
-    n = rows.shape[0]
-    k = values.shape[1]
-    out = np.empty((n, k), dtype=values.dtype)
-    for i in nb.prange(n):
-        r = rows[i]
-        for c in range(k):
-            out[i, c] = values[r, c]
-    return out
+SERIAL_BELOW = 1 << 20  # elements moved
+
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.uint64}
 
 
-@nb.njit(cache=True, nogil=True)
-def take_rows(values, rows, out):
-    """out[i, :] = values[rows[i], :] (serial)."""
-    k = values.shape[1]
-    for i in range(rows.shape[0]):
-        r = rows[i]
-        for c in range(k):
-            out[i, c] = values[r, c]
-    return out
+def words(values):
+    """A C-contiguous 2-D array as unsigned words of its item width (16-byte items: two per item)."""
+    if values.dtype.kind == "u" or not values.flags.c_contiguous or values.ndim != 2:
+        return values
+    return values.view(_WORDS[values.dtype.itemsize])
 
 
 @nb.njit(cache=True, nogil=True)
-def take_columns(indices, rows, out):
-    """out[:, i] = indices[:, rows[i]] (serial)."""
+def _rows_part(t, nparts, values, rows, out):
+    k = values.shape[1]
+    lo, hi = part_range(t, nparts, rows.shape[0])
+    for i in range(lo, hi):
+        r = rows[i]
+        for c in range(k):
+            out[i, c] = values[r, c]
+
+
+@nb.njit(cache=True, nogil=True)
+def _columns_part(t, nparts, indices, rows, out):
+    lo, hi = part_range(t, nparts, rows.shape[0])
     for d in range(indices.shape[0]):
         src = indices[d]
         dst = out[d]
-        for i in range(rows.shape[0]):
+        for i in range(lo, hi):
             dst[i] = src[rows[i]]
-    return out
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def gather_columns(indices, rows, out):
-    """out[:, i] = indices[:, rows[i]] (out C-contiguous (d, m))."""
-    d = indices.shape[0]
-    m = rows.shape[0]
-    for i in nb.prange(m):
-        r = rows[i]
-        for a in range(d):
-            out[a, i] = indices[a, r]
-    return out
-
-
-@nb.njit(cache=True, parallel=True, nogil=True)
-def gather_strided(source, addresses, inner, out):
-    """out[i, c] = source[addresses[i] + inner[c]] (the gather twin of scatter_set)."""
-    n = addresses.shape[0]
+@nb.njit(cache=True, nogil=True)
+def _strided_part(t, nparts, source, addresses, inner, out):
     k = inner.shape[0]
-    for i in nb.prange(n):
+    lo, hi = part_range(t, nparts, addresses.shape[0])
+    for i in range(lo, hi):
         a = addresses[i]
         for c in range(k):
             out[i, c] = source[a + inner[c]]
-    return out
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def gather_or_zero(values, rows, out):
-    """out[i] = values[rows[i]], or zeros where rows[i] < 0 (2-D values)."""
-    m = rows.shape[0]
+@nb.njit(cache=True, nogil=True)
+def _or_zero_part(t, nparts, values, rows, out):
     k = values.shape[1]
-    for i in nb.prange(m):
+    lo, hi = part_range(t, nparts, rows.shape[0])
+    for i in range(lo, hi):
         r = rows[i]
         if r >= 0:
             for c in range(k):
@@ -81,4 +68,41 @@ def gather_or_zero(values, rows, out):
         else:
             for c in range(k):
                 out[i, c] = 0
+
+
+def _run(kernel, n, k, nthreads, *args):
+    nparts, nthreads = plan(n * max(k, 1), nthreads, SERIAL_BELOW)
+    run_parts(kernel, nparts, nthreads, *args)
+
+
+def gather_rows(values, rows, nthreads):
+    """values[rows] for 2-D values."""
+    w = words(values)
+    out = np.empty((rows.shape[0], w.shape[1]), dtype=w.dtype)
+    _run(_rows_part, rows.shape[0], w.shape[1], nthreads, w, rows, out)
+    return out.view(values.dtype)
+
+
+def gather_columns(indices, rows, nthreads):
+    """indices[:, rows], C-contiguous (d, m)."""
+    out = np.empty((indices.shape[0], rows.shape[0]), dtype=np.int64)
+    _run(_columns_part, rows.shape[0], indices.shape[0], nthreads, indices, rows, out)
     return out
+
+
+def gather_strided(source, addresses, inner, nthreads):
+    """out[i, c] = source[addresses[i] + inner[c]] (the gather twin of scatter_set)."""
+    src = source
+    if source.dtype.kind != "u" and source.dtype.itemsize <= 8 and source.strides == (source.dtype.itemsize,):
+        src = source.view(_WORDS[source.dtype.itemsize])
+    out = np.empty((addresses.shape[0], inner.shape[0]), dtype=src.dtype)
+    _run(_strided_part, addresses.shape[0], inner.shape[0], nthreads, src, addresses, inner, out)
+    return out.view(source.dtype)
+
+
+def gather_or_zero(values, rows, nthreads):
+    """values[rows[i]], or zeros where rows[i] < 0 (2-D values; zero bits are every dtype's zero)."""
+    w = words(values)
+    out = np.empty((rows.shape[0], w.shape[1]), dtype=w.dtype)
+    _run(_or_zero_part, rows.shape[0], w.shape[1], nthreads, w, rows, out)
+    return out.view(values.dtype)

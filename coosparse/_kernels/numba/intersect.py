@@ -31,12 +31,18 @@ kernel itself (measured: 70-80 ms vs 12 ms to allocate and fill 72 MB).
 
 Everything here is deterministic: each output element is written by exactly
 one thread, and probe duplicates are summed sequentially in probe order.
+"Parallel" means part by part on the library's threads (``threads.run_parts``):
+each ``_..._part`` kernel handles one chunk (or one range of partitions), and
+the functions without a leading underscore drive them from Python. Chunk
+loops used by one part kernel are inlined into it.
 """
 import numba as nb
 import numpy as np
 
 from ..bounds import first_out_of_bounds, lying_flag_error, raise_out_of_bounds, row_major_sizes, size_limits
+from .parts import part_range
 from .sort import bucket_offsets, split_buckets
+from .threads import plan, run_parts
 
 # below this many probe keys (256 KiB) the probe sits in L2: plain binary search
 _SEARCH_IN_CACHE = 1 << 15
@@ -57,44 +63,43 @@ def _lower_bound(a, lo, hi, k):
     return lo
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def match_merge(src_keys, probe_keys, nchunks, first, count):
-    """(first, count) for a sorted source against a sorted probe (linear merge per chunk)."""
-    n = src_keys.shape[0]
+@nb.njit(cache=True, nogil=True)
+def _match_merge_part(t, nparts, src_keys, probe_keys, first, count):
     m = probe_keys.shape[0]
-    if n == 0:
-        return first, count
-    chunk = (n + nchunks - 1) // nchunks
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        if lo >= hi:
-            continue
-        j = _lower_bound(probe_keys, 0, m, src_keys[lo])
-        prev = src_keys[lo] - 1
-        f = 0
-        c = 0
-        for i in range(lo, hi):
-            k = src_keys[i]
-            if k != prev:
-                while j < m and probe_keys[j] < k:
-                    j += 1
-                e = j
-                while e < m and probe_keys[e] == k:
-                    e += 1
-                f = j
-                c = e - j
-                prev = k
-            first[i] = f
-            count[i] = c
+    lo, hi = part_range(t, nparts, src_keys.shape[0])
+    if lo >= hi:
+        return
+    j = _lower_bound(probe_keys, 0, m, src_keys[lo])
+    prev = src_keys[lo] - 1
+    f = 0
+    c = 0
+    for i in range(lo, hi):
+        k = src_keys[i]
+        if k != prev:
+            while j < m and probe_keys[j] < k:
+                j += 1
+            e = j
+            while e < m and probe_keys[e] == k:
+                e += 1
+            f = j
+            c = e - j
+            prev = k
+        first[i] = f
+        count[i] = c
+
+
+def match_merge(src_keys, probe_keys, nthreads, first, count):
+    """(first, count) for a sorted source against a sorted probe (linear merge per chunk)."""
+    nparts, nthreads = plan(src_keys.shape[0], nthreads)
+    run_parts(_match_merge_part, nparts, nthreads, src_keys, probe_keys, first, count)
     return first, count
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _binary_search_all(src_keys, probe_keys, first, count):
-    n = src_keys.shape[0]
+@nb.njit(cache=True, nogil=True)
+def _binary_search_part(t, nparts, src_keys, probe_keys, first, count):
     m = probe_keys.shape[0]
-    for i in nb.prange(n):
+    lo, hi = part_range(t, nparts, src_keys.shape[0])
+    for i in range(lo, hi):
         k = src_keys[i]
         f = _lower_bound(probe_keys, 0, m, k)
         e = f
@@ -102,6 +107,11 @@ def _binary_search_all(src_keys, probe_keys, first, count):
             e += 1
         first[i] = f
         count[i] = e - f
+
+
+def _binary_search_all(src_keys, probe_keys, first, count, nthreads):
+    nparts, nthreads = plan(src_keys.shape[0], nthreads)
+    run_parts(_binary_search_part, nparts, nthreads, src_keys, probe_keys, first, count)
     return first, count
 
 
@@ -113,18 +123,13 @@ def _binary_search_all(src_keys, probe_keys, first, count):
 # partition's probe range is then indexed by a small table on the next bits (about one
 # probe key per slot, in L1): a search is a table read and a step or two instead of a
 # binary search of mispredicted branches. The answers go back to the source positions.
-@nb.njit(cache=True, nogil=True)
 def partition_geometry(probe_keys, pbits, ib):
     """(lo_key, span, shift, P) of the partitions; P = 0 when a word cannot hold (low bits, position)."""
-    m = probe_keys.shape[0]
-    lo_key = probe_keys[0]
-    span = probe_keys[m - 1] - lo_key  # >= 0 (the caller checked the probe's ends)
-    kbits = 0
-    while (span >> kbits) > 0:
-        kbits += 1
-    shift = max(kbits - pbits, 0)
+    lo_key = int(probe_keys[0])
+    span = int(probe_keys[-1]) - lo_key  # >= 0 (the caller checked the probe's ends)
+    shift = max(span.bit_length() - pbits, 0)
     if shift + ib > 63:
-        return lo_key, span, shift, np.int64(0)
+        return lo_key, span, shift, 0
     return lo_key, span, shift, (span >> shift) + 1
 
 
@@ -138,48 +143,50 @@ def _bucket(d, span, shift, P):
     return (d >> shift) + 1
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _partition_hist(src_keys, lo_key, span, shift, P, nchunks):
-    n = src_keys.shape[0]
-    chunk = (n + nchunks - 1) // nchunks
-    hist = np.zeros((nchunks, P + 2), dtype=np.int64)
-    for t in nb.prange(nchunks):
-        h = hist[t]
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            h[_bucket(src_keys[i] - lo_key, span, shift, P)] += 1
-    return hist
+@nb.njit(cache=True, nogil=True)
+def _partition_hist_part(t, nparts, src_keys, lo_key, span, shift, P, hist):
+    lo, hi = part_range(t, nparts, src_keys.shape[0])
+    h = hist[t]
+    for i in range(lo, hi):
+        h[_bucket(src_keys[i] - lo_key, span, shift, P)] += 1
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _partition_scatter(src_keys, lo_key, span, shift, P, ib, offsets, words, src_values, part_values):
+@nb.njit(cache=True, nogil=True)
+def _partition_scatter_part(t, nparts, src_keys, lo_key, span, shift, P, ib, offsets, words, src_values,
+                            part_values):
     """words[j] = (low key bits) << ib | i, chunk by chunk (stable); part_values[j] = src_values[i] (k may be 0)."""
-    n = src_keys.shape[0]
-    nchunks = offsets.shape[0]
-    chunk = (n + nchunks - 1) // nchunks
+    lo, hi = part_range(t, nparts, src_keys.shape[0])
     low = (np.int64(1) << shift) - 1
     kc = part_values.shape[1]
-    for t in nb.prange(nchunks):
-        off = offsets[t]
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            d = src_keys[i] - lo_key
-            b = _bucket(d, span, shift, P)
-            j = off[b]
-            off[b] = j + 1
-            words[j] = ((d & low) << ib) | i
-            for c in range(kc):
-                part_values[j, c] = src_values[i, c]
+    off = offsets[t]
+    for i in range(lo, hi):
+        d = src_keys[i] - lo_key
+        b = _bucket(d, span, shift, P)
+        j = off[b]
+        off[b] = j + 1
+        words[j] = ((d & low) << ib) | i
+        for c in range(kc):
+            part_values[j, c] = src_values[i, c]
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _probe_bounds(probe_keys, lo_key, shift, P):
+@nb.njit(cache=True, nogil=True)
+def _probe_bounds_part(t, nparts, probe_keys, lo_key, shift, pbound):
+    """pbound[b] for the buckets b of part t of 1..P: the first probe position of bucket b."""
+    m = probe_keys.shape[0]
+    lo, hi = part_range(t, nparts, pbound.shape[0] - 3)
+    for b in range(lo + 1, hi + 1):
+        pbound[b] = _lower_bound(probe_keys, 0, m, lo_key + (np.int64(b - 1) << shift))
+
+
+def _probe_bounds(probe_keys, lo_key, shift, P, nthreads):
     """pbound[b]: first probe position of bucket b (buckets 0 and P + 1 are empty, at 0 and m)."""
     m = probe_keys.shape[0]
     pbound = np.empty(P + 3, dtype=np.int64)
     pbound[0] = 0
     pbound[P + 1] = m
     pbound[P + 2] = m
-    for b in nb.prange(1, P + 1):
-        pbound[b] = _lower_bound(probe_keys, 0, m, lo_key + (np.int64(b - 1) << shift))
+    nparts, nthreads = plan(P, nthreads, serial_below=256)
+    run_parts(_probe_bounds_part, nparts, nthreads, probe_keys, lo_key, shift, pbound)
     return pbound
 
 
@@ -215,40 +222,39 @@ def _find(probe_keys, table, ss, phi, base, dl):
     return f, e
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _partition_search(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, fused,
-                      first, count, probe_values, perm, has_perm, part_values, out):
-    """Search every partition in its probe range, writing back to the source positions:
+@nb.njit(cache=True, nogil=True)
+def _partition_search_part(t, nparts, probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, fused,
+                           first, count, probe_values, perm, has_perm, part_values, out):
+    """Search the partitions of part t in their probe range, writing back to the source positions:
     first/count, or with ``fused`` out[i] = part_values[q] * ordered probe sum (0 unmatched)."""
-    nthreads = thread_parts.shape[0] - 1
     P = pbound.shape[0] - 3
     pmask = (np.int64(1) << ib) - 1
     kc = out.shape[1]
-    for t in nb.prange(nthreads):
-        table = np.empty((1 << _TABLE_BITS) + 2, dtype=np.int64)
-        for b in range(thread_parts[t], thread_parts[t + 1]):
-            outside = b == 0 or b == P + 1  # below or above the probe's range: no match
-            base = lo_key + (np.int64(b - 1) << shift)
-            ss = 0 if outside else _fill_table(probe_keys, pbound[b], pbound[b + 1], base, shift, table)
-            for q in range(pstart[b], pstart[b + 1]):
-                w = words[q]
-                i = w & pmask
-                f = e = pbound[b]
-                if not outside:
-                    f, e = _find(probe_keys, table, ss, pbound[b + 1], base, w >> ib)
-                if not fused:
-                    first[i] = f
-                    count[i] = e - f
-                    continue
-                for c in range(kc):
-                    if e == f:
-                        out[i, c] = 0
-                    else:
-                        out[i, c] = part_values[q, c] * _ordered_sum(probe_values, perm, has_perm, f, e - f, c)
+    table = np.empty((1 << _TABLE_BITS) + 2, dtype=np.int64)
+    for b in range(thread_parts[t], thread_parts[t + 1]):
+        outside = b == 0 or b == P + 1  # below or above the probe's range: no match
+        base = lo_key + (np.int64(b - 1) << shift)
+        ss = 0 if outside else _fill_table(probe_keys, pbound[b], pbound[b + 1], base, shift, table)
+        for q in range(pstart[b], pstart[b + 1]):
+            w = words[q]
+            i = w & pmask
+            f = e = pbound[b]
+            if not outside:
+                f, e = _find(probe_keys, table, ss, pbound[b + 1], base, w >> ib)
+            if not fused:
+                first[i] = f
+                count[i] = e - f
+                continue
+            for c in range(kc):
+                if e == f:
+                    out[i, c] = 0
+                else:
+                    out[i, c] = part_values[q, c] * _ordered_sum(probe_values, perm, has_perm, f, e - f, c)
 
 
 def _partition(src_keys, probe_keys, nthreads, src_values=None):
-    """Partition the source (see above): (geometry, words, part_values, pbound, pstart, thread_parts), or None.
+    """Partition the source (see above): (geometry, words, part_values, pbound, pstart, thread_parts,
+    nthreads), or None.
 
     Without ``src_values``, part_values is an empty int64 (0, 0) array.
 
@@ -264,16 +270,19 @@ def _partition(src_keys, probe_keys, nthreads, src_values=None):
     lo_key, span, shift, P = partition_geometry(probe_keys, pbits, ib)
     if P == 0:
         return None
-    hist = _partition_hist(src_keys, lo_key, span, shift, P, nthreads)
+    nparts, nthreads = plan(n, nthreads, per_thread=1)
+    hist = np.zeros((nparts, P + 2), dtype=np.int64)
+    run_parts(_partition_hist_part, nparts, nthreads, src_keys, lo_key, span, shift, P, hist)
     offsets, pstart = bucket_offsets(hist)
     words = np.empty(n, dtype=np.int64)
     if src_values is None:
         src_values = part_values = np.empty((0, 0), dtype=np.int64)
     else:
         part_values = np.empty(src_values.shape, dtype=src_values.dtype)
-    _partition_scatter(src_keys, lo_key, span, shift, P, ib, offsets, words, src_values, part_values)
-    pbound = _probe_bounds(probe_keys, lo_key, shift, P)
-    return (lo_key, shift, ib), words, part_values, pbound, pstart, split_buckets(pstart, nthreads)
+    run_parts(_partition_scatter_part, nparts, nthreads, src_keys, lo_key, span, shift, P, ib, offsets, words,
+              src_values, part_values)
+    pbound = _probe_bounds(probe_keys, lo_key, shift, P, nthreads)
+    return (lo_key, shift, ib), words, part_values, pbound, pstart, split_buckets(pstart, nparts), nthreads
 
 
 def match_search(src_keys, probe_keys, nthreads):
@@ -286,10 +295,10 @@ def match_search(src_keys, probe_keys, nthreads):
     count = np.empty(n, dtype=np.int64)
     parts = _partition(src_keys, probe_keys, nthreads)
     if parts is None:
-        return _binary_search_all(src_keys, probe_keys, first, count)
-    (lo_key, shift, ib), words, none, pbound, pstart, thread_parts = parts
-    _partition_search(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, False,
-                      first, count, none, src_keys[:0], False, none, none)
+        return _binary_search_all(src_keys, probe_keys, first, count, nthreads)
+    (lo_key, shift, ib), words, none, pbound, pstart, thread_parts, nthreads = parts
+    run_parts(_partition_search_part, thread_parts.shape[0] - 1, nthreads, probe_keys, lo_key, shift, ib, pbound,
+              pstart, thread_parts, words, False, first, count, none, src_keys[:0], False, none, none)
     return first, count
 
 
@@ -312,51 +321,46 @@ def multiply_search(src_keys, src_values, probe_keys, probe_values, perm, nthrea
         return out
     parts = _partition(src_keys, probe_keys, nthreads, src_values)
     if parts is None:
-        first, count = _binary_search_all(src_keys, probe_keys, np.empty(n, np.int64), np.empty(n, np.int64))
-        return multiply_matched(src_values, empty, False, probe_values, perm, has_perm, first, count, out)
-    (lo_key, shift, ib), words, part_values, pbound, pstart, thread_parts = parts
-    _partition_search(probe_keys, lo_key, shift, ib, pbound, pstart, thread_parts, words, True,
-                      empty, empty, probe_values, perm, has_perm, part_values, out)
+        first, count = _binary_search_all(src_keys, probe_keys, np.empty(n, np.int64), np.empty(n, np.int64),
+                                          nthreads)
+        return multiply_matched(src_values, empty, False, probe_values, perm, has_perm, first, count, out, nthreads)
+    (lo_key, shift, ib), words, part_values, pbound, pstart, thread_parts, nthreads = parts
+    run_parts(_partition_search_part, thread_parts.shape[0] - 1, nthreads, probe_keys, lo_key, shift, ib, pbound,
+              pstart, thread_parts, words, True, empty, empty, probe_values, perm, has_perm, part_values, out)
     return out
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _nonzero_offsets(count, nchunks):
-    n = count.shape[0]
-    chunk = (n + nchunks - 1) // nchunks
-    per = np.zeros(nchunks + 1, dtype=np.int64)
-    for t in nb.prange(nchunks):
-        c = 0
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            if count[i] != 0:
-                c += 1
-        per[t + 1] = c
-    for t in range(nchunks):
-        per[t + 1] += per[t]
-    return per
+@nb.njit(cache=True, nogil=True)
+def _nonzero_part(t, nparts, count, per):
+    lo, hi = part_range(t, nparts, count.shape[0])
+    c = 0
+    for i in range(lo, hi):
+        if count[i] != 0:
+            c += 1
+    per[t + 1] = c
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _compact_write(first, count, per, rows, f_out, c_out):
-    n = count.shape[0]
-    nchunks = per.shape[0] - 1
-    chunk = (n + nchunks - 1) // nchunks
-    for t in nb.prange(nchunks):
-        j = per[t]
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            if count[i] != 0:
-                rows[j] = i
-                f_out[j] = first[i]
-                c_out[j] = count[i]
-                j += 1
+@nb.njit(cache=True, nogil=True)
+def _compact_part(t, nparts, first, count, per, rows, f_out, c_out):
+    lo, hi = part_range(t, nparts, count.shape[0])
+    j = per[t]
+    for i in range(lo, hi):
+        if count[i] != 0:
+            rows[j] = i
+            f_out[j] = first[i]
+            c_out[j] = count[i]
+            j += 1
 
 
-def compact_matches(first, count, nchunks):
+def compact_matches(first, count, nthreads):
     """(rows, first[rows], count[rows]) for the ascending rows with count != 0."""
-    per = _nonzero_offsets(count, nchunks)
+    nparts, nthreads = plan(count.shape[0], nthreads)
+    per = np.zeros(nparts + 1, dtype=np.int64)
+    run_parts(_nonzero_part, nparts, nthreads, count, per)
+    np.cumsum(per, out=per)
     total = int(per[-1])
     rows, f_out, c_out = (np.empty(total, dtype=np.int64) for _ in range(3))
-    _compact_write(first, count, per, rows, f_out, c_out)
+    run_parts(_compact_part, nparts, nthreads, first, count, per, rows, f_out, c_out)
     return rows, f_out, c_out
 
 
@@ -375,16 +379,11 @@ def _ordered_sum(values, perm, has_perm, f, c, col):
     return acc
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def probe_sum(values, perm, has_perm, first, count, out):
-    """out[i] = sum over j in [first[i], first[i] + count[i]) of values[perm[j]].
-
-    Sequential in probe order; zero rows where count is 0. ``values`` is 2-D
-    in its accumulation dtype.
-    """
-    m = first.shape[0]
+@nb.njit(cache=True, nogil=True)
+def _probe_sum_part(t, nparts, values, perm, has_perm, first, count, out):
     k = values.shape[1]
-    for i in nb.prange(m):
+    lo, hi = part_range(t, nparts, first.shape[0])
+    for i in range(lo, hi):
         f = first[i]
         c = count[i]
         for col in range(k):
@@ -392,13 +391,26 @@ def probe_sum(values, perm, has_perm, first, count, out):
                 out[i, col] = 0
             else:
                 out[i, col] = _ordered_sum(values, perm, has_perm, f, c, col)
+
+
+def probe_sum(values, perm, has_perm, first, count, out, nthreads):
+    """out[i] = sum over j in [first[i], first[i] + count[i]) of values[perm[j]].
+
+    Sequential in probe order; zero rows where count is 0. ``values`` is 2-D
+    in its accumulation dtype.
+    """
+    nparts, nthreads = plan(first.shape[0], nthreads)
+    run_parts(_probe_sum_part, nparts, nthreads, values, perm, has_perm, first, count, out)
     return out
 
 
 @nb.njit(cache=True, nogil=True)
-def _merge_match_chunk(src_keys, lo, hi, probe_keys, rows_tmp, first_tmp):
-    """Matches of src_keys[lo:hi], written from slot lo on; returns how many."""
+def _merge_match_part(t, nparts, src_keys, probe_keys, rows_tmp, first_tmp, per):
+    """Matches of chunk t, written from the chunk's start on; per[t + 1] = how many."""
     m = probe_keys.shape[0]
+    lo, hi = part_range(t, nparts, src_keys.shape[0])
+    if lo >= hi:
+        return
     j = _lower_bound(probe_keys, 0, m, src_keys[lo])
     u = lo
     for i in range(lo, hi):
@@ -409,42 +421,26 @@ def _merge_match_chunk(src_keys, lo, hi, probe_keys, rows_tmp, first_tmp):
             rows_tmp[u] = i
             first_tmp[u] = j
             u += 1
-    return u - lo
+    per[t + 1] = u - lo
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _merge_match_pass(src_keys, probe_keys, nchunks, rows_tmp, first_tmp):
-    n = src_keys.shape[0]
-    chunk = (n + nchunks - 1) // nchunks
-    per = np.zeros(nchunks + 1, dtype=np.int64)
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        if lo < hi:
-            per[t + 1] = _merge_match_chunk(src_keys, lo, hi, probe_keys, rows_tmp, first_tmp)
-    for t in range(nchunks):
-        per[t + 1] += per[t]
-    return per, chunk
-
-
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _merge_match_pack(rows_tmp, first_tmp, per, chunk, probe_keys, rows, first, count):
+@nb.njit(cache=True, nogil=True)
+def _merge_match_pack_part(t, nparts, rows_tmp, first_tmp, per, chunk, probe_keys, rows, first, count):
     m = probe_keys.shape[0]
-    for t in nb.prange(per.shape[0] - 1):
-        lo = t * chunk
-        off = per[t]
-        for q in range(per[t + 1] - off):
-            f = first_tmp[lo + q]
-            rows[off + q] = rows_tmp[lo + q]
-            first[off + q] = f
-            k = probe_keys[f]
-            e = f + 1
-            while e < m and probe_keys[e] == k:
-                e += 1
-            count[off + q] = e - f
+    lo = t * chunk
+    off = per[t]
+    for q in range(per[t + 1] - off):
+        f = first_tmp[lo + q]
+        rows[off + q] = rows_tmp[lo + q]
+        first[off + q] = f
+        k = probe_keys[f]
+        e = f + 1
+        while e < m and probe_keys[e] == k:
+            e += 1
+        count[off + q] = e - f
 
 
-def merge_matches(src_keys, probe_keys, nchunks):
+def merge_matches(src_keys, probe_keys, nthreads):
     """Matched rows only: (rows, first, count) of a sorted source in a sorted probe.
 
     One merge pass writes each chunk's matches from the chunk's own start in
@@ -454,22 +450,24 @@ def merge_matches(src_keys, probe_keys, nchunks):
     n = src_keys.shape[0]
     rows_tmp = np.empty(n, dtype=np.int64)
     first_tmp = np.empty(n, dtype=np.int64)
-    per, chunk = _merge_match_pass(src_keys, probe_keys, nchunks, rows_tmp, first_tmp)
+    nparts, nthreads = plan(n, nthreads)
+    per = np.zeros(nparts + 1, dtype=np.int64)
+    run_parts(_merge_match_part, nparts, nthreads, src_keys, probe_keys, rows_tmp, first_tmp, per)
+    np.cumsum(per, out=per)
     total = int(per[-1])
     rows, first, count = (np.empty(total, dtype=np.int64) for _ in range(3))
-    _merge_match_pack(rows_tmp, first_tmp, per, chunk, probe_keys, rows, first, count)
+    chunk = (n + nparts - 1) // nparts
+    run_parts(_merge_match_pack_part, nparts, nthreads, rows_tmp, first_tmp, per, chunk, probe_keys, rows, first,
+              count)
     return rows, first, count
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def multiply_matched(src_values, rows, has_rows, probe_values, perm, has_perm, first, count, out):
-    """out[i] = src_values[r] * (ordered sum of the matched probe rows), r = rows[i] or i.
-
-    One dtype throughout (its own accumulation dtype); rows with count 0 give 0.
-    """
-    m = first.shape[0]
+@nb.njit(cache=True, nogil=True)
+def _multiply_matched_part(t, nparts, src_values, rows, has_rows, probe_values, perm, has_perm, first, count,
+                           out):
     k = src_values.shape[1]
-    for i in nb.prange(m):
+    lo, hi = part_range(t, nparts, first.shape[0])
+    for i in range(lo, hi):
         r = np.int64(i)
         if has_rows:
             r = rows[i]
@@ -480,6 +478,16 @@ def multiply_matched(src_values, rows, has_rows, probe_values, perm, has_perm, f
                 out[i, col] = 0
             else:
                 out[i, col] = src_values[r, col] * _ordered_sum(probe_values, perm, has_perm, f, c, col)
+
+
+def multiply_matched(src_values, rows, has_rows, probe_values, perm, has_perm, first, count, out, nthreads):
+    """out[i] = src_values[r] * (ordered sum of the matched probe rows), r = rows[i] or i.
+
+    One dtype throughout (its own accumulation dtype); rows with count 0 give 0.
+    """
+    nparts, nthreads = plan(first.shape[0], nthreads)
+    run_parts(_multiply_matched_part, nparts, nthreads, src_values, rows, has_rows, probe_values, perm, has_perm,
+              first, count, out)
     return out
 
 
@@ -492,7 +500,7 @@ def _key(indices, strides, i):
     return h
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _lower_bound_idx(indices, strides, lo, hi, k):
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -512,7 +520,7 @@ def _outside(indices, limits, i):
     return 0
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, first_tmp, flags):
     # flags[0]: columns outside the limits; flags[1]: source keys out of order (a lying flag),
     # both counted on the columns this chunk reads anyway
@@ -541,49 +549,36 @@ def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, firs
     return u - lo
 
 
-# the driver of _merge_match_pass around another chunk function: merge loops stay in
-# per-chunk functions (inline in a prange body they compiled ~3x slower, commit 6dfe765)
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _merge_idx_pass(src_idx, probe_idx, strides, limits, nchunks, rows_tmp, first_tmp):
-    n = src_idx.shape[1]
-    chunk = (n + nchunks - 1) // nchunks
-    per = np.zeros(nchunks + 1, dtype=np.int64)
-    flags = np.zeros((nchunks, 2), dtype=np.int64)
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        if lo < hi:
-            per[t + 1] = _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp,
-                                          first_tmp, flags[t])
-    for t in range(nchunks):
-        per[t + 1] += per[t]
-    return per, chunk, flags
+@nb.njit(cache=True, nogil=True)
+def _merge_idx_part(t, nparts, src_idx, probe_idx, strides, limits, rows_tmp, first_tmp, per, flags):
+    lo, hi = part_range(t, nparts, src_idx.shape[1])
+    if lo < hi:
+        per[t + 1] = _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, first_tmp, flags[t])
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _merge_multiply_pack(rows_tmp, first_tmp, per, chunk, src_idx, src_vals, probe_idx,
-                         probe_vals, strides, out_idx, out_vals):
+@nb.njit(cache=True, nogil=True)
+def _merge_multiply_pack_part(t, nparts, rows_tmp, first_tmp, per, chunk, src_idx, src_vals, probe_idx,
+                              probe_vals, strides, out_idx, out_vals):
     m = probe_idx.shape[1]
     d = src_idx.shape[0]
     kk = src_vals.shape[1]
-    for t in nb.prange(per.shape[0] - 1):
-        lo = t * chunk
-        off = per[t]
-        for q in range(per[t + 1] - off):
-            i = rows_tmp[lo + q]
-            f = first_tmp[lo + q]
-            u = off + q
-            for x in range(d):
-                out_idx[x, u] = src_idx[x, i]
-            key = _key(probe_idx, strides, f)
-            e = f + 1
-            while e < m and _key(probe_idx, strides, e) == key:
-                e += 1
-            for c in range(kk):
-                acc = probe_vals[f, c]
-                for j in range(f + 1, e):
-                    acc += probe_vals[j, c]
-                out_vals[u, c] = src_vals[i, c] * acc
+    lo = t * chunk
+    off = per[t]
+    for q in range(per[t + 1] - off):
+        i = rows_tmp[lo + q]
+        f = first_tmp[lo + q]
+        u = off + q
+        for x in range(d):
+            out_idx[x, u] = src_idx[x, i]
+        key = _key(probe_idx, strides, f)
+        e = f + 1
+        while e < m and _key(probe_idx, strides, e) == key:
+            e += 1
+        for c in range(kk):
+            acc = probe_vals[f, c]
+            for j in range(f + 1, e):
+                acc += probe_vals[j, c]
+            out_vals[u, c] = src_vals[i, c] * acc
 
 
 def merge_limits(strides, sizes=None):
@@ -643,13 +638,19 @@ def raise_merge_flags(flags, limits, *index_arrays, in_order=True):
         raise lying_flag_error(unique=True)
 
 
-def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nchunks, sizes=None):
+def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nthreads, sizes=None):
     """Fused compact multiply of a sorted source and a sorted probe (narrow shapes)."""
     n = src_idx.shape[1]
     rows_tmp = np.empty(n, dtype=np.int64)
     first_tmp = np.empty(n, dtype=np.int64)
     limits = merge_limits(strides, sizes)
-    per, chunk, flags = _merge_idx_pass(src_idx, probe_idx, strides, limits, nchunks, rows_tmp, first_tmp)
+    nparts, nthreads = plan(n + probe_idx.shape[1], nthreads)
+    per = np.zeros(nparts + 1, dtype=np.int64)
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_merge_idx_part, nparts, nthreads, src_idx, probe_idx, strides, limits, rows_tmp, first_tmp, per,
+              flags)
+    np.cumsum(per, out=per)
+    chunk = (n + nparts - 1) // nparts
     m = probe_idx.shape[1]
     # the probe is read only where the source reaches it: its ends are checked too (O(1)),
     # which covers its first dimension when its order holds
@@ -662,6 +663,6 @@ def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nchunks, s
     total = int(per[-1])
     out_idx = np.empty((src_idx.shape[0], total), dtype=np.int64)
     out_vals = np.empty((total, src_vals.shape[1]), dtype=src_vals.dtype)
-    _merge_multiply_pack(rows_tmp, first_tmp, per, chunk, src_idx, src_vals, probe_idx, probe_vals,
-                         strides, out_idx, out_vals)
+    run_parts(_merge_multiply_pack_part, nparts, nthreads, rows_tmp, first_tmp, per, chunk, src_idx, src_vals,
+              probe_idx, probe_vals, strides, out_idx, out_vals)
     return out_idx, out_vals

@@ -6,63 +6,65 @@ runs on, allocates outputs with NumPy (transparent huge pages: Numba-allocated
 arrays of tens of MB page-fault several times slower than the kernels run)
 and calls the kernels of ``<family>.py``.
 """
-import contextlib
 import functools
+import importlib
 
-import numba
 import numpy as np
 
 from ..api import KERNEL_FAMILIES
 from ..backend import writeable
 from ..bounds import lying_flag_error, raise_out_of_bounds, run_offsets, size_limits
-from . import coalesce as _co
-from . import elementwise as _ew
-from . import gather as _ga
-from . import indexing as _idx
-from . import intersect as _ix
-from . import join as _join
-from . import linalg as _la
-from . import linear_index as _li
-from . import reduce as _red
-from . import scatter as _sc
-from . import segment as _seg
-from . import sort as _sort
-from . import union as _un
+from . import notice as _notice
+from .threads import count as _nthreads
 from .threads import run_parts as _run_parts
 
 name = "numba"
 xp = np
 
 
+class _Family:
+    """A kernel family module, imported when a row first uses it.
+
+    The module then replaces this stand-in in the layer's globals, so later
+    calls read it directly. Importing a family builds its kernels' dispatchers
+    (the first import also imports Numba): a call pays only for the families it
+    uses, and an operation that needs no kernel imports none.
+    """
+
+    def __init__(self, alias, family):
+        self._alias, self._family = alias, family
+
+    def __getattr__(self, attr):
+        _notice.install()  # before any kernel compiles: a long first compile is announced
+        module = importlib.import_module(f"{__package__}.{self._family}")
+        globals()[self._alias] = module
+        return getattr(module, attr)
+
+
+_co = _Family("_co", "coalesce")
+_ew = _Family("_ew", "elementwise")
+_ga = _Family("_ga", "gather")
+_idx = _Family("_idx", "indexing")
+_ix = _Family("_ix", "intersect")
+_join = _Family("_join", "join")
+_la = _Family("_la", "linalg")
+_li = _Family("_li", "linear_index")
+_red = _Family("_red", "reduce")
+_sc = _Family("_sc", "scatter")
+_seg = _Family("_seg", "segment")
+_sort = _Family("_sort", "sort")
+_un = _Family("_un", "union")
+
+
 # ---- threads: how many a row runs on -------------------------------------------------------------
-_ONE_THREAD_BELOW = 1 << 15
-"""Inputs with fewer entries run the ``parallel=True`` kernels on the calling thread only.
-
-Waking the Numba thread pool costs more than such a kernel's work, and on a
-loaded machine a parallel region waits for every worker to be scheduled:
-sorting 6000 keys took 20-110 ms with two threads and 2-4 ms with one under
-load 9 on two cores. Results never depend on the thread count."""
-
-
-@contextlib.contextmanager
-def _threads_for(n):
-    if n >= _ONE_THREAD_BELOW:
-        yield
-        return
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)  # thread-local: other threads' kernels keep their setting
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
+# Every kernel is a plain nogil function of one part, run part by part on the library's threads
+# (threads.run_parts), on the calling thread alone for small inputs (threads.plan): waking
+# threads costs more than such work, and under load a part handed to another thread waits for
+# it to be scheduled (sorting 6000 keys took 20-110 ms with two threads and 2-4 ms with one at
+# load 9 on two cores). Results never depend on the number of parts or threads.
 
 
 _i64 = np.int64
-
-
-def _chunks():
-    """Fixed chunks of the prange kernels of the merges and matches: four per thread."""
-    return 4 * numba.get_num_threads()
 
 
 # The plain nogil kernels of one part run by threads.run_parts (indexing, join, reduce) run as
@@ -75,23 +77,21 @@ def _parts(n, serial_below=_SERIAL_BELOW):
     """(nparts, nthreads) for a pass over n elements."""
     if n < serial_below:
         return 1, 1
-    nthreads = numba.get_num_threads()
+    nthreads = _nthreads()
     return 4 * nthreads, nthreads
 
 
 # ---- linear_index --------------------------------------------------------------------------------
 def unravel_index(keys, strides):
     """Inverse of :func:`linear_index`: int64[d, n]."""
-    with _threads_for(keys.shape[0]):
-        return _li.unravel_index(keys, strides)
+    return _li.unravel_index(keys, strides, _nthreads())
 
 
 def linear_index(indices, strides, sizes=None):
     """Row-major keys/addresses; with ``sizes`` every index is bounds-checked in the same pass."""
-    with _threads_for(indices.shape[1]):
-        if sizes is None:
-            return _li.linear_index(indices, strides)
-        keys, bad = _li.linear_index_checked(indices, strides, size_limits(sizes))
+    if sizes is None:
+        return _li.linear_index(indices, strides, _nthreads())
+    keys, bad = _li.linear_index_checked(indices, strides, size_limits(sizes), _nthreads())
     if bad:
         raise_out_of_bounds(indices, sizes)
     return keys
@@ -100,52 +100,47 @@ def linear_index(indices, strides, sizes=None):
 # ---- sort ----------------------------------------------------------------------------------------
 def sort_pairs(keys, bound):
     """Stable sort of int64 keys in [0, bound): (sorted_keys, perm)."""
-    with _threads_for(keys.shape[0]):
-        return _sort.sort_pairs(keys, int(bound), numba.get_num_threads())
+    return _sort.sort_pairs(keys, int(bound), _nthreads())
 
 
 # ---- segment -------------------------------------------------------------------------------------
-segment_starts = _seg.segment_starts
+def segment_starts(sorted_keys):
+    """Where each run of equal sorted keys starts, plus n: int64[nseg + 1]."""
+    return _seg.segment_starts(sorted_keys)
 
 
 def segment_sum(values, perm, starts):
     """Ordered per-segment sums of 2-D ``values`` (perm None: already in order)."""
-    with _threads_for(values.shape[0]):
-        if perm is None:
-            return _seg.segment_sum(values, starts[:0], starts, False)
-        return _seg.segment_sum(values, perm, starts, True)
+    if perm is None:
+        return _seg.segment_sum(values, starts[:0], starts, False, _nthreads())
+    return _seg.segment_sum(values, perm, starts, True, _nthreads())
 
 
 # ---- gather --------------------------------------------------------------------------------------
 def gather_rows(values, rows):
-    if rows.shape[0] * values.shape[1] < _SERIAL_BELOW:  # waking threads costs more than the copy
-        return _ga.take_rows(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
-    with _threads_for(rows.shape[0]):
-        return _ga.gather_rows(values, rows)
+    """values[rows] (2-D values)."""
+    return _ga.gather_rows(values, rows, _nthreads())
 
 
 def gather_columns(indices, rows):
     """indices[:, rows], C-contiguous."""
-    if rows.shape[0] * indices.shape[0] < _SERIAL_BELOW:  # waking threads costs more than the copy
-        return _ga.take_columns(indices, rows, np.empty((indices.shape[0], rows.shape[0]), _i64))
-    return _ga.gather_columns(indices, rows, np.empty((indices.shape[0], rows.shape[0]), _i64))
+    return _ga.gather_columns(indices, rows, _nthreads())
 
 
 def gather_strided(source, addresses, inner):
     """out[i, c] = source[addresses[i] + inner[c]]."""
-    out = np.empty((addresses.shape[0], inner.shape[0]), source.dtype)
-    return _ga.gather_strided(source, addresses, inner, out)
+    return _ga.gather_strided(source, addresses, inner, _nthreads())
 
 
 def gather_or_zero(values, rows):
     """values[rows], zero rows where rows < 0."""
-    return _ga.gather_or_zero(values, rows, np.empty((rows.shape[0], values.shape[1]), values.dtype))
+    return _ga.gather_or_zero(values, rows, _nthreads())
 
 
 # ---- coalesce ------------------------------------------------------------------------------------
 def coalesce_linear(indices, strides, bound, values):
     """Fused coalesce of a narrow shape: (unique indices, ordered sums) by linear index."""
-    return _co.coalesce_linear(indices, strides, int(bound), values, numba.get_num_threads())
+    return _co.coalesce_linear(indices, strides, int(bound), values, _nthreads())
 
 
 # ---- scatter -------------------------------------------------------------------------------------
@@ -154,12 +149,12 @@ def scatter_add(target, addresses, values, inner, *, hint=None, replace=False):
     ident = np.zeros(1, dtype=target.dtype)
     if target.dtype.kind in "fc":  # the additive identity: (-0.0) + x is x, -0.0 included (both parts)
         ident[0] = complex(-0.0, -0.0) if target.dtype.kind == "c" else -0.0
-    _sc.scatter_add(target, addresses, values, inner, numba.get_num_threads(), ident, bool(replace))
+    _sc.scatter_add(target, addresses, values, inner, _nthreads(), ident, bool(replace))
 
 
 def scatter_set(target, addresses, values, inner, *, hint=None):
     """Deterministic parallel scatter-set (kernel API row ``scatter_set``; ``hint`` is for the GPU)."""
-    _sc.scatter_set(target, addresses, values, inner, numba.get_num_threads())
+    _sc.scatter_set(target, addresses, values, inner, _nthreads())
 
 
 _FIRST_TOUCH_BYTES = 1 << 23  # outputs from 8 MiB: the copy is split between the threads
@@ -175,13 +170,9 @@ def strided_scatter_sorted(out, inp, src, src_base, offset, sizes, strides, src_
     threads that write them, in parallel, instead of by one.
     A scatter without copy splits the view between the threads.
     """
-    if copy and out.nbytes < _FIRST_TOUCH_BYTES:
-        total = int(np.prod(sizes))
-        _sc._sorted_piece(out, inp, True, src, int(src_base), int(offset), sizes, strides, src_strides,
-                          0, total, 0, out.shape[0])
-    else:
-        _sc.strided_scatter_sorted(out, inp, src, int(src_base), int(offset), sizes, strides, src_strides,
-                                   bool(copy), numba.get_num_threads())
+    nthreads = 1 if copy and out.nbytes < _FIRST_TOUCH_BYTES else _nthreads()
+    _sc.strided_scatter_sorted(out, inp, src, int(src_base), int(offset), sizes, strides, src_strides,
+                               bool(copy), nthreads)
 
 
 def strided_scatter_ordered(out, src, src_base, offset, sizes, strides, src_strides):
@@ -201,31 +192,32 @@ def match_merge(src_keys, probe_keys):
     _sorted_ends(src_keys, "source")
     _sorted_ends(probe_keys, "probe")
     n = src_keys.shape[0]
-    return _ix.match_merge(src_keys, probe_keys, _chunks(), np.empty(n, _i64), np.empty(n, _i64))
+    return _ix.match_merge(src_keys, probe_keys, _nthreads(), np.empty(n, _i64), np.empty(n, _i64))
 
 
 def match_search(src_keys, probe_keys):
     """(first, count) of ``src_keys`` in any order in sorted ``probe_keys`` (partitioned search)."""
     _sorted_ends(probe_keys, "probe")
-    return _ix.match_search(src_keys, probe_keys, numba.get_num_threads())
+    return _ix.match_search(src_keys, probe_keys, _nthreads())
 
 
 def merge_matches(src_keys, probe_keys):
     """(rows, first, count) of the matched entries of sorted ``src_keys`` only."""
     _sorted_ends(src_keys, "source")
     _sorted_ends(probe_keys, "probe")
-    return _ix.merge_matches(src_keys, probe_keys, _chunks())
+    return _ix.merge_matches(src_keys, probe_keys, _nthreads())
 
 
 def compact_matches(first, count):
     """(rows, first[rows], count[rows]) for the rows with count != 0."""
-    return _ix.compact_matches(first, count, _chunks())
+    return _ix.compact_matches(first, count, _nthreads())
 
 
 def probe_sum(values, perm, first, count, *, shared_runs=False):
     """Ordered sums of the matched probe rows (perm None: identity; ``shared_runs`` is for the GPU)."""
     out = np.empty((first.shape[0], values.shape[1]), values.dtype)
-    return _ix.probe_sum(values, first[:0] if perm is None else perm, perm is not None, first, count, out)
+    return _ix.probe_sum(values, first[:0] if perm is None else perm, perm is not None, first, count, out,
+                        _nthreads())
 
 
 def multiply_matched(src_values, rows, probe_values, perm, first, count, *, shared_runs=False):
@@ -234,7 +226,7 @@ def multiply_matched(src_values, rows, probe_values, perm, first, count, *, shar
     out = np.empty((first.shape[0], src_values.shape[1]), src_values.dtype)
     return _ix.multiply_matched(
         src_values, empty if rows is None else rows, rows is not None,
-        probe_values, empty if perm is None else perm, perm is not None, first, count, out,
+        probe_values, empty if perm is None else perm, perm is not None, first, count, out, _nthreads(),
     )
 
 
@@ -243,7 +235,7 @@ def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides
 
     ``sizes``: the sparse shape; every index the merge reads is checked against it in its pass.
     """
-    return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _chunks(), sizes)
+    return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _nthreads(), sizes)
 
 
 def multiply_search(src_keys, src_values, probe_keys, probe_values, perm, *, shared_runs=False):
@@ -252,7 +244,7 @@ def multiply_search(src_keys, src_values, probe_keys, probe_values, perm, *, sha
     ``shared_runs`` is for the GPU.
     """
     _sorted_ends(probe_keys, "probe")
-    return _ix.multiply_search(src_keys, src_values, probe_keys, probe_values, perm, numba.get_num_threads())
+    return _ix.multiply_search(src_keys, src_values, probe_keys, probe_values, perm, _nthreads())
 
 
 # ---- union ---------------------------------------------------------------------------------------
@@ -260,27 +252,27 @@ def merge_union(a_keys, b_keys):
     """(a_pos, b_pos) over the sorted union of two strictly increasing key arrays."""
     _sorted_ends(a_keys, "first")
     _sorted_ends(b_keys, "second")
-    sizes, blo, chunk = _un.union_offsets(a_keys, b_keys, _chunks())
+    sizes, blo, chunk, nthreads = _un.union_offsets(a_keys, b_keys, _nthreads())
     total = int(sizes[-1])
     a_pos, b_pos = np.empty(total, _i64), np.empty(total, _i64)
-    _un.union_positions(a_keys, b_keys, sizes, blo, chunk, a_pos, b_pos)
+    _un.union_positions(a_keys, b_keys, sizes, blo, chunk, a_pos, b_pos, nthreads)
     return a_pos, b_pos
 
 
 def union_columns(a_indices, b_indices, a_pos, b_pos):
     """Union index columns: from a where a_pos >= 0, else from b."""
     out = np.empty((a_indices.shape[0], a_pos.shape[0]), _i64)
-    return _un.union_columns(a_indices, b_indices, a_pos, b_pos, out)
+    return _un.union_columns(a_indices, b_indices, a_pos, b_pos, out, _nthreads())
 
 
 def _union_offsets_checked(a_indices, b_indices, strides, limits):
-    """Chunked union sizes of two coalesced index sets: (sizes, blo, chunk), or the IndexError /
+    """Chunked union sizes of two coalesced index sets: (sizes, blo, chunk, nthreads), or the IndexError /
     ValueError for an index outside ``limits`` or keys out of order, met in the same pass."""
-    sizes, blo, chunk, flags = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _chunks())
+    sizes, blo, chunk, flags, nthreads = _un.union_offsets_idx(a_indices, b_indices, strides, limits, _nthreads())
     in_order = (_ix.boundaries_in_order(a_indices, strides, range(chunk, a_indices.shape[1], chunk or 1), True)
                 and _ix.boundaries_in_order(b_indices, strides, blo[1:-1], True))
     _ix.raise_merge_flags(flags, limits, a_indices, b_indices, in_order=in_order)
-    return sizes, blo, chunk
+    return sizes, blo, chunk, nthreads
 
 
 def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None):
@@ -288,12 +280,13 @@ def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, size
 
     ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
     """
-    sizes, blo, chunk = _union_offsets_checked(a_indices, b_indices, strides, _ix.merge_limits(strides, sizes))
+    sizes, blo, chunk, nthreads = _union_offsets_checked(a_indices, b_indices, strides,
+                                                         _ix.merge_limits(strides, sizes))
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_val = np.empty((total, a_values.shape[1]), a_values.dtype)
     _un.merge_add_idx_write(a_indices, b_indices, strides, sizes, blo, chunk, a_values, b_values,
-                            bool(negate), out_idx, out_val)
+                            bool(negate), out_idx, out_val, nthreads)
     return out_idx, out_val
 
 
@@ -313,13 +306,13 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
                                       a_fill, b_fill)
         _ix.raise_merge_flags(flags, limits, a_indices, b_indices)
         return out
-    sizes, blo, chunk = _union_offsets_checked(a_indices, b_indices, strides, limits)
+    sizes, blo, chunk, nthreads = _union_offsets_checked(a_indices, b_indices, strides, limits)
     total = int(sizes[-1])
     out_idx = np.empty((a_indices.shape[0], total), _i64)
     out_a = np.empty((total, a_words.shape[1]), a_words.dtype)
     out_b = np.empty((total, b_words.shape[1]), b_words.dtype)
     _ew.merge_gather_write(a_indices, b_indices, strides, sizes, blo, chunk, a_words, b_words,
-                           a_fill, b_fill, out_idx, out_a, out_b)
+                           a_fill, b_fill, out_idx, out_a, out_b, nthreads)
     return out_idx, out_a, out_b
 
 
@@ -327,35 +320,35 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
 def segment_prod(values, perm, starts):
     """Ordered per-segment products of 2-D ``values`` (perm None: already in order)."""
     return _red.segment_prod(values, starts[:0] if perm is None else perm, perm is not None, starts,
-                             numba.get_num_threads())
+                             _nthreads())
 
 
 def segment_minmax(values, perm, starts, is_max):
     """Per-segment max (``is_max``) or min of 2-D ``values``; the first NaN wins."""
     return _red.segment_minmax(values, starts[:0] if perm is None else perm, perm is not None, starts,
-                               is_max, numba.get_num_threads())
+                               is_max, _nthreads())
 
 
 def segment_arg(values, perm, starts, sub, is_max):
     """Per segment: (extreme value, sub of its first occurrence, first sub missing) by column."""
     return _red.segment_arg(values, starts[:0] if perm is None else perm, perm is not None, starts, sub,
-                            is_max, numba.get_num_threads())
+                            is_max, _nthreads())
 
 
 def segment_reduce(values, perm, starts, op):
     """Per-segment reductions of 2-D ``values`` by ``op`` in the blocked order (the reductions' kernel)."""
     return _red.segment_reduce(values, starts[:0] if perm is None else perm, perm is not None, starts, op,
-                               numba.get_num_threads())
+                               _nthreads())
 
 
 def reduce_sorted(sorted_keys, values, op):
     """Runs of equal sorted keys, each reduced in the blocked order: (starts, out) in one call."""
-    return _red.reduce_sorted(sorted_keys, values, op, numba.get_num_threads())
+    return _red.reduce_sorted(sorted_keys, values, op, _nthreads())
 
 
 def reduce_by_key(keys, values, bound, op, is_sorted):
     """Dense accumulator by key, the blocked order: (counts[bound], out[bound, k])."""
-    return _red.reduce_by_key(keys, values, int(bound), op, bool(is_sorted), numba.get_num_threads())
+    return _red.reduce_by_key(keys, values, int(bound), op, bool(is_sorted), _nthreads())
 
 
 # ---- indexing ------------------------------------------------------------------------------------
@@ -488,7 +481,7 @@ def row_offsets(rows, nrows):
     Rows outside [0, nrows) raise IndexError, rows that step down ValueError
     (a sorted flag that lies), both found in the pass that builds the pointer.
     """
-    out, flags = _la.row_offsets(rows, int(nrows), numba.get_num_threads())
+    out, flags = _la.row_offsets(rows, int(nrows), _nthreads())
     _raise_linalg_flags(flags, rows, nrows)
     return out
 
@@ -505,7 +498,7 @@ def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bou
         col_bound = _check_bases("spmm", batch_base, offsets.shape[0] - 1, rows_per_batch, col_bound,
                                  dense.shape[0])
     out, flags = _la.spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, int(col_bound),
-                          numba.get_num_threads())
+                          _nthreads())
     _raise_linalg_flags(flags)
     return out
 
@@ -515,7 +508,7 @@ def spmm_unsorted(rows, cols, values, dense, nrows, rows_per_batch, batch_base, 
 
     Rows must lie in [0, nrows) and ``cols`` in [0, col_bound); IndexError otherwise.
     """
-    nthreads = numba.get_num_threads()
+    nthreads = _nthreads()
     if nthreads > _la.OWNERSHIP_MAX_THREADS and rows.shape[0] * dense.shape[1] >= _la.SERIAL_WORK:
         # many threads would each scan every row index: group the rows by a stable sort instead
         # (the same order within a row, so the same bits); row_offsets checks the sorted rows
@@ -548,7 +541,7 @@ def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, col
         _check_bases("dense_spmm", batch_base, nb_ * int(rows_per_batch), rows_per_batch, int(rows_per_batch),
                      dense.shape[0])
     out, flags = _la.dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, cols, values, ncols,
-                                numba.get_num_threads())
+                                _nthreads())
     _raise_linalg_flags(flags)
     return out
 
@@ -560,7 +553,7 @@ def sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, row_bou
     only negative values refused; addresses then come from a checked ``linear_index``).
     """
     out, flags = _la.sddmm(rows, row_stride, _bound(row_bound), cols, col_stride, _bound(col_bound), x, x_inner,
-                           y, y_inner, k, numba.get_num_threads())
+                           y, y_inner, k, _nthreads())
     _raise_linalg_flags(flags)
     return out
 
@@ -578,7 +571,7 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     IndexError / ValueError otherwise, from the passes that read them.
     """
     return _la.spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
-                      _bound(a_row_bound), numba.get_num_threads(), _raise_linalg_flags)
+                      _bound(a_row_bound), _nthreads(), _raise_linalg_flags)
 
 
 # ---- read-only inputs ----------------------------------------------------------------------------

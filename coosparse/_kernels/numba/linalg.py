@@ -268,6 +268,13 @@ def _balanced_bounds(offsets, nparts):
     return b
 
 
+def balanced_bounds(offsets, nparts):
+    """:func:`_balanced_bounds`; one part needs no search (and no kernel compiled for it)."""
+    if nparts == 1:
+        return np.array([0, offsets.shape[0] - 1], dtype=np.int64)
+    return _balanced_bounds(offsets, nparts)
+
+
 _NO_FLAGS = np.zeros((1, 2), dtype=np.int64)
 
 
@@ -279,7 +286,7 @@ def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bou
         return np.zeros((nrows, n), dtype=values.dtype), _NO_FLAGS
     out = np.empty((nrows, n), dtype=values.dtype)  # every row is written by its part
     nparts = nparts_for(int(offsets[-1]) * max(n, 1) + nrows, nthreads)
-    bounds = _balanced_bounds(offsets, nparts)
+    bounds = balanced_bounds(offsets, nparts)
     has_perm = perm is not None
     args = (bounds, offsets, perm if has_perm else offsets[:0], has_perm, cols, values)
     zero = np.zeros(1, dtype=values.dtype)
@@ -429,41 +436,51 @@ def _dot8(x, xa, xj, y, ya, yj, k, zero):
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 
 
+# two kernels, chosen in Python: a call compiles only the layout it has
 @nb.njit(cache=True, nogil=True)
-def _sddmm_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
+def _sddmm_unit_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
+    # xj == yj == 1: the same sums, with unit strides the compiler can see
     n = rows.shape[0]
     lo = n * t // nparts
     hi = n * (t + 1) // nparts
     z = zero[0]
     bad = 0
-    if xj == 1 and yj == 1:  # the same sums, with unit strides the compiler can see
-        # the rows of a later entry are fetched ahead: the entries' y rows (x rows too, for an
-        # unsorted mask) are random reads, which measured 2.5x faster with prefetching
-        line = max(64 // x.itemsize, 1)
-        for e in range(lo, hi):
-            f = e + SDDMM_PREFETCH
-            if f < hi:
-                xa = rows[_u(f)] * rs
-                ya = cols[_u(f)] * cs
-                for j in range(0, k, line):  # a hint only: never faults, whatever the index
-                    prefetch(x, _u(xa + j))
-                    prefetch(y, _u(ya + j))
-            r = rows[_u(e)]
-            c = cols[_u(e)]
-            if _u(r) >= rb or _u(c) >= cb:
-                bad += 1
-                out[e] = z
-                continue
-            out[e] = _dot8(x, r * rs, 1, y, c * cs, 1, k, z)
-    else:
-        for e in range(lo, hi):
-            r = rows[_u(e)]
-            c = cols[_u(e)]
-            if _u(r) >= rb or _u(c) >= cb:
-                bad += 1
-                out[e] = z
-                continue
-            out[e] = _dot8(x, r * rs, xj, y, c * cs, yj, k, z)
+    # the rows of a later entry are fetched ahead: the entries' y rows (x rows too, for an
+    # unsorted mask) are random reads, which measured 2.5x faster with prefetching
+    line = max(64 // x.itemsize, 1)
+    for e in range(lo, hi):
+        f = e + SDDMM_PREFETCH
+        if f < hi:
+            xa = rows[_u(f)] * rs
+            ya = cols[_u(f)] * cs
+            for j in range(0, k, line):  # a hint only: never faults, whatever the index
+                prefetch(x, _u(xa + j))
+                prefetch(y, _u(ya + j))
+        r = rows[_u(e)]
+        c = cols[_u(e)]
+        if _u(r) >= rb or _u(c) >= cb:
+            bad += 1
+            out[e] = z
+            continue
+        out[e] = _dot8(x, r * rs, 1, y, c * cs, 1, k, z)
+    flags[t, 0] = bad
+
+
+@nb.njit(cache=True, nogil=True)
+def _sddmm_strided_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
+    n = rows.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    z = zero[0]
+    bad = 0
+    for e in range(lo, hi):
+        r = rows[_u(e)]
+        c = cols[_u(e)]
+        if _u(r) >= rb or _u(c) >= cb:
+            bad += 1
+            out[e] = z
+            continue
+        out[e] = _dot8(x, r * rs, xj, y, c * cs, yj, k, z)
     flags[t, 0] = bad
 
 
@@ -476,14 +493,15 @@ def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, 
         return out, _NO_FLAGS
     nparts = nparts_for(n * int(k), nthreads)
     flags = np.zeros((nparts, 2), dtype=np.int64)
-    run_parts(_sddmm_part, nparts, nthreads, rows, int(row_stride), _u(row_bound), cols, int(col_stride),
+    kernel = _sddmm_unit_part if int(x_inner) == 1 and int(y_inner) == 1 else _sddmm_strided_part
+    run_parts(kernel, nparts, nthreads, rows, int(row_stride), _u(row_bound), cols, int(col_stride),
               _u(col_bound), x, int(x_inner), y, int(y_inner), int(k), np.zeros(1, dtype=x.dtype), out, flags)
     return out, flags
 
 
 # ---------------------------------------------------------------------------- SpGEMM
 @nb.njit(cache=True, nogil=True)
-def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, flags):
+def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, flags, out):
     """Products per output row, as a running total: int64[nrows + 1].
 
     The pass that reads every A entry checks it: A's column (B's row) outside
@@ -493,7 +511,7 @@ def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_c
     """
     nrows = a_offsets.shape[0] - 1
     kb = _u(b_offsets.shape[0] - 1)
-    out = np.zeros(nrows + 1, dtype=np.int64)
+    out[0] = 0
     bad = 0
     down = 0
     for r in range(nrows):
@@ -521,22 +539,84 @@ def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_c
 # columns come out in order by walking the set bits of that range (trailing-zero counts), or,
 # when the row is much sparser than its range, by sorting its list of touched columns.
 _ONE = np.uint64(1)
+_SORT_STACK = 100  # pending ranges of _sort_ints: at most log2(n) (the larger side waits)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _sort_ints(a, stack):
+    """Sort the 1-D array ``a`` in place: Numba's own quicksort for ``ndarray.sort`` (median of
+    three, the larger side stacked, insertion sort below 15 elements), written out as one function
+    so that it compiles inside its caller instead of as Numba's generic sort routines."""
+    n = a.shape[0]
+    if n < 2:
+        return
+    stack[0, 0] = 0
+    stack[1, 0] = n - 1
+    top = 1
+    while top > 0:
+        top -= 1
+        low = stack[0, top]
+        high = stack[1, top]
+        while high - low >= 15:
+            mid = (low + high) >> 1
+            if a[mid] < a[low]:
+                a[low], a[mid] = a[mid], a[low]
+            if a[high] < a[mid]:
+                a[high], a[mid] = a[mid], a[high]
+            if a[mid] < a[low]:
+                a[low], a[mid] = a[mid], a[low]
+            pivot = a[mid]
+            a[high], a[mid] = a[mid], a[high]
+            i = low
+            j = high - 1
+            while True:
+                while i < high and a[i] < pivot:
+                    i += 1
+                while j >= low and pivot < a[j]:
+                    j -= 1
+                if i >= j:
+                    break
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+            a[i], a[high] = a[high], a[i]
+            if high - i > i - low:
+                if high > i:
+                    stack[0, top] = i + 1
+                    stack[1, top] = high
+                    top += 1
+                high = i - 1
+            else:
+                if i > low:
+                    stack[0, top] = low
+                    stack[1, top] = i - 1
+                    top += 1
+                low = i + 1
+        for i in range(low + 1, high + 1):
+            v = a[i]
+            j = i
+            while j > low and v < a[j - 1]:
+                a[j] = a[j - 1]
+                j -= 1
+            a[j] = v
 
 
 @nb.njit(cache=True, nogil=True)
 def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
                       a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, out_offsets, out_rc,
-                      out_values):
+                      out_values, bitmaps, stacks):
     """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output.
 
-    Every index it reads through was checked before (``spgemm``).
+    Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` (all clear) and
+    ``stacks[t]`` are the part's scratch; the bitmap is left clear again.
     """
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
         return
-    bits = np.zeros((ncols + 63) >> 6, dtype=np.uint64)
+    bits = bitmaps[t]
     acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
+    stack = stacks[t]
     for r in range(r0, r1):
         base = 0 if counting else out_offsets[r]
         m = 0
@@ -584,8 +664,7 @@ def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows
                     i += 1
                     word &= word - _ONE
         else:
-            seg = out_rc[1, base:base + m]
-            seg.sort()
+            _sort_ints(out_rc[1, base:base + m], stack)
             for i in range(base, base + m):
                 col = out_rc[1, i]
                 out_rc[0, i] = row
@@ -647,16 +726,6 @@ def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows,
                 out_values[base] += prods[j]
 
 
-@nb.njit(cache=True, nogil=True)
-def _count_outside(keys, bound, flags):
-    """flags[0, 0] += number of keys outside [0, bound) (one unsigned compare each)."""
-    bad = 0
-    for i in range(keys.shape[0]):
-        if _u(keys[i]) >= bound:
-            bad += 1
-    flags[0, 0] += bad
-
-
 def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,
            nthreads, on_flags):
     """The product (see the module docstring); ``on_flags(flags)`` raises for what the checks found.
@@ -672,21 +741,26 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     ap = a_perm if has_a else a_offsets[:0]
     bp = b_perm if has_b else b_offsets[:0]
     flags = np.zeros((1, 2), dtype=np.int64)
-    flops = _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, flags)
-    _count_outside(b_cols, _u(ncols), flags)
+    flops = np.empty(nrows + 1, dtype=np.int64)
+    _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, flags, flops)
+    flags[0, 0] += np.count_nonzero(b_cols.view(np.uint64) >= np.uint64(ncols))  # outside [0, ncols)
     on_flags(flags)
     nparts = nparts_for(int(flops[-1]) + nrows, nthreads) if nrows else 1
-    bounds = _balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
+    bounds = balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
     counts = np.zeros(nrows, dtype=np.int64)
     sort_mode = ncols > SPA_MAX_COLS
     empty_rc = np.zeros((2, 0), dtype=np.int64)
     empty_v = np.zeros(0, dtype=a_values.dtype)
+    if not sort_mode:  # each part's column bitmap (small) and sort stack
+        bitmaps = np.zeros((nparts, (ncols + 63) >> 6), dtype=np.uint64)
+        stacks = np.empty((nparts, 2, _SORT_STACK), dtype=np.int64)
     if sort_mode:
         run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
                   a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
     else:
         run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, a_offsets, ar, has_r, ap, has_a, a_cols,
-                  a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, counts[:0], empty_rc, empty_v)
+                  a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, counts[:0], empty_rc, empty_v,
+                  bitmaps, stacks)
     out_offsets = np.zeros(nrows + 1, dtype=np.int64)
     np.cumsum(counts, out=out_offsets[1:])
     m = int(out_offsets[-1])
@@ -700,5 +774,5 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
         else:
             run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, a_offsets, ar, has_r, ap, has_a, a_cols,
                       a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, out_offsets, out_rc,
-                      out_values)
+                      out_values, bitmaps, stacks)
     return out_rc, out_values

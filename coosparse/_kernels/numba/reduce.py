@@ -24,13 +24,14 @@ occurrence of the extreme value (the first NaN wins), as ``numpy.argmax``.
 import numba as nb
 import numpy as np
 
+from .parts import part_range
 from .threads import run_parts
 
 _SERIAL_BELOW = 1 << 15  # fewer entries: one part on the calling thread
 _PARTS_PER_THREAD = 4
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _part_segments(t, nparts, starts):
     """Segments [s0, s1) of part t: cut where the entry count reaches t/nparts of the total."""
     nseg = starts.shape[0] - 1
@@ -227,14 +228,8 @@ def segment_arg(values, perm, has_perm, starts, sub, is_max, nthreads):
 # row j (the j-th run overall, from ``offsets``) with its start in dest[j]
 # (reduce_sorted).
 @nb.njit(cache=True, nogil=True)
-def _chunk(t, nparts, n):
-    c = (n + nparts - 1) // nparts
-    return min(n, t * c), min(n, (t + 1) * c)
-
-
-@nb.njit(cache=True, nogil=True)
 def _heads_part(t, nparts, keys, counts):
-    lo, hi = _chunk(t, nparts, keys.shape[0])
+    lo, hi = part_range(t, nparts, keys.shape[0])
     c = 0
     for i in range(lo, hi):
         if i == 0 or keys[i] != keys[i - 1]:
@@ -242,7 +237,7 @@ def _heads_part(t, nparts, keys, counts):
     counts[t] = c
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _first_head(keys, lo, hi):
     i = lo
     if i > 0:
@@ -300,16 +295,16 @@ def _sorted_arith_1(keys, values, is_prod, tree, by_key, lo, hi, j, dest, out):
 
 
 @nb.njit(cache=True, nogil=True)
-def _sorted_arith_part(t, nparts, keys, values, is_prod, tree, by_key, offsets, dest, out):
+def _sorted_arith_part(t, nparts, keys, values, is_prod, tree, by_key, offsets, dest, out, accs):
     n = keys.shape[0]
     k = values.shape[1]
-    lo, hi = _chunk(t, nparts, n)
+    lo, hi = part_range(t, nparts, n)
     j = offsets[t]
     if k == 1:
         _sorted_arith_1(keys, values, is_prod, tree, by_key, lo, hi, j, dest, out)
         return
     scratch = np.empty(0, values.dtype)
-    acc = np.empty(k, values.dtype)
+    acc = accs[t]
     i = _first_head(keys, lo, hi)
     while i < hi:
         key = keys[i]
@@ -329,12 +324,12 @@ def _sorted_arith_part(t, nparts, keys, values, is_prod, tree, by_key, offsets, 
 
 
 @nb.njit(cache=True, nogil=True)
-def _sorted_minmax_part(t, nparts, keys, values, is_max, by_key, offsets, dest, out):
+def _sorted_minmax_part(t, nparts, keys, values, is_max, by_key, offsets, dest, out, accs):
     n = keys.shape[0]
     k = values.shape[1]
-    lo, hi = _chunk(t, nparts, n)
+    lo, hi = part_range(t, nparts, n)
     j = offsets[t]
-    acc = np.empty(k, values.dtype)
+    acc = accs[t]
     i = _first_head(keys, lo, hi)
     while i < hi:
         key = keys[i]
@@ -357,11 +352,12 @@ def _sorted_minmax_part(t, nparts, keys, values, is_max, by_key, offsets, dest, 
 
 
 def _sorted_runs(keys, values, op, by_key, offsets, dest, out, nparts, nthreads):
+    accs = np.empty((nparts, values.shape[1]), values.dtype)  # each part's running row
     if op in ("sum", "prod"):
         run_parts(_sorted_arith_part, nparts, nthreads, keys, values, op == "prod", values.dtype.kind in "fc",
-                  by_key, offsets, dest, out)
+                  by_key, offsets, dest, out, accs)
     else:
-        run_parts(_sorted_minmax_part, nparts, nthreads, keys, values, op == "max", by_key, offsets, dest, out)
+        run_parts(_sorted_minmax_part, nparts, nthreads, keys, values, op == "max", by_key, offsets, dest, out, accs)
 
 
 def reduce_sorted(keys, values, op, nthreads):
@@ -442,14 +438,6 @@ def _bykey_long(keys, values, counts, is_prod, out):
                 out[q, c] = _tree_arith(values, perm, True, start[q], start[q + 1], c, is_prod, scratch)
 
 
-@nb.njit(cache=True, nogil=True)
-def _zero_empty(counts, out):
-    for j in range(counts.shape[0]):
-        if counts[j] == 0:
-            for c in range(out.shape[1]):
-                out[j, c] = 0
-
-
 def reduce_by_key(keys, values, bound, op, is_sorted, nthreads):
     """(counts[bound], out[bound, k]): entries of equal key reduced in the blocked order; 0 where none.
 
@@ -477,5 +465,5 @@ def reduce_by_key(keys, values, bound, op, is_sorted, nthreads):
         ident = np.iinfo(dt).min if op == "max" else np.iinfo(dt).max
     out = np.full((bound, values.shape[1]), ident, dt)
     _bykey_minmax(keys, values, op == "max", counts, out)
-    _zero_empty(counts, out)
+    out[counts == 0] = 0
     return counts, out

@@ -23,12 +23,17 @@ integer for the bit copies, so few specialisations are compiled):
   mode as one piece: memory-bound, and the thread pool's wake-up costs more
   than a second thread gains on a loaded machine. ``_ordered`` is the serial
   C-order loop for views that may overlap (last writer wins).
+
+Threads: the parts run on the library's threads (``threads.run_parts``); each
+``_..._part`` kernel does one destination range or one output piece.
 """
 import numba as nb
 import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from .threads import run_parts
 
 # below this many entries the destination-partitioned loops run serially
 PARALLEL_MIN = 1 << 15
@@ -37,7 +42,9 @@ PARALLEL_MIN = 1 << 15
 # ---------------------------------------------------------------- COO -> dense
 # add and set stay two loops: one shared loop would test its op flag per element
 @nb.njit(cache=True, nogil=True)
-def _scatter_add_range(target, addresses, values, inner, a0, a1, ident, replace):
+def _scatter_add_part(t, nparts, target, addresses, values, inner, lo, step, hi, ident, replace):
+    a0 = lo + t * step
+    a1 = min(lo + (t + 1) * step, hi)
     n = addresses.shape[0]
     k = inner.shape[0]
     if replace:  # the elements that receive entries start from the additive identity -0.0
@@ -55,7 +62,9 @@ def _scatter_add_range(target, addresses, values, inner, a0, a1, ident, replace)
 
 
 @nb.njit(cache=True, nogil=True)
-def _scatter_set_range(target, addresses, values, inner, a0, a1):
+def _scatter_set_part(t, nparts, target, addresses, values, inner, lo, step, hi):
+    a0 = lo + t * step
+    a1 = min(lo + (t + 1) * step, hi)
     n = addresses.shape[0]
     k = inner.shape[0]
     for i in range(n):
@@ -65,22 +74,17 @@ def _scatter_set_range(target, addresses, values, inner, a0, a1):
                 target[a + inner[c]] = values[i, c]
 
 
-@nb.njit(cache=True, nogil=True)
 def _valid_range(span, inner):
     """[lo, hi): the block addresses whose every element lies inside a buffer of ``span``.
 
     Entries outside it are skipped, so even a COO built with ``check=False``
     that breaks its contract cannot write outside the buffer.
     """
-    imin = 0
-    imax = 0
-    for c in range(inner.shape[0]):
-        imin = min(imin, inner[c])
-        imax = max(imax, inner[c])
+    imin = min(0, int(inner.min())) if inner.shape[0] else 0
+    imax = max(0, int(inner.max())) if inner.shape[0] else 0
     return -imin, max(span - imax, -imin)
 
 
-@nb.njit(cache=True, nogil=True)
 def _destination_parts(target, addresses, inner, threads):
     """(lo, hi, parts, step): part p owns the block addresses [lo + p*step, min(lo + (p+1)*step, hi))."""
     lo, hi = _valid_range(target.shape[0], inner)
@@ -89,7 +93,6 @@ def _destination_parts(target, addresses, inner, threads):
     return lo, hi, parts, step
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
 def scatter_add(target, addresses, values, inner, threads, ident, replace):
     """target[addresses[i] + inner[c]] += values[i, c]; each element summed in stored order.
 
@@ -97,21 +100,17 @@ def scatter_add(target, addresses, values, inner, threads, ident, replace):
     (-0.0: the sum then ignores the element's old value and keeps a -0.0 sum's sign).
     """
     lo, hi, parts, step = _destination_parts(target, addresses, inner, threads)
-    for p in nb.prange(parts):
-        _scatter_add_range(target, addresses, values, inner, lo + p * step, min(lo + (p + 1) * step, hi), ident,
-                           replace)
+    run_parts(_scatter_add_part, parts, threads, target, addresses, values, inner, lo, step, hi, ident, replace)
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
 def scatter_set(target, addresses, values, inner, threads):
     """target[addresses[i] + inner[c]] = values[i, c]; the last entry in stored order wins."""
     lo, hi, parts, step = _destination_parts(target, addresses, inner, threads)
-    for p in nb.prange(parts):
-        _scatter_set_range(target, addresses, values, inner, lo + p * step, min(lo + (p + 1) * step, hi))
+    run_parts(_scatter_set_part, parts, threads, target, addresses, values, inner, lo, step, hi)
 
 
 # ---------------------------------------------------------------- strided views
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _address_of(e, offset, sizes, strides):
     """Output address of the e-th element (C order) of the view."""
     a = offset
@@ -121,7 +120,7 @@ def _address_of(e, offset, sizes, strides):
     return a
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _first_at_or_after(b, total, offset, sizes, strides):
     """Smallest e in [0, total] whose address is >= b (addresses increase with e)."""
     lo = 0
@@ -158,7 +157,7 @@ def copy_range(typingctx, out, inp, lo, hi):
     return sig, codegen
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _row(out, src, a0, s_in, sb, ss, m):
     """out[a0 + u*s_in] = src[sb + u*ss] for u < m (unsigned indices: no wraparound test)."""
     if s_in == 1 and ss == 1:
@@ -194,7 +193,7 @@ def _next_row(idx, sizes):
         k -= 1
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_strides, start, stop, lo, hi):
     """View elements [start, stop) (C order), whose addresses lie in [lo, hi).
 
@@ -225,38 +224,50 @@ def _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_str
         _next_row(idx, sizes)
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
+@nb.njit(cache=True, nogil=True)
+def _piece_bounds(n_out, total, offset, sizes, strides, parts):
+    """(bounds, starts) of the copy mode's pieces: equal output ranges and the view elements in each."""
+    bounds = np.empty(parts + 1, dtype=np.int64)
+    starts = np.empty(parts + 1, dtype=np.int64)
+    for p in range(parts + 1):
+        bounds[p] = n_out // parts * p + min(p, n_out % parts)
+        starts[p] = _first_at_or_after(bounds[p], total, offset, sizes, strides)
+    return bounds, starts
+
+
+@nb.njit(cache=True, nogil=True)
+def _sorted_piece_part(t, nparts, out, inp, copy, src, src_base, offset, sizes, strides, src_strides, starts,
+                       bounds):
+    _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_strides, starts[t], starts[t + 1],
+                  bounds[t], bounds[t + 1])
+
+
 def strided_scatter_sorted(out, inp, src, src_base, offset, sizes, strides, src_strides, copy, threads):
     """Copy + scatter for a view with strictly increasing addresses (see module doc).
 
     With ``copy``: ``out[j] = inp[j]`` for every j not addressed by the view.
-    Thread p owns output range [p*N/P, (p+1)*N/P) and the view elements that
+    Part p owns output range [p*N/P, (p+1)*N/P) and the view elements that
     land there (found by binary search: addresses increase in C order), so no
     element of ``out`` is touched by two threads. Without ``copy`` the pieces
     are equal counts of view elements and ``inp`` is not read.
     """
     total = 1
-    for k in range(sizes.shape[0]):
-        total *= sizes[k]
+    for k in sizes:
+        total *= int(k)
     n_out = out.shape[0]
     parts = threads  # one large memcpy per thread keeps libc on its streaming path
-    if copy:
-        if n_out < PARALLEL_MIN:
-            parts = 1
-    elif total < PARALLEL_MIN:
+    if (n_out if copy else total) < PARALLEL_MIN:
         parts = 1
-    bounds = np.empty(parts + 1, dtype=np.int64)  # output boundaries
-    starts = np.empty(parts + 1, dtype=np.int64)  # view-element boundaries
-    for p in range(parts + 1):
-        if copy:
-            bounds[p] = n_out // parts * p + min(p, n_out % parts)
-            starts[p] = _first_at_or_after(bounds[p], total, offset, sizes, strides)
-        else:
-            starts[p] = total // parts * p + min(p, total % parts)
-            bounds[p] = n_out
-    for p in nb.prange(parts):
-        _sorted_piece(out, inp, copy, src, src_base, offset, sizes, strides, src_strides,
-                      starts[p], starts[p + 1], bounds[p], bounds[p + 1])
+    if not copy:
+        starts = np.array([total // parts * p + min(p, total % parts) for p in range(parts + 1)], dtype=np.int64)
+        bounds = np.full(parts + 1, n_out, dtype=np.int64)
+    elif parts == 1:  # the whole view lies in [0, n_out)
+        starts = np.array([0, total], dtype=np.int64)
+        bounds = np.array([0, n_out], dtype=np.int64)
+    else:
+        bounds, starts = _piece_bounds(n_out, total, offset, sizes, strides, parts)
+    run_parts(_sorted_piece_part, parts, threads, out, inp, bool(copy), src, src_base, offset, sizes, strides,
+              src_strides, starts, bounds)
 
 
 @nb.njit(cache=True, nogil=True)

@@ -7,6 +7,9 @@ and match the CUDA kernels, which sum each segment in one thread.
 import numba as nb
 import numpy as np
 
+from .parts import part_range
+from .threads import plan, run_parts
+
 
 @nb.njit(cache=True, nogil=True)
 def segment_starts(sorted_keys):
@@ -29,17 +32,11 @@ def segment_starts(sorted_keys):
     return starts
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def segment_sum(values, perm, starts, has_perm):
-    """out[s, :] = sum of values[perm[j], :] for j in [starts[s], starts[s+1]), in order.
-
-    ``values`` is 2-D (nnz, k) in its accumulation dtype; without ``has_perm``
-    the values are already in sorted order.
-    """
-    nseg = starts.shape[0] - 1
+@nb.njit(cache=True, nogil=True)
+def _segment_sum_part(t, nparts, values, perm, has_perm, starts, out):
+    lo_s, hi_s = part_range(t, nparts, starts.shape[0] - 1)
     k = values.shape[1]
-    out = np.empty((nseg, k), dtype=values.dtype)
-    for s in nb.prange(nseg):
+    for s in range(lo_s, hi_s):
         lo = starts[s]
         hi = starts[s + 1]
         for c in range(k):
@@ -49,5 +46,16 @@ def segment_sum(values, perm, starts, has_perm):
                 src = perm[j] if has_perm else j
                 acc += values[src, c]
             out[s, c] = acc
-    return out
 
+
+def segment_sum(values, perm, starts, has_perm, nthreads):
+    """out[s, :] = sum of values[perm[j], :] for j in [starts[s], starts[s+1]), in order.
+
+    ``values`` is 2-D (nnz, k) in its accumulation dtype; without ``has_perm``
+    the values are already in sorted order. Parts are ranges of segments.
+    """
+    nseg = starts.shape[0] - 1
+    out = np.empty((nseg, values.shape[1]), dtype=values.dtype)
+    nparts, nthreads = plan(values.shape[0], nthreads)
+    run_parts(_segment_sum_part, nparts, nthreads, values, perm, has_perm, starts, out)
+    return out

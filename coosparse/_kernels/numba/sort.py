@@ -15,19 +15,18 @@ Two routes, chosen by :func:`packed_fits`:
 * **Key/permutation pairs** (fallback when the packed word would overflow):
   a parallel LSD radix sort over the key bits only, 11-bit digits, per-chunk
   histograms so that every chunk scatters into its own slots (stable).
+
+"Parallel" means part by part on the library's threads (``threads.run_parts``):
+each ``_..._part`` kernel handles one chunk of entries or one range of
+buckets, and the functions without a leading underscore drive them from
+Python. Plans, offsets and bucket splits are a few NumPy operations on the
+histograms, not kernels of their own.
 """
 import numba as nb
 import numpy as np
 
-
-@nb.njit(cache=True, nogil=True)
-def bit_length(x):
-    """Number of bits of a non-negative int64 (0 for 0)."""
-    b = 0
-    while x > 0:
-        b += 1
-        x >>= 1
-    return b
+from .parts import part_range
+from .threads import plan, run_parts
 
 
 def fits_packed(bound, n):
@@ -35,63 +34,50 @@ def fits_packed(bound, n):
     return max(int(bound) - 1, 0).bit_length() + max(int(n) - 1, 0).bit_length() <= 63
 
 
-@nb.njit(cache=True, nogil=True)
 def packed_plan(bound, n):
     """(ib, kb, d1): position bits, key bits, bits of the MSD digit."""
-    ib = bit_length(max(n - 1, 0))
-    kb = bit_length(max(bound - 1, 0))
-    d1 = bit_length(n) - 9  # about 500-1000 words per bucket
+    ib = max(int(n) - 1, 0).bit_length()
+    kb = max(int(bound) - 1, 0).bit_length()
+    d1 = int(n).bit_length() - 9  # about 500-1000 words per bucket
     d1 = max(0, min(d1, 12, kb))
     return ib, kb, d1
 
 
 # ---------------------------------------------------------------- packed route
-@nb.njit(cache=True, parallel=True, nogil=True)
-def pack_keys(keys, ib, top_shift, nbuckets, nchunks):
-    """words[i] = keys[i] << ib | i, and per-chunk histograms of words >> top_shift."""
-    n = keys.shape[0]
-    words = np.empty(n, dtype=np.int64)
-    hist = np.zeros((nchunks, nbuckets), dtype=np.int64)
-    chunk = (n + nchunks - 1) // nchunks
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        h = hist[t]
-        for i in range(lo, hi):
-            w = (keys[i] << ib) | i
-            words[i] = w
-            b = w >> top_shift
-            if 0 <= b < nbuckets:  # a key out of range is counted nowhere (see check_hist)
-                h[b] += 1
-    return words, hist
-
-
 @nb.njit(cache=True, nogil=True)
+def _pack_part(t, nparts, keys, ib, top_shift, words, hist):
+    """words[i] = keys[i] << ib | i over chunk t, and its histogram of words >> top_shift."""
+    lo, hi = part_range(t, nparts, keys.shape[0])
+    nbuckets = hist.shape[1]
+    h = hist[t]
+    for i in range(lo, hi):
+        w = (keys[i] << ib) | i
+        words[i] = w
+        b = w >> top_shift
+        if 0 <= b < nbuckets:  # a key out of range is counted nowhere (see check_hist)
+            h[b] += 1
+
+
 def check_hist(hist, n):
     """Raise when some key fell outside [0, bound) (only possible with unchecked input)."""
-    if hist.sum() != n:
+    if int(hist.sum()) != n:
         raise IndexError("a linear index lies outside the sparse shape (indices out of bounds)")
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _msd_scatter(src, dst, offsets, top_shift):
-    # thread t moves chunk t in order into its own slots of each bucket: stable
-    n = src.shape[0]
-    nchunks = offsets.shape[0]
-    chunk = (n + nchunks - 1) // nchunks
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        off = offsets[t]
-        for i in range(lo, hi):
-            w = src[i]
-            b = w >> top_shift
-            j = off[b]
-            off[b] = j + 1
-            dst[j] = w
-
-
 @nb.njit(cache=True, nogil=True)
+def _msd_scatter_part(t, nparts, src, dst, offsets, top_shift):
+    # chunk t moves in order into its own slots of each bucket: stable
+    lo, hi = part_range(t, nparts, src.shape[0])
+    off = offsets[t]
+    for i in range(lo, hi):
+        w = src[i]
+        b = w >> top_shift
+        j = off[b]
+        off[b] = j + 1
+        dst[j] = w
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
 def sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
     """Sort a[lo:hi] (words that agree above shift_lo + nbits and arrive in position order).
 
@@ -148,7 +134,7 @@ def sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
     return in_tmp
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def sort_bucket_in_place(a, tmp, lo, hi, shift_lo, nbits, hist):
     """:func:`sort_bucket`, with the result always in a[lo:hi]."""
     if sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
@@ -156,51 +142,61 @@ def sort_bucket_in_place(a, tmp, lo, hi, shift_lo, nbits, hist):
             a[i] = tmp[i]
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _sort_buckets(a, tmp, bucket_starts, thread_buckets, shift_lo, nbits):
-    nthreads = thread_buckets.shape[0] - 1
-    for t in nb.prange(nthreads):
-        hist = np.empty((8, 1024), dtype=np.int64)
-        for b in range(thread_buckets[t], thread_buckets[t + 1]):
-            sort_bucket_in_place(a, tmp, bucket_starts[b], bucket_starts[b + 1], shift_lo, nbits, hist)
+@nb.njit(cache=True, nogil=True)
+def _sort_buckets_part(t, nparts, a, tmp, bucket_starts, part_buckets, shift_lo, nbits):
+    hist = np.empty((8, 1024), dtype=np.int64)
+    for b in range(part_buckets[t], part_buckets[t + 1]):
+        sort_bucket_in_place(a, tmp, bucket_starts[b], bucket_starts[b + 1], shift_lo, nbits, hist)
 
 
 @nb.njit(cache=True, nogil=True)
+def _sort_one_bucket(words, ib, kb):
+    tmp = np.empty(words.shape[0], dtype=np.int64)
+    hist = np.empty((8, 1024), dtype=np.int64)
+    sort_bucket_in_place(words, tmp, 0, words.shape[0], ib, kb, hist)
+
+
 def bucket_offsets(hist):
-    """(offsets[t, b], bucket_starts[b]): where chunk t's words of bucket b go (stable)."""
+    """(offsets[t, b], bucket_starts[b]): where chunk t's words of bucket b go (stable).
+
+    Buckets in order, and within a bucket the chunks in order: an exclusive
+    prefix sum of the histogram read bucket by bucket.
+    """
     nchunks, nbuckets = hist.shape
-    offsets = np.empty_like(hist)
+    if nchunks == 1:  # the common small case, in fewer NumPy calls
+        bucket_starts = np.zeros(nbuckets + 1, dtype=np.int64)
+        np.cumsum(hist[0], out=bucket_starts[1:])
+        # a copy: the scatter passes advance the offsets in place
+        return bucket_starts[:nbuckets].reshape(1, nbuckets).copy(), bucket_starts
+    flat = np.ascontiguousarray(hist.T, dtype=np.int64).reshape(-1)
+    excl = np.cumsum(flat) - flat
+    by_bucket = excl.reshape(nbuckets, nchunks)
+    offsets = np.ascontiguousarray(by_bucket.T)
     bucket_starts = np.empty(nbuckets + 1, dtype=np.int64)
-    run = 0
-    for b in range(nbuckets):
-        bucket_starts[b] = run
-        for t in range(nchunks):
-            offsets[t, b] = run
-            run += hist[t, b]
-    bucket_starts[nbuckets] = run
+    bucket_starts[:nbuckets] = by_bucket[:, 0] if nchunks else 0
+    bucket_starts[nbuckets] = int(flat.sum())
     return offsets, bucket_starts
 
 
-@nb.njit(cache=True, nogil=True)
-def split_buckets(bucket_starts, nthreads):
-    """Contiguous bucket ranges, one per thread, of about equal word counts."""
+def split_buckets(bucket_starts, nparts):
+    """Contiguous bucket ranges, one per part, of about equal word counts: int64[nparts + 1].
+
+    Part t ends at the first bucket that ends above t/nparts of the words.
+    """
     nbuckets = bucket_starts.shape[0] - 1
-    n = bucket_starts[nbuckets]
-    thread_buckets = np.empty(nthreads + 1, dtype=np.int64)
-    thread_buckets[0] = 0
-    b = 0
-    for t in range(1, nthreads):
-        target = (n * t) // nthreads
-        while b < nbuckets and bucket_starts[b + 1] <= target:
-            b += 1
-        thread_buckets[t] = max(b, thread_buckets[t - 1])
-    thread_buckets[nthreads] = nbuckets
-    return thread_buckets
+    if nparts == 1:
+        return np.array([0, nbuckets], dtype=np.int64)
+    n = int(bucket_starts[nbuckets])
+    out = np.empty(nparts + 1, dtype=np.int64)
+    out[0] = 0
+    targets = (n * np.arange(1, nparts, dtype=np.int64)) // nparts
+    out[1:nparts] = np.searchsorted(bucket_starts[1:], targets, side="right")
+    out[nparts] = nbuckets
+    return out
 
 
-@nb.njit(cache=True, nogil=True)
-def sort_packed(words, hist, ib, kb, d1):
-    """Sort the packed words (from pack_keys with this plan); returns the sorted array.
+def sort_packed(words, hist, ib, kb, d1, nthreads):
+    """Sort the packed words (from the pack pass with this plan); returns the sorted array.
 
     ``words`` is used as scratch (its contents are undefined afterwards).
     """
@@ -209,37 +205,40 @@ def sort_packed(words, hist, ib, kb, d1):
     if n <= 1:
         return words
     if nbuckets == 1:
-        tmp = np.empty(n, dtype=np.int64)
-        h = np.empty((8, 1024), dtype=np.int64)
-        sort_bucket_in_place(words, tmp, 0, n, ib, kb, h)
+        _sort_one_bucket(words, ib, kb)
         return words
     offsets, bucket_starts = bucket_offsets(hist)
     out = np.empty(n, dtype=np.int64)
-    _msd_scatter(words, out, offsets, ib + kb - d1)
-    thread_buckets = split_buckets(bucket_starts, nchunks)
-    _sort_buckets(out, words, bucket_starts, thread_buckets, ib, kb - d1)
+    run_parts(_msd_scatter_part, nchunks, nthreads, words, out, offsets, ib + kb - d1)
+    part_buckets = split_buckets(bucket_starts, nchunks)
+    run_parts(_sort_buckets_part, nchunks, nthreads, out, words, bucket_starts, part_buckets, ib, kb - d1)
     return out
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def unpack(words, ib):
+@nb.njit(cache=True, nogil=True)
+def _unpack_part(t, nparts, words, ib, keys, perm):
+    lo, hi = part_range(t, nparts, words.shape[0])
+    mask = (np.int64(1) << ib) - 1
+    for i in range(lo, hi):
+        w = words[i]
+        keys[i] = w >> ib
+        perm[i] = w & mask
+
+
+def unpack(words, ib, nthreads):
     """(keys, perm) of sorted packed words."""
     n = words.shape[0]
     keys = np.empty(n, dtype=np.int64)
     perm = np.empty(n, dtype=np.int64)
-    mask = (np.int64(1) << ib) - 1
-    for i in nb.prange(n):
-        w = words[i]
-        keys[i] = w >> ib
-        perm[i] = w & mask
+    nparts, nthreads = plan(n, nthreads)
+    run_parts(_unpack_part, nparts, nthreads, words, ib, keys, perm)
     return keys, perm
 
 
 # ---------------------------------------------------------------- pair route
-@nb.njit(cache=True, nogil=True)
 def _digit_plan(bound, n):
     """(digit_bits, passes) for keys below ``bound``."""
-    bits = bit_length(max(bound - 1, 0))
+    bits = max(int(bound) - 1, 0).bit_length()
     if bits == 0:
         return 1, 0
     # 11-bit digits keep the histogram in L1 and the scatter fan-out TLB-friendly;
@@ -250,70 +249,55 @@ def _digit_plan(bound, n):
     return digit, passes
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _histograms(keys, shift, mask, nchunks):
-    n = keys.shape[0]
-    nb_ = mask + 1
-    hist = np.zeros((nchunks, nb_), dtype=np.int64)
-    chunk = (n + nchunks - 1) // nchunks
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        h = hist[t]
-        for i in range(lo, hi):
-            h[(keys[i] >> shift) & mask] += 1
-    return hist
-
-
-# _msd_scatter's loop for (key, perm) pairs: kept apart so each hot loop moves only its own arrays
-@nb.njit(cache=True, parallel=True, nogil=True)
-def _scatter(src_keys, src_perm, dst_keys, dst_perm, offsets, shift, mask, identity):
-    n = src_keys.shape[0]
-    nchunks = offsets.shape[0]
-    chunk = (n + nchunks - 1) // nchunks
-    for t in nb.prange(nchunks):
-        lo = t * chunk
-        hi = min(n, lo + chunk)
-        off = offsets[t]
-        for i in range(lo, hi):
-            k = src_keys[i]
-            dgt = (k >> shift) & mask
-            j = off[dgt]
-            off[dgt] = j + 1
-            dst_keys[j] = k
-            if identity:
-                dst_perm[j] = i
-            else:
-                dst_perm[j] = src_perm[i]
-
-
 @nb.njit(cache=True, nogil=True)
-def sort_pairs_lsd(keys, bound, nchunks):
+def _hist_part(t, nparts, keys, shift, mask, hist):
+    lo, hi = part_range(t, nparts, keys.shape[0])
+    h = hist[t]
+    for i in range(lo, hi):
+        h[(keys[i] >> shift) & mask] += 1
+
+
+# _msd_scatter_part's loop for (key, perm) pairs: kept apart so each hot loop moves only its own arrays
+@nb.njit(cache=True, nogil=True)
+def _scatter_part(t, nparts, src_keys, src_perm, dst_keys, dst_perm, offsets, shift, mask, identity):
+    lo, hi = part_range(t, nparts, src_keys.shape[0])
+    off = offsets[t]
+    for i in range(lo, hi):
+        k = src_keys[i]
+        dgt = (k >> shift) & mask
+        j = off[dgt]
+        off[dgt] = j + 1
+        dst_keys[j] = k
+        if identity:
+            dst_perm[j] = i
+        else:
+            dst_perm[j] = src_perm[i]
+
+
+def sort_pairs_lsd(keys, bound, nthreads):
     """Return (sorted_keys, perm) with sorted_keys = keys[perm], perm stable."""
     n = keys.shape[0]
     digit, passes = _digit_plan(bound, n)
-    mask = (np.int64(1) << digit) - 1
+    mask = (1 << digit) - 1
+    nparts, nthreads = plan(n, nthreads)
     cur_keys = keys
     cur_perm = np.empty(0, dtype=np.int64)
     buf_keys = np.empty(n, dtype=np.int64)
     buf_perm = np.empty(n, dtype=np.int64)
-    alt_keys = np.empty(0, dtype=np.int64)
-    alt_perm = np.empty(0, dtype=np.int64)
     identity = True
     for p in range(passes):
         shift = p * digit
-        hist = _histograms(cur_keys, shift, mask, nchunks)
-        total = hist.sum(axis=0)
-        if total.max() == n:  # every key has the same digit: nothing moves
+        hist = np.zeros((nparts, mask + 1), dtype=np.int64)
+        run_parts(_hist_part, nparts, nthreads, cur_keys, shift, mask, hist)
+        if int(hist.sum(axis=0).max()) == n:  # every key has the same digit: nothing moves
             continue
         offsets, _ = bucket_offsets(hist)
-        _scatter(cur_keys, cur_perm, buf_keys, buf_perm, offsets, shift, mask, identity)
+        run_parts(_scatter_part, nparts, nthreads, cur_keys, cur_perm, buf_keys, buf_perm, offsets, shift, mask,
+                  identity)
         if identity:
             # second buffer pair is needed only once something moved
-            alt_keys = np.empty(n, dtype=np.int64)
-            alt_perm = np.empty(n, dtype=np.int64)
             cur_keys, cur_perm = buf_keys, buf_perm
-            buf_keys, buf_perm = alt_keys, alt_perm
+            buf_keys, buf_perm = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
             identity = False
         else:
             cur_keys, buf_keys = buf_keys, cur_keys
@@ -323,7 +307,7 @@ def sort_pairs_lsd(keys, bound, nchunks):
     return cur_keys, cur_perm
 
 
-def sort_pairs(keys, bound, nchunks):
+def sort_pairs(keys, bound, nthreads):
     """Stable sort: (sorted_keys, perm) with sorted_keys = keys[perm].
 
     The route is chosen in Python so that only the kernels it needs compile.
@@ -331,7 +315,10 @@ def sort_pairs(keys, bound, nchunks):
     n = keys.shape[0]
     if n > 1 and fits_packed(bound, n):
         ib, kb, d1 = packed_plan(bound, n)
-        words, hist = pack_keys(keys, ib, ib + kb - d1, np.int64(1) << d1, nchunks)
+        nparts, nthreads = plan(n, nthreads)
+        words = np.empty(n, dtype=np.int64)
+        hist = np.zeros((nparts, 1 << d1), dtype=np.int64)
+        run_parts(_pack_part, nparts, nthreads, keys, ib, ib + kb - d1, words, hist)
         check_hist(hist, n)
-        return unpack(sort_packed(words, hist, ib, kb, d1), ib)
-    return sort_pairs_lsd(keys, bound, nchunks)
+        return unpack(sort_packed(words, hist, ib, kb, d1, nthreads), ib, nthreads)
+    return sort_pairs_lsd(keys, bound, nthreads)

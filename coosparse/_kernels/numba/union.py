@@ -3,12 +3,28 @@
 ``merge_union`` is parallel over contiguous chunks of ``a``: chunk t owns
 ``a[lo:hi]`` and the part of ``b`` below ``a[hi]`` (found by one binary search),
 so each chunk merges its slice independently. A first pass counts each chunk's
-union size, a second writes at the prefix-summed offsets.
+union size, a second writes at the prefix-summed offsets. Chunks are the parts
+of ``threads.run_parts`` (one part on the calling thread for small inputs);
+the per-chunk merge loops are inlined into the part kernels.
 """
 import numba as nb
 import numpy as np
 
 from .intersect import _key, _lower_bound, _lower_bound_idx, _outside
+from .parts import part_range
+from .threads import plan, run_parts
+
+
+def chunking(n, m, nthreads):
+    """(nchunks, nthreads) for a merge of n and m entries."""
+    return plan(n + m, nthreads)
+
+
+def _splits(n, m, nchunks, kernel, *args):
+    """(blo, chunk): chunk t is a[t*chunk:(t+1)*chunk] and b[blo[t]:blo[t+1]]; one chunk needs no search."""
+    if nchunks == 1:
+        return np.array([0, m], dtype=np.int64), n
+    return kernel(*args, nchunks)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -25,7 +41,7 @@ def _b_splits(a_keys, b_keys, nchunks):
     return lo, chunk
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _union_pos_chunk(a_keys, i, ie, b_keys, j, je, u, a_pos, b_pos):
     while i < ie or j < je:
         if j >= je:
@@ -46,35 +62,39 @@ def _union_pos_chunk(a_keys, i, ie, b_keys, j, je, u, a_pos, b_pos):
         u += 1
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def union_offsets(a_keys, b_keys, nchunks):
-    """(sizes, blo, chunk): prefix-summed union sizes of each chunk of a (and its b range)."""
+@nb.njit(cache=True, nogil=True)
+def _union_size_part(t, nparts, a_keys, b_keys, blo, chunk, sizes):
     n = a_keys.shape[0]
-    blo, chunk = _b_splits(a_keys, b_keys, nchunks)
+    i = min(t * chunk, n)
+    sizes[t + 1] = _union_size(a_keys, i, min(n, i + chunk), b_keys, blo[t], blo[t + 1])
+
+
+def union_offsets(a_keys, b_keys, nthreads):
+    """(sizes, blo, chunk, nthreads): prefix-summed union sizes of each chunk of a (and its b range)."""
+    nchunks, nthreads = chunking(a_keys.shape[0], b_keys.shape[0], nthreads)
+    blo, chunk = _splits(a_keys.shape[0], b_keys.shape[0], nchunks, _b_splits, a_keys, b_keys)
     sizes = np.zeros(nchunks + 1, dtype=np.int64)
-    for t in nb.prange(nchunks):
-        i = min(t * chunk, n)
-        sizes[t + 1] = _union_size(a_keys, i, min(n, i + chunk), b_keys, blo[t], blo[t + 1])
-    for t in range(nchunks):
-        sizes[t + 1] += sizes[t]
-    return sizes, blo, chunk
+    run_parts(_union_size_part, nchunks, nthreads, a_keys, b_keys, blo, chunk, sizes)
+    np.cumsum(sizes, out=sizes)
+    return sizes, blo, chunk, nthreads
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def union_positions(a_keys, b_keys, sizes, blo, chunk, a_pos, b_pos):
+@nb.njit(cache=True, nogil=True)
+def _union_positions_part(t, nparts, a_keys, b_keys, sizes, blo, chunk, a_pos, b_pos):
     n = a_keys.shape[0]
-    for t in nb.prange(sizes.shape[0] - 1):
-        i = min(t * chunk, n)
-        _union_pos_chunk(a_keys, i, min(n, i + chunk), b_keys, blo[t], blo[t + 1], sizes[t],
-                         a_pos, b_pos)
+    i = min(t * chunk, n)
+    _union_pos_chunk(a_keys, i, min(n, i + chunk), b_keys, blo[t], blo[t + 1], sizes[t], a_pos, b_pos)
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def union_columns(a_indices, b_indices, a_pos, b_pos, out):
-    """Index columns of the union: from a where a_pos >= 0, else from b."""
+def union_positions(a_keys, b_keys, sizes, blo, chunk, a_pos, b_pos, nthreads):
+    run_parts(_union_positions_part, sizes.shape[0] - 1, nthreads, a_keys, b_keys, sizes, blo, chunk, a_pos, b_pos)
+
+
+@nb.njit(cache=True, nogil=True)
+def _union_columns_part(t, nparts, a_indices, b_indices, a_pos, b_pos, out):
     d = a_indices.shape[0]
-    m = a_pos.shape[0]
-    for u in nb.prange(m):
+    lo, hi = part_range(t, nparts, a_pos.shape[0])
+    for u in range(lo, hi):
         p = a_pos[u]
         if p >= 0:
             for x in range(d):
@@ -83,10 +103,16 @@ def union_columns(a_indices, b_indices, a_pos, b_pos, out):
             q = b_pos[u]
             for x in range(d):
                 out[x, u] = b_indices[x, q]
+
+
+def union_columns(a_indices, b_indices, a_pos, b_pos, out, nthreads):
+    """Index columns of the union: from a where a_pos >= 0, else from b."""
+    nparts, nthreads = plan(a_pos.shape[0] * max(a_indices.shape[0], 1), nthreads)
+    run_parts(_union_columns_part, nparts, nthreads, a_indices, b_indices, a_pos, b_pos, out)
     return out
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _union_size(a_keys, i, ie, b_keys, j, je):
     c = 0
     while i < ie and j < je:
@@ -115,7 +141,7 @@ def _b_splits_idx(a_idx, b_idx, strides, nchunks):
     return lo, chunk
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _union_size_idx(a_idx, i, ie, b_idx, j, je, strides, limits, flags):
     # the size of this chunk's union; every column it owns is checked on the way
     # (flags[0]: outside the limits; flags[1]: keys not strictly increasing)
@@ -154,7 +180,7 @@ def _union_size_idx(a_idx, i, ie, b_idx, j, je, strides, limits, flags):
 
 # the take_a/take_b choice repeats _union_pos_chunk's, but on keys cached across steps
 # (computed from index columns); a shared helper would need both keys read every step
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _merge_add_idx_chunk(a_idx, i, ie, b_idx, j, je, strides, a_values, b_values, negate,
                          out_idx, out_val, u):
     d = a_idx.shape[0]
@@ -204,26 +230,36 @@ def _merge_add_idx_chunk(a_idx, i, ie, b_idx, j, je, strides, a_values, b_values
         u += 1
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def union_offsets_idx(a_idx, b_idx, strides, limits, nchunks):
+@nb.njit(cache=True, nogil=True)
+def _union_size_idx_part(t, nparts, a_idx, b_idx, strides, limits, blo, chunk, sizes, flags):
     n = a_idx.shape[1]
-    blo, chunk = _b_splits_idx(a_idx, b_idx, strides, nchunks)
+    i = min(t * chunk, n)
+    sizes[t + 1] = _union_size_idx(a_idx, i, min(n, i + chunk), b_idx, blo[t], blo[t + 1], strides, limits,
+                                   flags[t])
+
+
+def union_offsets_idx(a_idx, b_idx, strides, limits, nthreads):
+    """(sizes, blo, chunk, flags, nthreads): prefix-summed union sizes of each chunk, and what
+    its pass counted (flags[t, 0]: indices outside the limits; flags[t, 1]: keys out of order)."""
+    nchunks, nthreads = chunking(a_idx.shape[1], b_idx.shape[1], nthreads)
+    blo, chunk = _splits(a_idx.shape[1], b_idx.shape[1], nchunks, _b_splits_idx, a_idx, b_idx, strides)
     sizes = np.zeros(nchunks + 1, dtype=np.int64)
     flags = np.zeros((nchunks, 2), dtype=np.int64)
-    for t in nb.prange(nchunks):
-        i = min(t * chunk, n)
-        sizes[t + 1] = _union_size_idx(a_idx, i, min(n, i + chunk), b_idx, blo[t], blo[t + 1], strides,
-                                       limits, flags[t])
-    for t in range(nchunks):
-        sizes[t + 1] += sizes[t]
-    return sizes, blo, chunk, flags
+    run_parts(_union_size_idx_part, nchunks, nthreads, a_idx, b_idx, strides, limits, blo, chunk, sizes, flags)
+    np.cumsum(sizes, out=sizes)
+    return sizes, blo, chunk, flags, nthreads
 
 
-@nb.njit(cache=True, parallel=True, nogil=True)
-def merge_add_idx_write(a_idx, b_idx, strides, sizes, blo, chunk, a_values, b_values, negate,
+@nb.njit(cache=True, nogil=True)
+def _merge_add_idx_part(t, nparts, a_idx, b_idx, strides, sizes, blo, chunk, a_values, b_values, negate,
                         out_idx, out_val):
     n = a_idx.shape[1]
-    for t in nb.prange(sizes.shape[0] - 1):
-        i = min(t * chunk, n)
-        _merge_add_idx_chunk(a_idx, i, min(n, i + chunk), b_idx, blo[t], blo[t + 1], strides,
-                             a_values, b_values, negate, out_idx, out_val, sizes[t])
+    i = min(t * chunk, n)
+    _merge_add_idx_chunk(a_idx, i, min(n, i + chunk), b_idx, blo[t], blo[t + 1], strides,
+                         a_values, b_values, negate, out_idx, out_val, sizes[t])
+
+
+def merge_add_idx_write(a_idx, b_idx, strides, sizes, blo, chunk, a_values, b_values, negate, out_idx, out_val,
+                        nthreads):
+    run_parts(_merge_add_idx_part, sizes.shape[0] - 1, nthreads, a_idx, b_idx, strides, sizes, blo, chunk,
+              a_values, b_values, negate, out_idx, out_val)

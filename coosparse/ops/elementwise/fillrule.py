@@ -142,7 +142,11 @@ def _own(x, xp):
 
 
 def _constant(outs, xp):
-    """The one value of every output (NaN equal to NaN, either zero sign), or None."""
+    """The one value of every output (NaN equal to NaN, either zero sign), or None.
+
+    A zero keeps its sign when every element has it (an all -0.0 background is
+    -0.0, as the dense meaning); zeros of both signs give +0.0.
+    """
     first = []
     for o in outs:
         o = xp.asarray(o).reshape(-1)
@@ -154,10 +158,21 @@ def _constant(outs, xp):
             eq = eq | (xp.isnan(o) & xp.isnan(r))
         if not bool(eq.all()):  # synchronize! (on a GPU: the decision is the host's)
             return None
+        one_sign = o.dtype.kind not in "fc" or bool(  # synchronize!
+            ((xp.signbit(o.real) == xp.signbit(r.real)) & (xp.signbit(o.imag) == xp.signbit(r.imag))).all())
         r = r.get() if is_device_array(r) else r  # synchronize! (the fill is a host scalar)
         r = r[0]
-        first.append(r + 0 if r.dtype.kind in "fc" else r)  # + 0: a zero background is +0
+        first.append(r if one_sign else r + 0)  # + 0: zeros of both signs give +0
     return first
+
+
+def _one_sign(a, b):
+    """``b`` when ``a`` and ``b`` have the same zero sign(s), else ``b + 0``."""
+    a, b = np.asarray(a), np.asarray(b)
+    if b.dtype.kind not in "fc":
+        return b[()]
+    same = (np.signbit(a.real) == np.signbit(b.real)) and (np.signbit(a.imag) == np.signbit(b.imag))
+    return b[()] if same else (b + 0)[()]
 
 
 def background(f, xf, fkw, ops, xp):
@@ -228,5 +243,5 @@ def _background_of(f, xf, fkw, ops, j, dense_at, dense_values, anchors, xp):
         got = _constant(outs, xp)
         if got is None or (first is not None and not all(bool(_same(a, b)) for a, b in zip(got, first))):
             return None
-        first = first or got
+        first = got if first is None else [_one_sign(a, b) for a, b in zip(got, first)]
     return first

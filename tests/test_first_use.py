@@ -1,0 +1,130 @@
+"""First use in a fresh environment: the compile notice, ``python -m coosparse warmup``, and
+the warm-up on a read-only install (the cache falls back to a temporary directory).
+
+Each case runs fresh interpreters with their own empty Numba cache. Nothing here
+measures time: the notice's threshold is set to a millisecond, which any compilation
+exceeds, and the warm-up is checked by what a later process does not compile.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from coosparse._kernels.numba import notice
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NOTICE = "coosparse: compiling Numba kernels"
+
+# a process that calls to_dense and a reduction, then reports what Numba compiled
+PROBE = """
+    import numpy as np, coosparse
+    from numba.core import event
+    compiled = []
+    class L(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+        def on_end(self, ev):
+            pass
+    event.register("numba:compile", L())
+    a = coosparse.COO(np.array([[0, 1, 1], [2, 0, 2]]), np.array([1.0, 2.0, 3.0]), (3, 3), sorted=True,
+                      unique=True, check=False)
+    assert a.to_dense().sum() == 6.0
+    assert a.to_dense().tolist() == [[0.0, 0.0, 1.0], [2.0, 0.0, 3.0], [0.0, 0.0, 0.0]]
+    print("compiled", len(compiled), sorted(set(compiled)))
+"""
+
+
+def _run(args, env, cwd=REPO, timeout=600):
+    full = dict(os.environ)
+    full.pop("COOSPARSE_COMPILE_NOTICE", None)
+    full.update(env)
+    p = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=full, cwd=cwd,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def _python(code, env, **kw):
+    return _run(["-c", textwrap.dedent(code)], env, **kw)
+
+
+def test_threshold_setting():
+    for raw, want in [("", 1.0), ("1", 1.0), ("on", 1.0), ("0", None), ("off", None), ("2.5", 2.5),
+                      ("-1", None), ("nonsense", 1.0)]:
+        os.environ["COOSPARSE_COMPILE_NOTICE"] = raw
+        try:
+            assert notice.threshold() == want, raw
+        finally:
+            del os.environ["COOSPARSE_COMPILE_NOTICE"]
+
+
+def test_message_names_the_kernels_and_the_cache():
+    text = notice.message(["scatter._scatter_set_part", "scatter._scatter_set_part", "sort._pack_part"], "/c/d")
+    assert "scatter._scatter_set_part, sort._pack_part" in text  # each once, in order
+    assert "cached in /c/d" in text and "python -m coosparse warmup" in text and "COOSPARSE_COMPILE_NOTICE=0" in text
+
+
+def test_notice_once_when_compiling_and_never_when_cached_or_silenced(tmp_path):
+    code = """
+        import numpy as np, coosparse
+        a = coosparse.random((200, 200), nnz=3000, duplicates=True, seed=0)
+        a.to_dense(); a.coalesce(); a.coalesce().sum(axis=1)
+        print("ok")
+    """
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "COOSPARSE_COMPILE_NOTICE": "0.001"}
+    rc, out, err = _python(code, env)
+    assert rc == 0 and out.strip() == "ok", err
+    assert err.count(NOTICE) == 1, err  # once, though three calls compiled
+    assert "_part" in err.split(NOTICE)[1].split(")")[0]  # names the kernels it waits for
+    rc, out, err = _python(code, env)  # the same cache: nothing compiles, nothing said
+    assert rc == 0 and NOTICE not in err, err
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "other"), "COOSPARSE_COMPILE_NOTICE": "0"}
+    rc, out, err = _python(code, env)
+    assert rc == 0 and NOTICE not in err, err
+
+
+def test_warmup_cli_lists_and_refuses_unknown_operations():
+    rc, out, err = _run(["-m", "coosparse", "warmup", "--list"], {})
+    assert rc == 0 and "coalesce" in out and "float64" in out
+    rc, out, err = _run(["-m", "coosparse", "warmup", "--ops", "coalesce,frobnicate"], {})
+    assert rc == 2 and "frobnicate" in err
+    rc, out, err = _run(["-m", "coosparse"], {})
+    assert rc == 2
+
+
+def _read_only_copy(tmp_path):
+    """The package copied as an installed tree whose kernel directory cannot hold Numba's cache."""
+    site = tmp_path / "site"
+    pkg = site / "coosparse"
+    ignore = shutil.ignore_patterns("__pycache__", "*.so")
+    shutil.copytree(os.path.join(REPO, "coosparse"), pkg, ignore=ignore)
+    shutil.copytree(os.path.join(REPO, "interop"), pkg / "interop", ignore=ignore)
+    shutil.copytree(os.path.join(REPO, "cuda_kernels"), pkg / "cuda_kernels", ignore=ignore)
+    # a file where Numba's in-tree cache directory would go: no cache can be written there
+    (pkg / "_kernels" / "numba" / "__pycache__").write_text("read-only install")
+    blocked = tmp_path / "home-is-a-file"
+    blocked.write_text("")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {"PYTHONPATH": str(site), "XDG_CACHE_HOME": str(blocked / "cache"), "HOME": str(blocked),
+           "TMPDIR": str(tmpdir), "NUMBA_CACHE_DIR": ""}
+    return site, tmpdir, env
+
+
+def test_warmup_fills_the_fallback_cache_of_a_read_only_install(tmp_path):
+    site, tmpdir, env = _read_only_copy(tmp_path)
+    rc, out, err = _run(["-m", "coosparse", "warmup", "--dtypes", "float64,int64", "--ops", "to_dense,sum(axis=1)",
+                         "--jobs", "2", "--no-progress"], env, cwd=str(tmp_path))
+    assert rc == 0, err
+    assert "coosparse warmup: 2 dtype(s)" in err
+    fallback = tmpdir / f"coosparse-numba-cache-{os.getuid()}"
+    cached = [f for _, _, fs in os.walk(fallback) for f in fs if f.endswith(".nbi")]
+    assert cached, f"nothing cached in {fallback}: {err}"
+    # a later process of that install finds the kernels: the probe compiles nothing of coosparse's
+    rc, out, err = _python(PROBE, env, cwd=str(tmp_path))
+    assert rc == 0, err
+    assert out.startswith("compiled "), out
+    names = out.split(" ", 2)[2]
+    assert "_part" not in names, out
