@@ -188,6 +188,13 @@ merge_take         (keys int64[n], offsets int64[r+1], indices int64[d, n],
                    made of r sorted runs keys[offsets[t]:offsets[t+1]]; perm
                    is their stable sort order (ties: earlier run, then earlier
                    position), i.e. the r-way merge; values are copied as bits
+counting_take      (keys int64[n], bound, indices int64[d, n], values[n, k]) ->
+                   (offsets int64[bound + 1], indices[:, perm], values[perm]):
+                   perm the stable sort order of keys in [0, bound) (Numba: a
+                   counting sort; CUDA: sort_pairs + gathers), offsets[k] the
+                   first position of key k (a CSR pointer of the result). A
+                   key outside [0, bound) raises IndexError / is reported
+                   (INDEX). Sync-free
 ---- linalg ------------------------------------------------------------------
 row_offsets        (rows int64[n] non-decreasing in [0, nrows), nrows) ->
                    int64[nrows + 1]: CSR row pointer (first i with
@@ -253,7 +260,7 @@ KERNEL_FAMILIES = {
     "elementwise": ("merge_gather",),
     "reduce": ("segment_prod", "segment_minmax", "segment_arg", "reduce_sorted", "reduce_by_key"),
     "indexing": ("mask_positions", "search_ranges", "expand_ranges", "take_ranges"),
-    "join": ("merge_take",),
+    "join": ("merge_take", "counting_take"),
     "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm", "spgemm"),
 }
 

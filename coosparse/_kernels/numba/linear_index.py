@@ -45,10 +45,11 @@ def linear_index_checked(indices, strides, limits):
     bad = 0
     for i in nb.prange(n):
         h = np.int64(0)
+        o = np.int64(0)
         for d in range(ndim):
             v = indices[d, i]
-            if np.uint64(v) >= limits[d]:
-                bad += 1
+            o |= np.int64(np.uint64(v) >= limits[d])  # no branch: the loop stays as fast as the unchecked one
             h += v * strides[d]
         keys[i] = h
+        bad += o
     return keys, bad
