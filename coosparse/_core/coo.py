@@ -303,6 +303,14 @@ class COO(OperatorsMixin):
         Where that memory matters, pass ``cache=False`` (built, not kept) or
         call :meth:`drop_companions`.
 
+        Bad input: leading indices outside the shape raise IndexError and a
+        ``sorted`` flag that lies ValueError, in the pass that builds the
+        pointer (nothing is cached then). On a GPU the kernel reports them
+        through the error word instead (at the next synchronising call); the
+        pointer it cached is memory-safe but meaningless, and later
+        operations that reuse it do not report again (products build their
+        own pointers on a GPU for that reason).
+
         Parameters
         ----------
         cache : bool

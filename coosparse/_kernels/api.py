@@ -33,6 +33,17 @@ linear_index       (indices int64[d, n], strides int64[d], sizes=None) ->
 unravel_index      (keys int64[n], strides int64[d]) -> indices int64[d, n]
 ---- sort --------------------------------------------------------------------
 sort_pairs         (keys int64[n], bound) -> (sorted_keys, perm); stable
+sort_segments      (values[n] int32/int64/float32/float64, offsets int64[s+1])
+                   -> values with each segment offsets[i]:offsets[i+1] sorted,
+                   stable, NaN last (Numba: a merge sort per segment; CUDA: two
+                   stable argsorts). Sync-free
+sort_lanes         (values[n] as sort_segments, offsets int64[s+1], indices
+                   int64[d, n], fill, length) -> (indices int64[d, m],
+                   values[m]): a sort along the last axis of a coalesced array
+                   whose lanes are the segments: each lane's values other than
+                   the fill, in order, at their positions in the sorted dense
+                   lane (below the fill first, the rest last). Synchronises
+                   on a GPU (output size)
 ---- segment -----------------------------------------------------------------
 segment_starts     (sorted_keys) -> int64[nseg + 1] (synchronises on a GPU)
 segment_sum        (values[n, k], perm int64[n] | None, starts) -> [nseg, k];
@@ -249,7 +260,7 @@ KERNEL_FAMILIES = {
     # (coosparse/_kernels/cuda/<family>.py) and the CUDA sources (cuda_kernels/<family>.cu),
     # in dependency order: a family's kernels use only the families before it.
     "linear_index": ("linear_index", "unravel_index"),
-    "sort": ("sort_pairs",),
+    "sort": ("sort_pairs", "sort_segments", "sort_lanes"),
     "segment": ("segment_starts", "segment_sum"),
     "gather": ("gather_rows", "gather_columns", "gather_strided", "gather_or_zero"),
     "coalesce": ("coalesce_linear",),

@@ -423,6 +423,9 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
         x = to_hybrid(x, 0)
     c = coalesce(x)
     be = backend_for(c.indices)
+    if (axis == c.ndim - 1 and c.ndim >= 1 and c.dtype in _ROW_SORT_DTYPES and c.nnz
+            and not np.isnan(c.fill_value) and (c.ndim == 1 or c._row_pointer_pays())):
+        return _sort_last_axis(c, be, descending)
     vals = c.values
     fillarr = xp.full(1, c.fill_value, dtype=c.dtype)
     less = xp.searchsorted(fillarr, vals, side="right") == 0
@@ -454,6 +457,32 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     idx = xp.ascontiguousarray(idx)
     idx[axis] = pos
     out = result(c, idx, vals, c.shape, sorted=axis == c.ndim - 1 and not descending, unique=True)
+    return out if out.is_sorted else coalesce(out)
+
+
+_ROW_SORT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _sort_last_axis(c, be, descending):
+    """sort along the last axis of coalesced ``c``: each lane (the entries of one row of a matrix,
+    through its cached row pointer) sorted by the ``sort_lanes`` row, which also writes the new
+    last index of each kept entry. Results as the general path's."""
+    xp = be.xp
+    if c.ndim == 1:
+        offsets = xp.zeros(2, dtype=np.int64)
+        offsets[1] = c.nnz
+    elif c.ndim == 2:
+        offsets = c.row_pointer()
+    else:  # lanes: runs of equal leading indices
+        change = xp.zeros(c.nnz + 1, dtype=bool)
+        change[0] = change[-1] = True
+        change[1:-1] = (c.indices[:-1, 1:] != c.indices[:-1, :-1]).any(axis=0)
+        offsets = xp.flatnonzero(change)
+    n = c.shape[-1]
+    idx, vals = be.sort_lanes(c.values, offsets, c.indices, c.fill_value, n)  # synchronize! (output size)
+    if descending:
+        idx[-1] = n - 1 - idx[-1]
+    out = result(c, idx, vals, c.shape, sorted=not descending, unique=True)
     return out if out.is_sorted else coalesce(out)
 
 

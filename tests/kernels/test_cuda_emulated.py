@@ -803,3 +803,28 @@ def test_counting_take_refuses_keys_outside_the_bound():
     H.counting_take(keys, 4, indices, values)  # the GPU's way: reported, memory safe
     with pytest.raises(IndexError):
         check_device_errors()
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 1, 300, 5000])
+def test_sort_segments_and_lanes_match_numba(dtype, n):
+    """Segments sorted stable with NaN last, and the lanes of a sort along the last axis: the Numba
+    layer's merge sorts and the CUDA layer's stable argsorts give the same bits."""
+    rng = np.random.default_rng(n + 1)
+    values = (rng.integers(-4, 5, n) * 1.5).astype(dtype)
+    if values.dtype.kind == "f" and n:
+        values[rng.random(n) < 0.1] = np.nan
+        values[rng.random(n) < 0.05] = -0.0
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n + 1, 40 if n else 0)]))
+    offsets = cuts if n else np.array([0, 0])
+    got = nb.sort_segments(values, offsets)
+    ref = np.concatenate([np.sort(values[a:b], kind="stable") for a, b in zip(offsets[:-1], offsets[1:])])
+    assert got.tobytes() == ref.astype(dtype).tobytes()
+    assert H.sort_segments(values, offsets).tobytes() == got.tobytes()
+    lanes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+    indices = np.stack([lanes, rng.integers(0, 9000, n)])
+    for fill in (0, 1.5):
+        a = nb.sort_lanes(values, offsets, indices, fill, 9000)
+        b = H.sort_lanes(values, offsets, indices, fill, 9000)
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[1].tobytes() == b[1].tobytes()

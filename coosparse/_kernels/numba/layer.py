@@ -101,6 +101,49 @@ def sort_pairs(keys, bound):
         return _sort.sort_pairs(keys, int(bound), numba.get_num_threads())
 
 
+def _segment_parts(offsets, n):
+    """(nparts, nthreads, bounds): parts of about equal entries, whole segments each."""
+    nseg = offsets.shape[0] - 1
+    nparts, nthreads = _parts(n)
+    nparts = min(nparts, max(nseg, 1))
+    bounds = np.searchsorted(offsets, np.arange(nparts + 1, dtype=_i64) * n // nparts).astype(_i64)
+    bounds[0], bounds[-1] = 0, nseg
+    return nparts, nthreads, bounds
+
+
+def sort_segments(values, offsets):
+    """``values`` (1-D) with each segment ``offsets[s]:offsets[s + 1]`` sorted: stable, NaN last."""
+    values = np.ascontiguousarray(values)
+    offsets = np.ascontiguousarray(offsets, dtype=_i64)
+    out = np.empty_like(values)
+    nparts, nthreads, bounds = _segment_parts(offsets, values.shape[0])
+    _run_parts(_sort.sort_segments_part, nparts, nthreads, bounds, offsets, values, out)
+    return out
+
+
+def sort_lanes(values, offsets, indices, fill, length):
+    """A sort along the last axis of a coalesced array whose lanes are the segments of ``offsets``:
+    (indices int64[d, m], values[m]) of the kept entries (values other than the fill), each lane's
+    values in order (stable, NaN last) at their positions in the sorted dense lane of ``length``."""
+    values = np.ascontiguousarray(values)
+    offsets = np.ascontiguousarray(offsets, dtype=_i64)
+    indices = np.ascontiguousarray(indices, dtype=_i64)
+    nseg = offsets.shape[0] - 1
+    fill = values.dtype.type(fill)
+    sorted_values = np.empty_like(values)
+    kept = np.zeros(nseg, _i64)
+    nparts, nthreads, bounds = _segment_parts(offsets, values.shape[0])
+    _run_parts(_sort.sort_lanes_count_part, nparts, nthreads, bounds, offsets, values, fill, sorted_values, kept)
+    out_offsets = np.zeros(nseg + 1, _i64)
+    np.cumsum(kept, out=out_offsets[1:])
+    m = int(out_offsets[-1])
+    out_idx = np.empty((indices.shape[0], m), _i64)
+    out_vals = np.empty(m, values.dtype)
+    _run_parts(_sort.sort_lanes_write_part, nparts, nthreads, bounds, offsets, indices, sorted_values, fill,
+               int(length), out_offsets, out_idx, out_vals)
+    return out_idx, out_vals
+
+
 # ---- segment -------------------------------------------------------------------------------------
 segment_starts = _seg.segment_starts
 

@@ -586,8 +586,11 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
         b_sorted = sb.sorted
     # A grouped by its rows: on the CPU compressed to the distinct rows (Gustavson's parts balance
     # over them); on a GPU a row pointer over every row while that is small (no synchronisation)
-    if sa.sorted and rowa.bound <= 2 * n_a + 1024:
-        # a row pointer no longer than the entries: the array's cached one (its companion)
+    # the operands' cached row pointers on the CPU (a pointer no longer than the entries); a GPU
+    # builds them per product, so that each product reports a sorted flag that lies (a pointer
+    # cached from such an array would be reused silently, its report already consumed)
+    host = be.xp is np
+    if host and sa.sorted and rowa.bound <= 2 * n_a + 1024:
         a_off = _cached_offsets(be, sa.source, sa.lead, rowa.bound, lambda: be.row_offsets(arow_key, rowa.bound))
         a_perm = a_rows = None
     elif be.xp is not np and rowa.bound <= max(_DIRECT_ROWS, 4 * n_a):
@@ -596,7 +599,7 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
     else:
         a_off, a_perm, a_rows = _segments(be, arow_key, rowa.bound, sa.sorted)
     if b_sorted:
-        b_off = _cached_offsets(be, sb.source if kbound == conta.bound else None, sb.lead, kbound,
+        b_off = _cached_offsets(be, sb.source if host and kbound == conta.bound else None, sb.lead, kbound,
                                 lambda: be.row_offsets(brow_key, kbound))
         b_perm = None
     else:
