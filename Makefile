@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test array-api-tests fuzz bench bench-dask docs clean
+.PHONY: test array-api-tests fuzz bench bench-baseline bench-dask docs clean
 
 $(VENV)/.test-stamp: pyproject.toml requirements/test.txt requirements/docs.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,8 +44,14 @@ array-api-tests: $(VENV)/.test-stamp
 fuzz: $(VENV)/.test-stamp
 	COOSPARSE_FUZZ_EXAMPLES=$${COOSPARSE_FUZZ_EXAMPLES:-2000} $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz.py --hypothesis-show-statistics
 
+# `make bench` lists every case more than 10% slower than docs/bench-baseline.json relative to the
+# same run's peers; `make bench-baseline` stores this run's ratios there (for a change meant to
+# move them: commit the file with the change)
 bench: $(VENV)/.bench-stamp
 	$(PY) -m coosparse.bench $(BENCH_ARGS)
+
+bench-baseline: $(VENV)/.bench-stamp
+	$(PY) -m coosparse.bench --update-baseline $(BENCH_ARGS)
 
 # the Dask suite (docs/dask.md): LocalClusters, an R-MAT graph 3x a worker's memory; minutes
 bench-dask: $(VENV)/.bench-stamp

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 import coosparse
 from coosparse import COO
 from fuzz_table import Call, Ref, Row, _assert_elements, _elements, _finite, assert_values_equal, coos
+from reference import assert_bits, dense_meaning
 
 FLOATS = [np.float16, np.float32, np.float64, np.complex64, np.complex128]
 BIG = 2**61
@@ -146,31 +147,6 @@ def _check_limit(call, r):
 
 
 # ============================================================================ signed zeros
-def _bits_equal(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    for g, w in ([(got.real, want.real), (got.imag, want.imag)] if got.dtype.kind == "c" else [(got, want)]):
-        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
-        ok = ~np.isnan(w)
-        np.testing.assert_array_equal(g[ok], w[ok])
-        np.testing.assert_array_equal(np.signbit(g[ok]), np.signbit(w[ok]), err_msg="the sign of zero differs")
-
-
-def _dense_meaning(a):
-    """Fill bits where nothing is stored, else the entries summed in stored order from the first."""
-    acc = np.dtype(np.float32 if a.dtype == np.float16 else a.dtype)
-    out = np.full(a.shape, a.fill_value, dtype=a.dtype)
-    sums = {}
-    with np.errstate(all="ignore"):
-        for i in range(a.nnz):
-            key = tuple(int(v) for v in a.indices[:, i])
-            v = np.asarray(a.values[i]).astype(acc)
-            sums[key] = v.copy() if key not in sums else sums[key] + v
-        for key, v in sums.items():
-            out[key] = v.astype(a.dtype)
-    return out
-
-
 @st.composite
 def _signed_coo(draw):
     dtype = np.dtype(draw(st.sampled_from(FLOATS)))
@@ -221,12 +197,12 @@ def _check_signed(call, r):
         r = r.to_dense()
     args = call.args
     if isinstance(args[0], tuple):  # full
-        return _bits_equal(r, np.full(args[0], args[1]))
+        return assert_bits(r, np.full(args[0], args[1]))
     if len(args) == 2:  # where
-        d = _dense_meaning(args[1])
+        d = dense_meaning(args[1])
         with np.errstate(invalid="ignore"):
-            return _bits_equal(r, np.where(d > 0, d, -d))
-    _bits_equal(r, _dense_meaning(args[0]))
+            return assert_bits(r, np.where(d > 0, d, -d))
+    assert_bits(r, dense_meaning(args[0]))
 
 
 # ============================================================================ reductions with dtype=

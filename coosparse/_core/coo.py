@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numbers
 import sys
+import threading
 
 import numpy as np
 
-from .._kernels.backend import array_namespace, device_of, is_device_array, is_device_array_type, writeable
+from .._kernels.backend import array_namespace, backend_for, device_of, is_device_array, is_device_array_type, writeable
 from . import dtypes as _dtypes
 from . import fill as _fill
 from .device import to_device
@@ -21,6 +22,8 @@ from .dispatch import OPERATIONS, DenseConversionError, array_function, check_ap
 from .flags import verify_flags
 from .operators import OperatorsMixin
 from .shapes import as_shape, prod
+
+_COMPANION_LOCK = threading.Lock()
 
 
 class COO(OperatorsMixin):
@@ -234,11 +237,6 @@ class COO(OperatorsMixin):
         return self._indices
 
     @property
-    def nbytes(self):
-        """Bytes held by :attr:`indices` and :attr:`values` (pydata's ``nbytes``)."""
-        return int(self._indices.nbytes) + int(self._values.nbytes)
-
-    @property
     def density(self):
         """Stored elements over all elements (duplicates and explicit zeros count); 0.0 for an empty shape."""
         size = self.size
@@ -310,6 +308,108 @@ class COO(OperatorsMixin):
         self._unique = bool(unique) or nnz <= 1
         self._fill = fill_value
         return self
+
+    # ------------------------------------------------------------------ compressed companions
+    @property
+    def nbytes(self):
+        """Bytes held: indices, values and the cached companions (:meth:`row_pointer`); pydata's ``nbytes``."""
+        cache = self.__dict__.get("_companions")
+        extra = 0
+        for c in (cache.values() if cache else ()):
+            extra += sum(int(p.nbytes) for p in c) if isinstance(c, tuple) else int(c.nbytes)
+        return int(self._indices.nbytes) + int(self._values.nbytes) + extra
+
+    def row_pointer(self, *, cache=True):
+        """The compressed leading dimension of a sorted array (a CSR row pointer), cached with it.
+
+        ``ptr[i]`` is the position of the first entry whose leading index is
+        at least ``i``: the entries of row ``i`` are ``ptr[i]:ptr[i + 1]``.
+        The array is immutable and its flags are exact, so the pointer stays
+        valid for its lifetime; it is built once (one pass over the leading
+        index row), kept on the array (counted in :attr:`nbytes`: ``8 *
+        (shape[0] + 1)`` bytes) and used by the operations that read rows:
+        row reductions, row gathers and slices, SpMV/SpMM, the per-row merges
+        of multiply and add. Copies, pickles and results of operations do not
+        carry it.
+
+        Operations build it only where it is small (``shape[0] <= 2 * nnz +
+        1024``; a hypersparse leading dimension keeps the pointer-free paths).
+        Where that memory matters, pass ``cache=False`` (built, not kept) or
+        call :meth:`drop_companions`.
+
+        Bad input: leading indices outside the shape raise IndexError and a
+        ``sorted`` flag that lies ValueError, in the pass that builds the
+        pointer (nothing is cached then). On a GPU the kernel reports them
+        through the error word instead (at the next synchronising call); the
+        pointer it cached is memory-safe but meaningless, and later
+        operations that reuse it do not report again (products build their
+        own pointers on a GPU for that reason).
+
+        Parameters
+        ----------
+        cache : bool
+            Keep the pointer on the array (default).
+
+        Returns
+        -------
+        array of int64, shape (shape[0] + 1,)
+            On the array's device.
+
+        Raises
+        ------
+        ValueError
+            The array is not sorted (``coalesce()`` it first), or is 0-d, or
+            its leading dimension is dense.
+
+        Examples
+        --------
+        >>> import numpy as np, coosparse
+        >>> a = coosparse.COO([[0, 0, 2], [1, 3, 0]], np.ones(3), (4, 4), sorted=True, unique=True)
+        >>> a.row_pointer()
+        array([0, 2, 2, 3, 3])
+        >>> a.nbytes
+        112
+        """
+        if not self._sorted:
+            raise ValueError("row_pointer: the array is not sorted; call coalesce() first")
+        if self.sparse_ndim == 0:
+            raise ValueError("row_pointer: the array has no sparse dimension")
+        return self._companion(("row_pointer", 1, self._shape[0]),
+                               lambda be: be.row_offsets(self._indices[0], self._shape[0]), cache=cache)
+
+    def _row_pointer_pays(self):
+        """Whether operations should build :meth:`row_pointer`: sorted, with a leading dimension
+        not much longer than nnz (``shape[0] <= 2 * nnz + 1024``), so the pointer stays small."""
+        return self._sorted and self.sparse_ndim >= 1 and self._shape[0] <= 2 * self.nnz + 1024
+
+    def _companion(self, key, build, cache=True):
+        """A cached companion of this (immutable) array: ``build(kernel layer)`` once per ``key``.
+
+        Keys used: ``("row_pointer", lead, nrows)``: the CSR pointer over the
+        first ``lead`` sparse axes fused (``lead == 1``: :meth:`row_pointer`);
+        ``("row_pointer", ("stable sort", lead), nrows)``: (row offsets, stable
+        permutation) of an unsorted array's rows on a GPU. A companion is an
+        array or a tuple of arrays.
+        """
+        companions = self.__dict__.get("_companions")
+        hit = companions.get(key) if companions else None
+        if hit is not None:
+            return hit
+        value = build(backend_for(self._indices))
+        if cache:
+            with _COMPANION_LOCK:
+                self.__dict__.setdefault("_companions", {})[key] = value
+        return value
+
+    def _cached_companion(self, key):
+        """The companion cached under ``key``, or None (never builds it)."""
+        companions = self.__dict__.get("_companions")
+        return companions.get(key) if companions else None
+
+    def drop_companions(self):
+        """Forget the cached companions (:meth:`row_pointer`): their memory is freed; they are
+        rebuilt when needed again. Returns None."""
+        self.__dict__.pop("_companions", None)
 
     def copy(self):
         """A deep copy (indices and values copied, flags kept)."""

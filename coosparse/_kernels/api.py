@@ -33,6 +33,17 @@ linear_index       (indices int64[d, n], strides int64[d], sizes=None) ->
 unravel_index      (keys int64[n], strides int64[d]) -> indices int64[d, n]
 ---- sort --------------------------------------------------------------------
 sort_pairs         (keys int64[n], bound) -> (sorted_keys, perm); stable
+sort_segments      (values[n] int32/int64/float32/float64, offsets int64[s+1])
+                   -> values with each segment offsets[i]:offsets[i+1] sorted,
+                   stable, NaN last (Numba: a merge sort per segment; CUDA: two
+                   stable argsorts). Sync-free
+sort_lanes         (values[n] as sort_segments, offsets int64[s+1], indices
+                   int64[d, n], fill, length) -> (indices int64[d, m],
+                   values[m]): a sort along the last axis of a coalesced array
+                   whose lanes are the segments: each lane's values other than
+                   the fill, in order, at their positions in the sorted dense
+                   lane (below the fill first, the rest last). Synchronises
+                   on a GPU (output size)
 ---- segment -----------------------------------------------------------------
 segment_starts     (sorted_keys) -> int64[nseg + 1] (synchronises on a GPU)
 segment_sum        (values[n, k], perm int64[n] | None, starts) -> [nseg, k];
@@ -204,6 +215,13 @@ merge_take         (keys int64[n], offsets int64[r+1], indices int64[d, n],
                    made of r sorted runs keys[offsets[t]:offsets[t+1]]; perm
                    is their stable sort order (ties: earlier run, then earlier
                    position), i.e. the r-way merge; values are copied as bits
+counting_take      (keys int64[n], bound, indices int64[d, n], values[n, k]) ->
+                   (offsets int64[bound + 1], indices[:, perm], values[perm]):
+                   perm the stable sort order of keys in [0, bound) (Numba: a
+                   counting sort; CUDA: sort_pairs + gathers), offsets[k] the
+                   first position of key k (a CSR pointer of the result). A
+                   key outside [0, bound) raises IndexError / is reported
+                   (INDEX). Sync-free
 ---- linalg ------------------------------------------------------------------
 row_offsets        (rows int64[n] non-decreasing in [0, nrows), nrows) ->
                    int64[nrows + 1]: CSR row pointer (first i with
@@ -258,7 +276,7 @@ KERNEL_FAMILIES = {
     # (coosparse/_kernels/cuda/<family>.py) and the CUDA sources (cuda_kernels/<family>.cu),
     # in dependency order: a family's kernels use only the families before it.
     "linear_index": ("linear_index", "unravel_index"),
-    "sort": ("sort_pairs",),
+    "sort": ("sort_pairs", "sort_segments", "sort_lanes"),
     "segment": ("segment_starts", "segment_sum"),
     "gather": ("gather_rows", "gather_columns", "gather_strided", "gather_or_zero"),
     "coalesce": ("coalesce_linear",),
@@ -269,7 +287,7 @@ KERNEL_FAMILIES = {
     "elementwise": ("merge_gather",),
     "reduce": ("segment_prod", "segment_minmax", "segment_arg", "segment_reduce", "reduce_sorted", "reduce_by_key"),
     "indexing": ("mask_positions", "search_ranges", "expand_ranges", "take_ranges"),
-    "join": ("merge_take",),
+    "join": ("merge_take", "counting_take"),
     "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm", "spgemm"),
 }
 

@@ -32,10 +32,8 @@ import operator
 
 import numpy as np
 
-from .._core.coo import COO
-from .._core.dispatch import sparse_operand
 from ..ops.broadcast import broadcast_arrays
-from ..ops.device import asarray
+from ..ops.device import as_coo
 from ..ops.indexing import getitem
 from ..ops.join import stack
 from ..ops.linalg.products import matmul, outer, tensordot, vecdot
@@ -54,18 +52,6 @@ __all__ = [
     "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
     "trace", "vecdot", "vector_norm",
 ]
-
-
-def _coo(x, op):
-    """``x`` as a COO (dense inputs through :func:`coosparse.asarray`, other libraries' sparse arrays
-    through their bridges)."""
-    x = sparse_operand(x)
-    if isinstance(x, COO):
-        return x
-    try:
-        return asarray(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"linalg.{op}: expected an array; got {type(x).__name__}") from None
 
 
 def _matrices(x, op):
@@ -89,7 +75,7 @@ def diagonal(x, /, *, offset=0):
     >>> coosparse.linalg.diagonal(coosparse.asarray(np.arange(6.0).reshape(2, 3)), offset=1).to_dense()
     array([1., 5.])
     """
-    x = _coo(x, "diagonal")
+    x = as_coo(x, "linalg.diagonal")
     _matrices(x, "diagonal")
     return _diagonal(x, offset=operator.index(offset), axis1=-2, axis2=-1)
 
@@ -119,7 +105,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     >>> float(coosparse.linalg.vector_norm(a)), coosparse.linalg.vector_norm(a, axis=0, ord=np.inf).to_dense()
     (5.0, array([3., 4.]))
     """
-    x = _coo(x, "vector_norm")
+    x = as_coo(x, "linalg.vector_norm")
     a = _floating(x)
     kw = {"axis": axis, "keepdims": keepdims}
     if ord == math.inf:
@@ -150,7 +136,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     >>> [float(coosparse.linalg.matrix_norm(a, ord=o)) for o in (1, np.inf, -1)]
     [5.0, 3.0, 1.0]
     """
-    x = _coo(x, "matrix_norm")
+    x = as_coo(x, "linalg.matrix_norm")
     _matrices(x, "matrix_norm")
     if isinstance(ord, str):
         if ord == "nuc":
@@ -183,7 +169,7 @@ def matrix_power(x, n, /):
     array([[0., 1.],
            [1., 0.]])
     """
-    x = _coo(x, "matrix_power")
+    x = as_coo(x, "linalg.matrix_power")
     n = operator.index(n)
     _matrices(x, "matrix_power")
     if x.shape[-1] != x.shape[-2]:
@@ -214,7 +200,7 @@ def cross(x1, x2, /, *, axis=-1):
     >>> coosparse.linalg.cross(e1, e2).to_dense()
     array([0., 0., 1.])
     """
-    a, b = broadcast_arrays(_coo(x1, "cross"), _coo(x2, "cross"))
+    a, b = broadcast_arrays(as_coo(x1, "linalg.cross"), as_coo(x2, "linalg.cross"))
     axis = operator.index(axis)
     if not -a.ndim <= axis < a.ndim:
         raise ValueError(f"linalg.cross: axis {axis} is out of bounds for arrays of {a.ndim} dimensions")

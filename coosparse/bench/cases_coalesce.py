@@ -8,11 +8,11 @@ the 3-D array.
 from __future__ import annotations
 
 from .._kernels.backend import writeable
-from . import workloads
+from . import graphblas_peer, workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 OPS = ["coalesce"]
-PEERS = ("torch", "scipy", "pydata")
+PEERS = ("graphblas", "torch", "scipy", "pydata")
 
 
 def _gpu_impls(a, want):
@@ -42,7 +42,9 @@ def impls(a, libraries=None, peers=PEERS, device="cpu"):
     - torch: ``Tensor.coalesce`` on a tensor built once, outside the timing;
     - scipy: ``sum_duplicates`` works in place, so each run builds a fresh
       ``coo_array`` (construction counted; n-d COO since scipy 1.15);
-    - pydata: its ``COO`` constructor is its coalesce (it canonicalises every array).
+    - pydata: its ``COO`` constructor is its coalesce (it canonicalises every array);
+    - graphblas (2-D only): ``Matrix.from_coo(rows, cols, values, dup_op=plus)``, its build from
+      unsorted entries with duplicates (construction is the operation).
 
     On a GPU (``a`` already there): torch CUDA and cupyx.
     """
@@ -66,6 +68,10 @@ def impls(a, libraries=None, peers=PEERS, device="cpu"):
             out.append(Impl("scipy", scipy_sum_duplicates, note="includes coo_array construction"))
         except ImportError:
             pass
+    gb = graphblas_peer.wanted(libraries) if want("graphblas") and a.ndim == 2 else None
+    if gb is not None:
+        out.append(Impl("graphblas", lambda: graphblas_peer.matrix(a, dup_op=gb.binary.plus),
+                        note="Matrix.from_coo(dup_op=plus)"))
     if want("pydata"):
         try:
             import sparse
@@ -86,5 +92,7 @@ def case(a, label, libraries=None, peers=PEERS, device="cpu"):
 
 def cases(size="medium", libraries=None, device="cpu"):
     a = workloads.uniform(size)
-    # this case's peers have always been torch and scipy; pydata runs on cases_workloads' arrays
-    return [case(a, f"uniform {a.nnz:,} in 131072^2", libraries, peers=("torch", "scipy"), device=device)]
+    # this case's peers have always been torch and scipy (and GraphBLAS's build); pydata runs on
+    # cases_workloads' arrays
+    return [case(a, f"uniform {a.nnz:,} in 131072^2", libraries, peers=("graphblas", "torch", "scipy"),
+                 device=device)]

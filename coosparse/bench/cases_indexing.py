@@ -13,14 +13,15 @@ data in their own format, built once outside the timing: scipy a CSR array
   ``index_select(0, idx)``.
 
 On a GPU (``device='cuda'``) the array and the row list live on the device
-and the peer is torch CUDA; the emulated device runs coosparse alone.
+and the peer is torch CUDA; the emulated device runs coosparse alone. GraphBLAS
+(CPU) extracts from its own matrix: ``A[i:j, :].new()`` and ``A[idx, :].new()``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .._kernels.backend import writeable
-from . import workloads
+from . import graphblas_peer, workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 OPS = ["row slice", "row gather"]
@@ -56,9 +57,13 @@ def cases(size="medium", libraries=None, device="cpu"):
             pass
     if want("torch"):
         t = torch_coo(a)
+    gb = graphblas_peer.wanted(libraries) if device == "cpu" else None
+    ga = graphblas_peer.matrix(a) if gb is not None else None
     out = []
 
     impls = [Impl("coosparse", lambda: a[ROW:ROW + NROWS])]
+    if ga is not None:
+        impls.append(Impl("graphblas", lambda: ga[ROW:ROW + NROWS, :].new()))
     if m is not None:
         impls.append(Impl("scipy", lambda: m[ROW:ROW + NROWS], note="CSR row slice"))
     if p is not None:
@@ -68,6 +73,8 @@ def cases(size="medium", libraries=None, device="cpu"):
     out.append(Case("row slice", f"{NROWS} rows of {wl}", impls, input_bytes=a.indices.nbytes + a.values.nbytes))
 
     impls = [Impl("coosparse", lambda: a[idx])]
+    if ga is not None:
+        impls.append(Impl("graphblas", lambda: ga[idx_host, :].new()))
     if m is not None:
         impls.append(Impl("scipy", lambda: m[idx], note="CSR fancy row index"))
     if p is not None:

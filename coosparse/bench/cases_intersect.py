@@ -1,11 +1,14 @@
-"""multiply / add / sparse_mask against torch (CPU) and pydata/sparse.
+"""multiply / add / sparse_mask against torch (CPU), pydata/sparse and SuiteSparse:GraphBLAS.
 
 Workload: ``a`` and ``b`` each hold 2,000,000 distinct uniformly
 random entries of a (131072, 131072) float64 array; ``b`` shares half of
 ``a``'s indices and its entries come in random order. "Coalesced" operands
 are the same data sorted (flags True); the uncoalesced operand is ``b`` as
 drawn (random order, flags False). torch tensors are built once, outside the
-timing, with the same flag (``is_coalesced``).
+timing, with the same flag (``is_coalesced``). GraphBLAS (:mod:`graphblas_peer`) holds the
+coalesced operands as its own matrices: ``A.ewise_mult(B, times)``, ``A.ewise_add(B, plus)`` and
+``A.dup(mask=B.S)`` (A at B's pattern: it keeps only the entries both have, where ``sparse_mask``
+also stores B's other indices as zeros).
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import numpy as np
 import coosparse
 
 from .._kernels.backend import writeable
-from . import workloads
+from . import graphblas_peer, workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 
@@ -60,6 +63,8 @@ def cases(size="medium", libraries=None, device="cpu"):
         except ImportError:
             use_pydata = False
 
+    gb = graphblas_peer.wanted(libraries) if device == "cpu" else None
+    ga, gbm = (graphblas_peer.matrix(a), graphblas_peer.matrix(b)) if gb is not None else (None, None)
     nbytes = a.indices.nbytes + a.values.nbytes + b.indices.nbytes + b.values.nbytes
     wl = f"{a.nnz:,}+{b.nnz:,} in 131072^2"
     out = []
@@ -72,6 +77,8 @@ def cases(size="medium", libraries=None, device="cpu"):
     if use_pydata:
         pa, pb = _pydata(a), _pydata(b)
         impls.append(Impl("pydata", lambda: pa * pb))
+    if gb is not None:
+        impls.append(Impl("graphblas", lambda: ga.ewise_mult(gbm, gb.binary.times).new(), note="ewise_mult"))
     out.append(Case("multiply c*c", wl, impls, input_bytes=nbytes))
 
     # multiply, uncoalesced (random order) x coalesced: source keeps its layout
@@ -91,6 +98,8 @@ def cases(size="medium", libraries=None, device="cpu"):
     if use_pydata:
         pa, pb = _pydata(a), _pydata(b)
         impls.append(Impl("pydata", lambda: pa + pb))
+    if gb is not None:
+        impls.append(Impl("graphblas", lambda: ga.ewise_add(gbm, gb.binary.plus).new(), note="ewise_add"))
     out.append(Case("add c+c", wl, impls, input_bytes=nbytes))
 
     # sparse_mask sparse -> sparse, both coalesced
@@ -98,6 +107,8 @@ def cases(size="medium", libraries=None, device="cpu"):
     if use_torch:
         ta, tb = torch_coo(a), torch_coo(b)
         impls.append(Impl("torch", lambda: ta.sparse_mask(tb)))
+    if gb is not None:
+        impls.append(Impl("graphblas", lambda: ga.dup(mask=gbm.S), note="dup(mask=B.S): matches only"))
     out.append(Case("sparse_mask c|c", wl, impls, input_bytes=nbytes))
 
     # sparse_mask from a dense (4096, 4096) array

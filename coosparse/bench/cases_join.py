@@ -3,7 +3,9 @@
 - ``transpose+coalesce``: ``a.T.coalesce()`` of the coalesced uniform
   workload (2,000,000 entries in (131072, 131072) at ``medium``): the
   transpose of a sorted matrix must be re-sorted. torch: ``t().coalesce()``;
-  pydata: ``.T`` (its result is canonical, i.e. sorted).
+  pydata: ``.T`` (its result is canonical, i.e. sorted); GraphBLAS: ``A.T.new()``
+  (materialised, by row) and scipy: ``csr.T.tocsr()`` (a CSR transpose), each from
+  its own matrix.
 - ``concatenate axis=-1``: four coalesced arrays of 500,000 entries each
   (``medium``; (131072, 32768) each) joined along the last axis into a
   (131072, 131072) array. The result must be sorted again: coosparse merges
@@ -22,7 +24,7 @@ import numpy as np
 import coosparse
 
 from .._kernels.backend import writeable
-from . import workloads
+from . import graphblas_peer, workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 OPS = ["transpose+coalesce", "concatenate"]
@@ -60,6 +62,16 @@ def cases(size="medium", libraries=None, device="cpu"):
     if use_pydata:
         pa = _pydata(a)
         impls.append(Impl("pydata", lambda: pa.T, note="its transpose sorts"))
+    gb = graphblas_peer.wanted(libraries) if device == "cpu" else None
+    if gb is not None:
+        ga = graphblas_peer.matrix(a)
+        impls.append(Impl("graphblas", lambda: ga.T.new(), note="A.T.new()"))
+    if device == "cpu" and want("scipy"):
+        try:
+            m = a.to_scipy("csr")
+            impls.append(Impl("scipy", lambda: m.T.tocsr(), note="CSR transpose"))
+        except ImportError:
+            pass
     out.append(Case("transpose+coalesce", f"coalesced {a.nnz:,} in 131072^2", impls,
                     input_bytes=a.indices.nbytes + a.values.nbytes))
 

@@ -6,7 +6,9 @@ Workloads:
   R-MAT graph (:func:`workloads.rmat`, coalesced: 1,942,918 distinct edges of
   2,097,152 in 131072 x 131072 at ``medium``), float64;
 - SpGEMM ``A @ A`` of the R-MAT graph of SCALE 14 (228,325 distinct entries in
-  16384 x 16384) at ``medium`` and ``large``, SCALE 12 at ``small``;
+  16384 x 16384) at ``medium`` and ``large``, SCALE 12 at ``small``; and ``B @ B``
+  of the small uniform workload (200,000 entries in 131072 x 131072, about 1.5
+  per row: a product dominated by its per-row overheads);
 - forward + backward of a sparse x dense layer ``Y = A @ X`` through the torch
   bridge (``X`` of 64 columns requires grad, ``A`` is the fixed graph), the
   backward driven by a fixed dense gradient.
@@ -14,7 +16,9 @@ Workloads:
 Ours always starts from a coalesced COO (row offsets are cached on the array
 after the warm-up run, as they would be in a training loop); every peer from
 its own best format, built beforehand: scipy CSR, torch COO (coalesced) and
-CSR, pydata COO. Outputs are not compared here (the tests do that).
+CSR, pydata COO, GraphBLAS its own matrices and full (dense) vectors and
+matrices (:mod:`graphblas_peer`: ``mxv``, ``mxm`` with ``plus_times``; SDDMM as
+``C(mask=A.S) << X.mxm(YT.T)`` with ``YT = y.T`` row-major, built once). Outputs are not compared here (the tests do that).
 
 On a GPU (``device="cuda"``) the same data moves to the device and the peers
 are torch CUDA (COO, CSR, ``sampled_addmm``, the layer) and cupyx CSR;
@@ -28,7 +32,7 @@ import numpy as np
 import coosparse
 
 from .._kernels.backend import writeable
-from . import workloads
+from . import graphblas_peer, workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 OPS = ("spmv", "spmm", "spgemm", "sddmm", "matmul-fwd-bwd")
@@ -89,10 +93,19 @@ def _pydata(a):
     return sparse.COO(writeable(a.indices), writeable(a.values), shape=a.shape, has_duplicates=False, sorted=True)
 
 
-def _sparse_dense_impls(a, rhs, peers, device):
+def _sparse_dense_impls(a, rhs, peers, device, ga=None):
     """``a @ rhs`` (a vector: SpMV, a matrix: SpMM) by us and by each peer in its own best format."""
     torch = peers.get("torch")
     impls = [Impl("coosparse", lambda: a @ rhs)]
+    if ga is not None:
+        gb = graphblas_peer.load()
+        if rhs.ndim == 1:
+            gx = graphblas_peer.dense_vector(rhs)
+            impls.append(Impl("graphblas", lambda: ga.mxv(gx, gb.semiring.plus_times).new(), note="mxv"))
+        else:
+            gx = graphblas_peer.dense_matrix(rhs)
+            impls.append(Impl("graphblas", lambda: ga.mxm(gx, gb.semiring.plus_times).new(),
+                              note="mxm with a full matrix"))
     if "scipy" in peers:
         c = _csr(a)
         impls.append(Impl("scipy", lambda: c @ rhs, note="CSR"))
@@ -127,35 +140,12 @@ def spgemm_matrix(size):
     return coosparse.COO(idx, vals, (n, n), sorted=True, unique=True, check=False)
 
 
-def cases(size="medium", libraries=None, device="cpu"):
-    """The cases on ``device``: on a GPU the arrays move there and the peers are torch CUDA and cupyx."""
-    peers = _peers(libraries, device)
+def _spgemm_impls(s, peers, gb):
     torch = peers.get("torch")
-    a = graph(size)
-    n = a.shape[0]
-    rng = np.random.default_rng(1)
-    x = rng.random(n)
-    xm = rng.random((n, WIDTH))
-    y = rng.random((WIDTH, n))
-    s = spgemm_matrix(size)
-    a, x, xm, y, s = (on_device(v, device) for v in (a, x, xm, y, s))
-    abytes = a.indices.nbytes + a.values.nbytes
-    wl = f"R-MAT {n}^2, {a.nnz:,} entries"
-    out = []
-
-    out.append(Case("spmv", wl, _sparse_dense_impls(a, x, peers, device), input_bytes=abytes + x.nbytes))
-    out.append(Case(f"spmm {WIDTH}", wl, _sparse_dense_impls(a, xm, peers, device), input_bytes=abytes + xm.nbytes))
-
-    # SDDMM on the graph's pattern
-    impls = [Impl("coosparse", lambda: coosparse.sampled_matmul(a, xm, y))]
-    if torch is not None:
-        tr, txm, ty = _torch_csr(a), _torch_dense(xm, device), _torch_dense(y, device)
-        impls.append(Impl("torch", lambda: torch.sparse.sampled_addmm(tr, txm, ty, beta=0.0),
-                          note="sampled_addmm, CSR"))
-    out.append(Case(f"sddmm {WIDTH}", wl, impls, input_bytes=abytes + xm.nbytes + y.nbytes))
-
-    # SpGEMM A @ A
     impls = [Impl("coosparse", lambda: s @ s)]
+    if gb is not None:
+        gs = graphblas_peer.matrix(s)
+        impls.append(Impl("graphblas", lambda: gs.mxm(gs, gb.semiring.plus_times).new(), note="mxm"))
     if "scipy" in peers:
         cs = _csr(s)
         impls.append(Impl("scipy", lambda: cs @ cs, note="CSR @ CSR"))
@@ -168,8 +158,58 @@ def cases(size="medium", libraries=None, device="cpu"):
     if "pydata" in peers:
         ps = _pydata(s)
         impls.append(Impl("pydata", lambda: ps @ ps))
-    out.append(Case("spgemm A@A", f"R-MAT {s.shape[0]}^2, {s.nnz:,} entries", impls,
-                    input_bytes=2 * (s.indices.nbytes + s.values.nbytes)))
+    return impls
+
+
+def uniform_spgemm_matrix():
+    """The second SpGEMM operand: the small uniform workload (200,000 entries in 131072^2), coalesced."""
+    return workloads.uniform("small", seed=3, coalesced=True)
+
+
+def cases(size="medium", libraries=None, device="cpu"):
+    """The cases on ``device``: on a GPU the arrays move there and the peers are torch CUDA and cupyx."""
+    peers = _peers(libraries, device)
+    gb = graphblas_peer.wanted(libraries) if device == "cpu" else None
+    torch = peers.get("torch")
+    a = graph(size)
+    n = a.shape[0]
+    rng = np.random.default_rng(1)
+    x = rng.random(n)
+    xm = rng.random((n, WIDTH))
+    y = rng.random((WIDTH, n))
+    s = spgemm_matrix(size)
+    u = uniform_spgemm_matrix()
+    a, x, xm, y, s, u = (on_device(v, device) for v in (a, x, xm, y, s, u))
+    ga = graphblas_peer.matrix(a) if gb is not None else None
+    abytes = a.indices.nbytes + a.values.nbytes
+    wl = f"R-MAT {n}^2, {a.nnz:,} entries"
+    out = []
+
+    out.append(Case("spmv", wl, _sparse_dense_impls(a, x, peers, device, ga), input_bytes=abytes + x.nbytes))
+    out.append(Case(f"spmm {WIDTH}", wl, _sparse_dense_impls(a, xm, peers, device, ga), input_bytes=abytes + xm.nbytes))
+
+    # SDDMM on the graph's pattern
+    impls = [Impl("coosparse", lambda: coosparse.sampled_matmul(a, xm, y))]
+    if torch is not None:
+        tr, txm, ty = _torch_csr(a), _torch_dense(xm, device), _torch_dense(y, device)
+        impls.append(Impl("torch", lambda: torch.sparse.sampled_addmm(tr, txm, ty, beta=0.0),
+                          note="sampled_addmm, CSR"))
+    if ga is not None:
+        gxm, gyt = graphblas_peer.dense_matrix(xm), graphblas_peer.dense_matrix(np.ascontiguousarray(y.T))
+
+        def graphblas_sddmm():
+            c = gb.Matrix(ga.dtype, n, n)
+            c(mask=ga.S) << gxm.mxm(gyt.T, gb.semiring.plus_times)
+            return c
+
+        impls.append(Impl("graphblas", graphblas_sddmm, note="C(mask=A.S) << X.mxm(YT.T)"))
+    out.append(Case(f"sddmm {WIDTH}", wl, impls, input_bytes=abytes + xm.nbytes + y.nbytes))
+
+    # SpGEMM A @ A: the R-MAT graph, then the sparse uniform matrix
+    for s, label in ((s, f"R-MAT {s.shape[0]}^2, {s.nnz:,} entries"),
+                     (u, f"uniform {u.shape[0]}^2, {u.nnz:,} entries")):
+        out.append(Case("spgemm A@A", label, _spgemm_impls(s, peers, gb if device == "cpu" else None),
+                        input_bytes=2 * (s.indices.nbytes + s.values.nbytes)))
 
     # forward + backward of Y = A @ X through the torch bridge (torch tensors: not on the emulated device)
     if torch is not None:

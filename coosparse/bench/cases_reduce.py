@@ -9,6 +9,7 @@ peer gets its own natural format, built once, outside the timing:
   no sort, one segment pass), scipy ``csr_array.sum(axis=1)`` from its own
   CSR format, torch ``torch.sparse.sum(t, dim=1)`` on a coalesced tensor,
   pydata ``COO.sum(axis=1)``;
+  GraphBLAS ``A.reduce_rowwise(monoid.plus)`` on its own matrix;
 - ``max(axis=0)`` (column maxima, implicit zeros included): coosparse, pydata
   ``COO.max(axis=0)``, scipy ``csr_array.max(axis=0)``. torch has no sparse max.
 
@@ -19,7 +20,7 @@ torch CUDA (``torch.sparse.sum``) and cupyx's CSR ``sum(axis=1)`` /
 from __future__ import annotations
 
 from .._kernels.backend import writeable
-from . import workloads
+from . import graphblas_peer, workloads
 from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 OPS = ["sum axis=1", "max axis=0"]
@@ -62,6 +63,7 @@ def _cupyx_csr(a):
 
 def cases(size="medium", libraries=None, device="cpu"):
     peers = _peers(libraries, device)
+    gb = graphblas_peer.wanted(libraries) if device == "cpu" else None
     out = []
     arrays = [("uniform", workloads.uniform(size, coalesced=True)),
               ("R-MAT", workloads.rmat(size, coalesced=True))]
@@ -70,6 +72,7 @@ def cases(size="medium", libraries=None, device="cpu"):
         nbytes = a.indices.nbytes + a.values.nbytes
         pa = _pydata(a) if "pydata" in peers else None
         m = _csr(a) if "scipy" in peers else None
+        ga = graphblas_peer.matrix(a) if gb is not None else None
         a = on_device(a, device)
         t = torch_coo(a) if "torch" in peers else None
         cm = _cupyx_csr(a) if "cupyx" in peers else None
@@ -85,6 +88,9 @@ def cases(size="medium", libraries=None, device="cpu"):
             import torch
 
             impls.append(Impl("torch", lambda t=t: torch.sparse.sum(t, dim=1), note="coalesced tensor"))
+        if ga is not None:
+            impls.append(Impl("graphblas", lambda ga=ga: ga.reduce_rowwise(gb.monoid.plus).new(),
+                              note="reduce_rowwise(plus)"))
         out.append(Case("sum axis=1", label, impls, input_bytes=nbytes))
 
         impls = [Impl("coosparse", lambda a=a: a.max(axis=0))]

@@ -7,6 +7,7 @@ pydata/sparse holds every array (it canonicalises on construction, outside
 the timing). Peers:
 
 - pydata/sparse: the same NumPy call on its ``COO`` (its ``__array_ufunc__``);
+- GraphBLAS (one-operand ufuncs): ``A.apply(unary.sqrt)`` on its own matrix;
 - ``numpy-values``: the NumPy ufunc over the values array alone, the floor a
   one-operand ufunc can reach (the target: coosparse within 1.5x
   of it, i.e. a ratio of at least 0.67). Not a sparse result: it builds no
@@ -21,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.backend import array_namespace, writeable
-from . import workloads
+from . import graphblas_peer, workloads
 from .harness import Case, Impl, on_device
 
 OPS = ["sqrt", "greater", "maximum"]
@@ -33,7 +34,7 @@ def _pydata(a):
     return sparse.COO(writeable(a.indices), writeable(a.values), shape=a.shape, has_duplicates=False, sorted=True)
 
 
-def _cases_on(a, b, label, want, device):
+def _cases_on(a, b, label, want, device, gb=None):
     use_pydata = want("pydata")
     if use_pydata:
         try:
@@ -41,6 +42,7 @@ def _cases_on(a, b, label, want, device):
         except ImportError:
             use_pydata = False
     pa, pb = (_pydata(a), _pydata(b)) if use_pydata else (None, None)
+    ga = graphblas_peer.matrix(a) if gb is not None and device == "cpu" else None
     a, b = on_device(a, device), on_device(b, device)
     xp = array_namespace(a.values)
     floor = "numpy-values" if device == "cpu" else "cupy-values"
@@ -50,6 +52,8 @@ def _cases_on(a, b, label, want, device):
     impls = [Impl("coosparse", lambda: np.sqrt(a))]
     if use_pydata:
         impls.append(Impl("pydata", lambda: np.sqrt(pa)))
+    if ga is not None:
+        impls.append(Impl("graphblas", lambda: ga.apply(gb.unary.sqrt).new(), note="apply(unary.sqrt)"))
     impls.append(Impl(floor, lambda: xp.sqrt(a.values), note="values array only"))
     out.append(Case("sqrt", label, impls, input_bytes=one))
 
@@ -69,9 +73,10 @@ def _cases_on(a, b, label, want, device):
 def cases(size="medium", libraries=None, device="cpu"):
     """The cases on ``device`` ('cpu', 'cuda', 'cuda-emulated'): the data is built on the CPU, then moved."""
     want = (lambda lib: (libraries is None or lib in libraries) and (device == "cpu" or lib != "pydata"))
+    gb = graphblas_peer.wanted(libraries) if device == "cpu" else None
     a, b = workloads.uniform_pair(size, coalesced=True)
-    out = _cases_on(a, b, f"uniform {a.nnz:,}+{b.nnz:,} in 131072^2", want, device)
+    out = _cases_on(a, b, f"uniform {a.nnz:,}+{b.nnz:,} in 131072^2", want, device, gb)
     g, h = workloads.rmat(size, seed=0, coalesced=True), workloads.rmat(size, seed=1, coalesced=True)
     n = g.shape[0]
-    out += _cases_on(g, h, f"R-MAT {g.nnz:,}+{h.nnz:,} in {n}^2", want, device)
+    out += _cases_on(g, h, f"R-MAT {g.nnz:,}+{h.nnz:,} in {n}^2", want, device, gb)
     return out

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import coldstart, discover, report, workloads
+from . import baseline, coldstart, discover, report, workloads
 from .harness import MMAP_THRESHOLD
 from ._worker import TAG, run_job
 from .progress import Progress
@@ -60,6 +60,13 @@ def parse_args(argv=None):
     p.add_argument("--out", default="bench-results", help="directory for results.{md,json} and speedups.png")
     p.add_argument("--update-docs", action="store_true",
                    help="also write the tables into docs/benchmarks.md and README.md and the chart into docs/img/")
+    p.add_argument("--baseline", default=None, metavar="PATH",
+                   help="compare with this baseline: list the cases more than 10%% slower relative to the "
+                        "same run's peers (default: docs/bench-baseline.json of the repository, when present)")
+    p.add_argument("--update-baseline", action="store_true",
+                   help="write this run's ratios into the baseline (cases not run are kept): for a change "
+                        "meant to move the figures")
+    p.add_argument("--no-baseline", dest="use_baseline", action="store_false", help="no baseline comparison")
     p.add_argument("--in-process", action="store_true", help="run case modules in this process (no crash isolation)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.add_argument("--suite", default="default", metavar="SUITE",
@@ -209,11 +216,37 @@ def _repo_root():
     return here if (here / "mkdocs.yml").exists() else Path.cwd()
 
 
+def baseline_path(args):
+    """The baseline file of this run: --baseline, else the repository's docs/bench-baseline.json."""
+    return Path(args.baseline) if args.baseline else _repo_root() / "docs" / "bench-baseline.json"
+
+
+def check_baseline(rows, info, args):
+    """Compare with the baseline (and update it when asked); the text to print, or None."""
+    if not args.use_baseline:
+        return None
+    path = baseline_path(args)
+    base = baseline.load(path)
+    text = None
+    if base is not None:
+        regressions = baseline.compare(rows, base)
+        info["baseline"] = {"path": str(path), "regressions": regressions}
+        text = baseline.format_regressions(regressions, path)
+    if args.update_baseline:
+        baseline.save(path, baseline.baseline_from(rows, info, previous=base))
+        text = (text + "\n" if text else "") + f"baseline updated: {path}"
+    return text
+
+
 def write_outputs(rows, info, args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report.write_json(out / "results.json", rows, info)
-    (out / "results.md").write_text(report.to_markdown(rows, info))
+    md = report.to_markdown(rows, info)
+    if info.get("baseline"):
+        b = info["baseline"]
+        md += "\n## Baseline guard\n\n" + baseline.format_regressions(b["regressions"], b["path"]) + "\n"
+    (out / "results.md").write_text(md)
     chart = report.write_chart(out / "speedups.png", rows,
                                title=f"coosparse vs peers, {args.size} ({info['cpu']})")
     written = [out / "results.md", out / "results.json"] + ([chart] if chart else [])
@@ -280,6 +313,9 @@ def main(argv=None):
         return 1
     print()
     print(report.format_table(rows))
+    guard = check_baseline(rows, info, args)
+    if guard:
+        print(guard)
     written = write_outputs(rows, info, args)
     print(f"{len(rows)} results in {elapsed:.0f} s; wrote " + ", ".join(str(w) for w in written))
     return 0

@@ -23,7 +23,7 @@ import inspect
 import os
 import pkgutil
 
-PEERS = ("coosparse", "torch", "scipy", "pydata", "cupyx")
+PEERS = ("coosparse", "graphblas", "torch", "scipy", "pydata", "cupyx")
 
 
 def case_modules():

@@ -28,10 +28,11 @@ import shlex
 import sys
 from importlib import metadata
 
-PEER_ORDER = ("coosparse", "torch", "torch-cuda", "scipy", "pydata", "sparse", "cupyx")
+PEER_ORDER = ("coosparse", "graphblas", "torch", "torch-cuda", "scipy", "pydata", "sparse", "cupyx")
 LIBRARY_DISTS = {
     "coosparse": "coosparse", "numpy": "numpy", "numba": "numba", "scipy": "scipy",
-    "torch": "torch", "pydata/sparse": "sparse", "cupy": None, "matplotlib": "matplotlib",
+    "torch": "torch", "pydata/sparse": "sparse", "python-graphblas": "python-graphblas",
+    "suitesparse-graphblas": "suitesparse-graphblas", "cupy": None, "matplotlib": "matplotlib",
 }
 
 

@@ -48,7 +48,13 @@ def coalesce(a, prune=False):
         # complex sums are the sums of the real and imaginary parts, operation for
         # operation: summing float columns is bit-identical and saves kernel builds
         values2d = values2d.view(np.float32 if complex_dtype == np.complex64 else np.float64)
-    if not a.is_sorted and not is_wide(sparse_shape):
+    pointer = None
+    if _column_major(a):
+        # the transpose of a coalesced matrix (distinct entries ordered by column, then row):
+        # a stable counting sort by row puts it in order, and leaves the row pointer behind
+        offsets, out_indices, sums = be.counting_take(a.indices[0], sparse_shape[0], a.indices, values2d)
+        pointer = offsets
+    elif not a.is_sorted and not is_wide(sparse_shape):
         if a.nnz and 0 in sparse_shape:  # nothing fits a shape of size 0 (check=False input)
             raise_out_of_bounds(a.indices, sparse_shape, "coalesce")
         strides, _ = strides_of(sparse_shape)
@@ -69,7 +75,30 @@ def coalesce(a, prune=False):
         check=False,
         fill_value=a.fill_value,
     )
+    if pointer is not None:
+        out._companion(("row_pointer", 1, a.shape[0]), lambda _be: pointer)
     return _prune(out) if prune else out
+
+
+def _column_major(a):
+    """Whether ``a`` is a 2-D array ordered by (column, row) with no repeat: the transpose of a
+    coalesced matrix. A stable counting sort by row then gives the sorted, duplicate-free order.
+
+    Only for arrays flagged unique (transposes keep that flag) whose row pointer stays small; the
+    order is checked on the first entries (an unsorted array fails there, cheaply), then on all.
+    Synchronises on a GPU.
+    """
+    if (a.is_sorted or not a.is_unique or a.sparse_ndim != 2 or a.nnz < 2
+            or a.shape[0] > 2 * a.nnz + 1024):
+        return False
+    return _in_column_order(a.indices[:, :1024]) and _in_column_order(a.indices)
+
+
+def _in_column_order(idx):
+    xp = backend_for(idx).xp
+    r, c = idx
+    step = c[1:] - c[:-1]
+    return bool(xp.all((step > 0) | ((step == 0) & (r[1:] > r[:-1]))))  # synchronize!
 
 
 def _coalesce_general(be, a, values2d):

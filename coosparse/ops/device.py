@@ -6,7 +6,7 @@ import numpy as np
 from .._core import dtypes as _dtypes
 from .._core.coo import COO
 from .._core.device import normal_device, parse_device, to_device
-from .._core.dispatch import foreign_kind, from_foreign
+from .._core.dispatch import foreign_kind, from_foreign, sparse_operand
 from .._kernels.backend import is_device_array
 from .dense import from_dense
 
@@ -90,3 +90,14 @@ def asarray(x, *, device=None, dtype=None, sparse_ndim=None, copy=None):
         a = to_device(a, device)
     return a
 
+
+def as_coo(x, op):
+    """``x`` as a COO: these functions take what their NumPy namesakes take (a dense array or
+    list is converted with :func:`coosparse.asarray`, a scipy.sparse or pydata/sparse array
+    with its bridge), as pydata/sparse's do; other types are a TypeError naming ``op``."""
+    x = sparse_operand(x)
+    if isinstance(x, COO):
+        return x
+    if isinstance(x, (np.ndarray, np.generic, list, tuple, int, float, complex)) or is_device_array(x):
+        return asarray(x)
+    raise TypeError(f"{op} expects an array (a coosparse.COO or array_like); got {type(x).__name__}")

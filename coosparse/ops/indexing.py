@@ -132,29 +132,27 @@ def _fast_leading(a, key):
     return result(a, indices, vals, (stop - start,) + a._shape[1:], sorted=True, unique=a._unique)
 
 
+def _cached_pointer(a):
+    return a._cached_companion(("row_pointer", 1, a.shape[0])) if a.sparse_ndim else None
+
+
 ROW_POINTER_MIN_QUERIES = 64
 """Row gathers of at least this many rows build (once) and use a sorted array's row pointer."""
 
 
 def row_pointer(a, be, nqueries=None):
-    """The cached row pointer of sorted ``a`` (``a.shape[0] + 1`` int64: where each leading index
-    starts), built by one near-sequential search pass when a gather of ``nqueries`` rows asks first.
+    """The row pointer of sorted ``a`` (:meth:`COO.row_pointer`, cached with the array) when a
+    gather of ``nqueries`` rows is worth it, else None (then rows are binary-searched).
 
     Only for arrays whose leading dimension is not much longer than nnz (the
-    pointer stays small). COO is immutable, so the pointer stays valid; it is
-    an attribute of the instance (copies do not carry it).
+    pointer stays small), and built by a gather of at least
+    ROW_POINTER_MIN_QUERIES rows (or found already cached).
     """
-    rp = a.__dict__.get("_row_pointer")
-    if rp is not None or nqueries is None:
-        return rp
-    n0 = a.shape[0]
-    if nqueries < ROW_POINTER_MIN_QUERIES or n0 > 2 * a.nnz + 1024:
+    if nqueries is None or nqueries < ROW_POINTER_MIN_QUERIES:
+        return _cached_pointer(a)
+    if not a._row_pointer_pays():
         return None
-    xp = be.xp
-    rows = xp.arange(n0 + 1, dtype=np.int64)
-    rp, _ = be.search_ranges(a.indices[0], rows, rows)
-    a.__dict__["_row_pointer"] = rp
-    return rp
+    return a.row_pointer()
 
 
 @operation()

@@ -39,22 +39,10 @@ from .._kernels.backend import backend_for, is_device_array
 from .._kernels.bounds import check_indices
 from .coalesce import coalesce
 from .dense import from_dense
-from .device import asarray
+from .device import as_coo
 from .indexing import getitem
 from .join import _piece_keys, _xp, concatenate, merge_values
 from .shape import gather_values, insert_axes, ravel, reshape, result, to_hybrid
-
-
-def as_coo(x, op):
-    """``x`` as a COO: these functions take what their NumPy namesakes take (a dense array or
-    list is converted with :func:`coosparse.asarray`, a scipy.sparse or pydata/sparse array
-    with its bridge), as pydata/sparse's do; other types are a TypeError naming ``op``."""
-    x = sparse_operand(x)
-    if isinstance(x, COO):
-        return x
-    if isinstance(x, (np.ndarray, np.generic, list, tuple, int, float, complex)) or is_device_array(x):
-        return asarray(x)
-    raise TypeError(f"{op} expects an array (a coosparse.COO or array_like); got {type(x).__name__}")
 
 
 @implements(np.flip)

@@ -467,6 +467,19 @@ def _np_unique_all(x):
     return unique_all(x)
 
 
+def lane_ranks(xp, lane):
+    """(rank within its lane, its lane's length) of each entry of ``lane`` (lane ids, grouped)."""
+    m = lane.shape[0]
+    new = xp.ones(m, dtype=bool)
+    if m:
+        new[1:] = lane[1:] != lane[:-1]
+    heads = xp.flatnonzero(new)
+    lane_id = xp.cumsum(new) - 1
+    rank = xp.arange(m, dtype=np.int64) - heads[lane_id]
+    lane_len = xp.diff(xp.concatenate([heads, xp.full(1, m, dtype=heads.dtype)]))[lane_id]
+    return rank, lane_len
+
+
 # ---------------------------------------------------------------------- sort / argsort
 def sort(x, /, *, axis=-1, descending=False, stable=True):
     """Sorted copy along ``axis`` (dense meaning; NaN last): a COO with ``x``'s fill.
@@ -489,6 +502,9 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
         x = to_hybrid(x, 0)
     c = coalesce(x)
     be = backend_for(c.indices)
+    if (axis == c.ndim - 1 and c.ndim >= 1 and c.dtype in _ROW_SORT_DTYPES and c.nnz
+            and not np.isnan(c.fill_value) and (c.ndim == 1 or c._row_pointer_pays())):
+        return _sort_last_axis(c, be, descending)
     vals = c.values
     fillarr = xp.full(1, c.fill_value, dtype=c.dtype)
     less = xp.searchsorted(fillarr, vals, side="right") == 0
@@ -504,14 +520,7 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     o = xp.argsort(vals, kind="stable")
     order = o[xp.argsort(lane[o], kind="stable")]
     lane, vals, less, idx = lane[order], vals[order], less[order], idx[:, order]
-    m = lane.shape[0]
-    new = xp.ones(m, dtype=bool)
-    if m:
-        new[1:] = lane[1:] != lane[:-1]
-    heads = xp.flatnonzero(new)
-    lane_id = xp.cumsum(new) - 1
-    rank = xp.arange(m, dtype=np.int64) - heads[lane_id]
-    lane_len = xp.diff(xp.concatenate([heads, xp.full(1, m, dtype=heads.dtype)]))[lane_id]
+    rank, lane_len = lane_ranks(xp, lane)
     n = c.shape[axis]
     # within a lane the values before the fill come first (ranks 0..), the rest end the lane
     pos = xp.where(less, rank, n - (lane_len - rank))
@@ -520,6 +529,32 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     idx = xp.ascontiguousarray(idx)
     idx[axis] = pos
     out = result(c, idx, vals, c.shape, sorted=axis == c.ndim - 1 and not descending, unique=True)
+    return out if out.is_sorted else coalesce(out)
+
+
+_ROW_SORT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _sort_last_axis(c, be, descending):
+    """sort along the last axis of coalesced ``c``: each lane (the entries of one row of a matrix,
+    through its cached row pointer) sorted by the ``sort_lanes`` row, which also writes the new
+    last index of each kept entry. Results as the general path's."""
+    xp = be.xp
+    if c.ndim == 1:
+        offsets = xp.zeros(2, dtype=np.int64)
+        offsets[1] = c.nnz
+    elif c.ndim == 2:
+        offsets = c.row_pointer()
+    else:  # lanes: runs of equal leading indices
+        change = xp.zeros(c.nnz + 1, dtype=bool)
+        change[0] = change[-1] = True
+        change[1:-1] = (c.indices[:-1, 1:] != c.indices[:-1, :-1]).any(axis=0)
+        offsets = xp.flatnonzero(change)
+    n = c.shape[-1]
+    idx, vals = be.sort_lanes(c.values, offsets, c.indices, c.fill_value, n)  # synchronize! (output size)
+    if descending:
+        idx[-1] = n - 1 - idx[-1]
+    out = result(c, idx, vals, c.shape, sorted=not descending, unique=True)
     return out if out.is_sorted else coalesce(out)
 
 

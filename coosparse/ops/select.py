@@ -19,24 +19,13 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from .._core.coo import COO
-from .._core.dispatch import implements, sparse_operand
+from .._core.dispatch import implements
 from .._core.keys import joint_keys, key_bound
 from .._kernels.backend import backend_for
 from .coalesce import coalesce
-from .device import asarray
-from .search import argsort
+from .device import as_coo
+from .search import argsort, lane_ranks
 from .shape import gather_values, index_rows, ravel, result, to_hybrid
-
-
-def _as_coo(x, op):
-    x = sparse_operand(x)
-    if isinstance(x, COO):
-        return x
-    try:
-        return asarray(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{op} expects an array (a coosparse.COO or array_like); got {type(x).__name__}") from None
 
 
 def _sides(xp, v, fill, largest):
@@ -128,7 +117,7 @@ def topk(x, k, /, *, axis=-1, largest=True):
     >>> coosparse.topk(coosparse.asarray(np.array([-1.0, -3.0, 0.0, 0.0])), 2).to_dense()  # the zeros win
     array([0., 0., 0., 0.])
     """
-    x = _as_coo(x, "topk")
+    x = as_coo(x, "topk")
     if x.ndim == 0:
         raise ValueError("topk: a 0-d array has no axis to select along")
     axis = normalize_axis_index(operator.index(axis), x.ndim)
@@ -155,14 +144,7 @@ def topk(x, k, /, *, axis=-1, largest=True):
     # lane-major, value order within a lane (ties: stored order, i.e. the lower index first)
     order = _lane_value_order(be, lane, key_bound(lane_shape) if other else 1, v, largest)
     lane, before = lane[order], before[order]
-    m = lane.shape[0]
-    new = xp.ones(m, dtype=bool)
-    if m:
-        new[1:] = lane[1:] != lane[:-1]
-    heads = xp.flatnonzero(new)
-    lane_id = xp.cumsum(new) - 1
-    rank = xp.arange(m, dtype=np.int64) - heads[lane_id]
-    lane_len = xp.diff(xp.concatenate([heads, xp.full(1, m, dtype=heads.dtype)]))[lane_id]
+    rank, lane_len = lane_ranks(xp, lane)
     # the fill's elements of a lane sit between its entries before and after the fill
     pos = xp.where(before, rank, n - (lane_len - rank))
     kept = xp.zeros(c.nnz, dtype=bool)
@@ -186,7 +168,7 @@ def argpartition(x, kth, /, *, axis=-1):
     >>> coosparse.argpartition(coosparse.asarray(np.array([3.0, 0.0, 1.0])), 1)
     array([1, 2, 0])
     """
-    x = _as_coo(x, "argpartition")
+    x = as_coo(x, "argpartition")
     if x.ndim == 0:
         raise ValueError("argpartition: a 0-d array has no axis to partition along")
     axis = normalize_axis_index(operator.index(axis), x.ndim)

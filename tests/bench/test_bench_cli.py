@@ -81,11 +81,14 @@ def test_cli_writes_its_files(tmp_path):
     out = tmp_path / "res"
     proc = subprocess.run(
         [sys.executable, "-m", "coosparse.bench", "--size", "small", "--op", "coalesce", "--repeat", "1",
-         "--warmup", "0", "--no-memory", "--no-progress", "--out", str(out)],
+         "--warmup", "0", "--no-memory", "--no-progress", "--out", str(out),
+         "--baseline", str(tmp_path / "baseline.json"), "--update-baseline"],
         capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "coalesce" in proc.stdout and "coosparse" in proc.stdout
+    stored = json.loads((tmp_path / "baseline.json").read_text())  # the baseline guard's file
+    assert stored["cases"] and all("floor" in refs for refs in stored["cases"].values())
     data = json.loads((out / "results.json").read_text())
     assert data["machine"]["cores"] >= 1 and "numpy" in data["machine"]["versions"]
     assert "--size small" in data["machine"]["command"]

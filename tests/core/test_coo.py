@@ -213,3 +213,33 @@ def test_astype_of_the_issue():
     assert coosparse.concatenate([b, COO([[0]], np.array([1], np.int16), (1,))]).to_dense().tolist() == [-56, 0, 1]
     assert b.astype(np.int16).to_dense().tolist() == [-56, 0]
     assert b.astype(np.int8).to_dense().tolist() == [-56, 0]
+
+
+def test_row_pointer_is_a_cached_companion(backend):
+    rng = np.random.default_rng(3)
+    idx = np.stack([rng.integers(0, 30, 200), rng.integers(0, 7, 200)])
+    a = COO(idx, rng.standard_normal(200), (30, 7)).coalesce()
+    x = backend.put(a)
+    base = x.indices.nbytes + x.values.nbytes
+    assert x.nbytes == base
+    p = x.row_pointer(cache=False)
+    assert x.nbytes == base  # built, not kept
+    np.testing.assert_array_equal(backend.get(p), np.searchsorted(a.indices[0], np.arange(31)))
+    p = x.row_pointer()
+    assert x.row_pointer() is p and x.nbytes == base + 31 * 8
+    assert x.copy().nbytes == base and x._with(values=x.values).nbytes == base  # new arrays start bare
+    x.drop_companions()
+    assert x.nbytes == base
+    with pytest.raises(ValueError, match="not sorted"):
+        COO(idx, np.ones(200), (30, 7)).row_pointer()
+    with pytest.raises(ValueError, match="no sparse dimension"):
+        COO(np.zeros((0, 1), np.int64), np.ones((1, 3)), (3,)).row_pointer()
+
+
+def test_row_pointer_refuses_a_lying_sorted_flag():
+    a = COO([[2, 0, 1]], np.ones(3), (3,), sorted=True, unique=True, check=False)
+    with pytest.raises(ValueError, match="sorted"):
+        a.row_pointer()
+    b = COO([[0, 5]], np.ones(2), (3,), sorted=True, unique=True, check=False)
+    with pytest.raises(IndexError):
+        b.row_pointer()

@@ -905,3 +905,59 @@ def test_every_kernel_is_launched(launched):
     if len(launched) < 3:
         pytest.skip("run together with the parity tests of this module")
     assert set(e for _, e in _sources.all_name_expressions()) - launched == set()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float64, np.complex128])
+@pytest.mark.parametrize("n", [0, 1, 700, 40_000])
+def test_counting_take_matches_numba(dtype, n):
+    """The stable order of small keys: a counting/radix sort on Numba, sort_pairs + gathers on CUDA."""
+    rng = np.random.default_rng(n)
+    bound = 300
+    keys = rng.integers(0, bound, n)
+    second = np.sort(rng.integers(0, 1 << 20, n))  # a transpose's second row: in order
+    values = _values(rng, (n, 2), dtype)
+    for indices in (np.stack([keys, second]), np.stack([keys, second, keys])):  # packed and general paths
+        expected = np.argsort(keys, kind="stable")
+        got_nb = nb.counting_take(keys, bound, indices, values)
+        got_h = H.counting_take(keys, bound, indices, values)
+        np.testing.assert_array_equal(got_nb[0], np.searchsorted(keys[expected], np.arange(bound + 1)))
+        np.testing.assert_array_equal(got_nb[1], indices[:, expected])
+        np.testing.assert_array_equal(got_nb[2].view(np.uint8), values[expected].view(np.uint8))
+        for a, b in zip(got_h, got_nb):
+            np.testing.assert_array_equal(np.asarray(a).view(np.uint8), np.asarray(b).view(np.uint8))
+
+
+def test_counting_take_refuses_keys_outside_the_bound():
+    keys = np.array([0, 5, 2], np.int64)
+    indices = np.stack([keys, np.arange(3)])
+    values = np.ones((3, 1))
+    with pytest.raises(IndexError):
+        nb.counting_take(keys, 4, indices, values)
+    H.counting_take(keys, 4, indices, values)  # the GPU's way: reported, memory safe
+    with pytest.raises(IndexError):
+        check_device_errors()
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 1, 300, 5000])
+def test_sort_segments_and_lanes_match_numba(dtype, n):
+    """Segments sorted stable with NaN last, and the lanes of a sort along the last axis: the Numba
+    layer's merge sorts and the CUDA layer's stable argsorts give the same bits."""
+    rng = np.random.default_rng(n + 1)
+    values = (rng.integers(-4, 5, n) * 1.5).astype(dtype)
+    if values.dtype.kind == "f" and n:
+        values[rng.random(n) < 0.1] = np.nan
+        values[rng.random(n) < 0.05] = -0.0
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n + 1, 40 if n else 0)]))
+    offsets = cuts if n else np.array([0, 0])
+    got = nb.sort_segments(values, offsets)
+    ref = np.concatenate([np.sort(values[a:b], kind="stable") for a, b in zip(offsets[:-1], offsets[1:])])
+    assert got.tobytes() == ref.astype(dtype).tobytes()
+    assert H.sort_segments(values, offsets).tobytes() == got.tobytes()
+    lanes = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+    indices = np.stack([lanes, rng.integers(0, 9000, n)])
+    for fill in (0, 1.5):
+        a = nb.sort_lanes(values, offsets, indices, fill, 9000)
+        b = H.sort_lanes(values, offsets, indices, fill, 9000)
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[1].tobytes() == b[1].tobytes()

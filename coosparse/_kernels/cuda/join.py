@@ -42,3 +42,19 @@ class JoinRows:
         self._run(f"coo_join_merge_take<{ctype}>", n, keys, self.dims(offsets, "merge_take offsets"), i64(r),
                   i64(n), indices, i64(d), view, i64(view.shape[1]), out_idx, oview, self._err())
         return out_idx, out_val
+
+    def counting_take(self, keys, bound, indices, values):
+        """(offsets int64[bound + 1], indices[:, perm], values[perm]) for the stable order perm of
+        ``keys`` in [0, bound): the stable sort of the keys, the gathers, and each key's first
+        position by binary search (the same arrays as the Numba layer's counting sort: a stable
+        order is unique). A key outside [0, bound) is reported (``errors.INDEX``). Sync-free."""
+        xp = self.xp
+        keys = self._c(keys, np.int64)
+        bound = int(bound)
+        # the checked linear index reports a key outside [0, bound) (emulation: raises at once);
+        # the clip keeps the sort inside its key space whatever the keys are
+        self.linear_index(keys.reshape(1, -1), np.ones(1, dtype=np.int64), (bound,))
+        sk, perm = self.sort_pairs(xp.clip(keys, 0, max(bound - 1, 0)), bound)
+        q = xp.arange(bound + 1, dtype=np.int64)
+        offsets, _ = self.search_ranges(sk, q, q)
+        return offsets, self.gather_columns(indices, perm), self.gather_rows(values, perm)

@@ -41,6 +41,47 @@ class SortRows:
         perm = self._c(self._argsort(keys), np.int64)
         return keys[perm], perm
 
+    def sort_segments(self, values, offsets):
+        """``values`` (1-D) with each segment ``offsets[s]:offsets[s + 1]`` sorted, stable, NaN last:
+        the stable value order, then the stable segment order (the Numba layer's merge sort within
+        segments gives the same arrangement). Sync-free."""
+        xp = self.xp
+        values = self._c(values)
+        offsets = self._c(offsets, np.int64)
+        n = values.shape[0]
+        if n < 2:
+            return values.copy()
+        seg = xp.searchsorted(offsets, xp.arange(n, dtype=np.int64), side="right") - 1
+        o = xp.argsort(values, kind="stable")
+        order = o[xp.argsort(seg[o], kind="stable")]
+        return values[order]
+
+    def sort_lanes(self, values, offsets, indices, fill, length):
+        """A sort along the last axis of a coalesced array (lanes: the segments of ``offsets``):
+        (indices int64[d, m], values[m]) of the values other than the fill, each lane in order at
+        its positions in the sorted dense lane. :meth:`sort_segments`, then the kept entries, their
+        ranks and lane lengths with array operations: the Numba layer's arrays. Synchronises
+        (the output size)."""
+        xp = self.xp
+        indices = self._c(indices, np.int64)
+        offsets = self._c(offsets, np.int64)
+        n = values.shape[0]
+        vals = self.sort_segments(values, offsets)
+        fill = values.dtype.type(fill)
+        keep = xp.flatnonzero(vals != fill)  # synchronize! (output size; NaN differs from every fill)
+        m = keep.shape[0]
+        lane = xp.searchsorted(offsets, xp.arange(n, dtype=np.int64), side="right") - 1
+        lane_k = lane[keep]
+        kept = xp.bincount(lane_k, minlength=offsets.shape[0] - 1) if m else xp.zeros(offsets.shape[0] - 1, np.int64)
+        out_off = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(kept)])
+        rank = xp.arange(m, dtype=np.int64) - out_off[lane_k]
+        total = kept[lane_k]
+        vk = vals[keep]
+        out_idx = xp.empty((indices.shape[0], m), dtype=np.int64)
+        out_idx[:-1] = indices[:-1, offsets[lane_k]]
+        out_idx[-1] = xp.where(vk < fill, rank, int(length) - (total - rank))
+        return out_idx, vk
+
     def _check_sorted(self, keys, strict):
         """Report (COO_ERR_ORDER) keys that are not sorted (strictly: and unique) as a merge assumes. Sync-free."""
         n = keys.shape[0]

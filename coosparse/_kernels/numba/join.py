@@ -98,3 +98,99 @@ def merge_take_part(p, nparts, keys, cut, out0, indices, values, out_idx, out_va
                         out_val[o + q, c] = values[h + q, c]
                 o += n
             head[t] = e
+
+
+# ---- counting sort: entries into the order of a small key (a transpose into row order) -------
+@nb.njit(cache=True, nogil=True)
+def counting_hist_part(t, nparts, keys, bound, hist, bad):
+    """hist[t, k] = how many keys of part t equal k; bad[t] = keys of part t outside [0, bound)."""
+    n = keys.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    h = hist[t]
+    lim = np.uint64(bound)
+    nbad = 0
+    for i in range(lo, hi):
+        k = keys[i]
+        if np.uint64(k) < lim:
+            h[k] += 1
+        else:
+            nbad += 1
+    bad[t] = nbad
+
+
+@nb.njit(cache=True, nogil=True)
+def counting_scatter_part(t, nparts, keys, indices, values, pos, out_idx, out_val):
+    """Part t moves its entries to their slots: ``pos[t, k]`` is the next slot of key k for part t
+    (parts in order, entries in order within a part: a stable sort)."""
+    n = keys.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    p = pos[t]
+    d = indices.shape[0]
+    kk = values.shape[1]
+    for i in range(lo, hi):
+        key = keys[i]
+        q = p[key]
+        p[key] = q + 1
+        for r in range(d):
+            out_idx[r, q] = indices[r, i]
+        for c in range(kk):
+            out_val[q, c] = values[i, c]
+
+
+@nb.njit(cache=True, nogil=True)
+def radix_hist_part(t, nparts, words, shift, mask, hist):
+    """hist[t, d] = words of part t whose digit (word >> shift) & mask is d."""
+    n = words.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    h = hist[t]
+    for i in range(lo, hi):
+        h[(words[i] >> shift) & mask] += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def radix_scatter_part(t, nparts, words, values, shift, mask, pos, out_words, out_values):
+    """Part t moves its (word, value row) pairs to their digit's next slots, in order (stable)."""
+    n = words.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    p = pos[t]
+    kk = values.shape[1]
+    for i in range(lo, hi):
+        w = words[i]
+        d = (w >> shift) & mask
+        q = p[d]
+        p[d] = q + 1
+        out_words[q] = w
+        for c in range(kk):
+            out_values[q, c] = values[i, c]
+
+
+@nb.njit(cache=True, nogil=True)
+def pack_part(t, nparts, keys, other, bound, shift, words, bad):
+    """words[i] = keys[i] << shift | other[i] for part t; bad[t] = keys outside [0, bound)."""
+    n = keys.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    lim = np.uint64(bound)
+    nbad = 0
+    for i in range(lo, hi):
+        k = keys[i]
+        nbad += np.uint64(k) >= lim
+        words[i] = (k << shift) | other[i]
+    bad[t] = nbad
+
+
+@nb.njit(cache=True, nogil=True)
+def unpack_part(t, nparts, words, shift, out_idx):
+    """out_idx[0] = words >> shift, out_idx[1] = the low bits, for part t."""
+    n = words.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    low = (np.int64(1) << shift) - 1
+    for i in range(lo, hi):
+        w = words[i]
+        out_idx[0, i] = w >> shift
+        out_idx[1, i] = w & low

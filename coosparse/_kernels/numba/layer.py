@@ -103,6 +103,49 @@ def sort_pairs(keys, bound):
     return _sort.sort_pairs(keys, int(bound), _nthreads())
 
 
+def _segment_parts(offsets, n):
+    """(nparts, nthreads, bounds): parts of about equal entries, whole segments each."""
+    nseg = offsets.shape[0] - 1
+    nparts, nthreads = _parts(n)
+    nparts = min(nparts, max(nseg, 1))
+    bounds = np.searchsorted(offsets, np.arange(nparts + 1, dtype=_i64) * n // nparts).astype(_i64)
+    bounds[0], bounds[-1] = 0, nseg
+    return nparts, nthreads, bounds
+
+
+def sort_segments(values, offsets):
+    """``values`` (1-D) with each segment ``offsets[s]:offsets[s + 1]`` sorted: stable, NaN last."""
+    values = np.ascontiguousarray(values)
+    offsets = np.ascontiguousarray(offsets, dtype=_i64)
+    out = np.empty_like(values)
+    nparts, nthreads, bounds = _segment_parts(offsets, values.shape[0])
+    _run_parts(_sort.sort_segments_part, nparts, nthreads, bounds, offsets, values, out)
+    return out
+
+
+def sort_lanes(values, offsets, indices, fill, length):
+    """A sort along the last axis of a coalesced array whose lanes are the segments of ``offsets``:
+    (indices int64[d, m], values[m]) of the kept entries (values other than the fill), each lane's
+    values in order (stable, NaN last) at their positions in the sorted dense lane of ``length``."""
+    values = np.ascontiguousarray(values)
+    offsets = np.ascontiguousarray(offsets, dtype=_i64)
+    indices = np.ascontiguousarray(indices, dtype=_i64)
+    nseg = offsets.shape[0] - 1
+    fill = values.dtype.type(fill)
+    sorted_values = np.empty_like(values)
+    kept = np.zeros(nseg, _i64)
+    nparts, nthreads, bounds = _segment_parts(offsets, values.shape[0])
+    _run_parts(_sort.sort_lanes_count_part, nparts, nthreads, bounds, offsets, values, fill, sorted_values, kept)
+    out_offsets = np.zeros(nseg + 1, _i64)
+    np.cumsum(kept, out=out_offsets[1:])
+    m = int(out_offsets[-1])
+    out_idx = np.empty((indices.shape[0], m), _i64)
+    out_vals = np.empty(m, values.dtype)
+    _run_parts(_sort.sort_lanes_write_part, nparts, nthreads, bounds, offsets, indices, sorted_values, fill,
+               int(length), out_offsets, out_idx, out_vals)
+    return out_idx, out_vals
+
+
 # ---- segment -------------------------------------------------------------------------------------
 def segment_starts(sorted_keys):
     """Where each run of equal sorted keys starts, plus n: int64[nseg + 1]."""
@@ -425,6 +468,75 @@ def merge_take(keys, offsets, indices, values):
     if bad.any() or (nparts > 1 and bool((np.diff(cut, axis=0) < 0).any())):
         raise lying_flag_error()  # keys not sorted within their runs: a sorted flag lies
     return out_idx, out_val
+
+
+def counting_take(keys, bound, indices, values):
+    """(offsets int64[bound + 1], indices[:, perm], values[perm]) for the stable order perm of
+    ``keys`` in [0, bound). IndexError for a key outside [0, bound), before anything is moved.
+
+    Two index rows (a transpose) whose key and second row pack into one word: an LSD radix sort
+    of (word, value) pairs in digits of at most 9 bits (each pass writes to at most 512 streams,
+    which stay in cache; a one-pass counting sort writes to ``bound`` streams, a cache miss per
+    entry). Otherwise a counting sort (histograms per part, each part scatters in order).
+    """
+    keys = np.ascontiguousarray(keys, dtype=_i64)
+    indices = np.ascontiguousarray(indices, dtype=_i64)
+    n = keys.shape[0]
+    bound = int(bound)
+    nparts = 1 if n < _SERIAL_BELOW else _nthreads()
+    kb = max(bound - 1, 1).bit_length()
+    ob = int(indices[1].max()).bit_length() if indices.shape[0] == 2 and n else 64
+    if (indices.shape[0] == 2 and n and kb + ob <= 63 and int(indices[1].min()) >= 0
+            and bool((indices[0] == keys).all()) and values.dtype.itemsize in _WORDS):
+        return _radix_take(keys, bound, indices, values, nparts, kb, ob)
+    nparts = 1 if bound > n else nparts  # a part holds a histogram of the whole key space
+    hist = np.zeros((nparts, bound), _i64)
+    bad = np.zeros(nparts, _i64)
+    _run_parts(_join.counting_hist_part, nparts, nparts, keys, bound, hist, bad)
+    if bad.any():
+        raise_out_of_bounds(keys.reshape(1, -1), (bound,))
+    offsets = np.zeros(bound + 1, _i64)
+    np.cumsum(hist.sum(axis=0), out=offsets[1:])
+    pos = np.cumsum(hist, axis=0)
+    pos -= hist
+    pos += offsets[:-1]
+    out_idx = np.empty((indices.shape[0], n), _i64)
+    out_val = np.empty((n, values.shape[1]), values.dtype)
+    _run_parts(_join.counting_scatter_part, nparts, nparts, keys, indices, values, pos, out_idx, out_val)
+    return offsets, out_idx, out_val
+
+
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _radix_take(keys, bound, indices, values, nparts, kb, ob):
+    n = keys.shape[0]
+    words = np.empty(n, _i64)
+    bad = np.zeros(nparts, _i64)
+    _run_parts(_join.pack_part, nparts, nparts, keys, indices[1], bound, ob, words, bad)
+    if bad.any():
+        raise_out_of_bounds(keys.reshape(1, -1), (bound,))
+    vals = values.view(_WORDS[values.dtype.itemsize])  # moved as bits: one specialisation per width
+    tmp_w, tmp_v = np.empty_like(words), np.empty_like(vals)
+    npass = -(-kb // 9)
+    width = -(-kb // npass)
+    shift = ob
+    for p in range(npass):
+        if p == 1:
+            tmp_v = np.empty_like(vals)  # the input values are never written
+        mask = (1 << width) - 1
+        hist = np.zeros((nparts, mask + 1), _i64)
+        _run_parts(_join.radix_hist_part, nparts, nparts, words, shift, mask, hist)
+        # slots digit-major, part-minor: stable
+        starts = np.cumsum(hist.T.reshape(-1)) - hist.T.reshape(-1)
+        pos = np.ascontiguousarray(starts.reshape(mask + 1, nparts).T)
+        _run_parts(_join.radix_scatter_part, nparts, nparts, words, vals, shift, mask, pos, tmp_w, tmp_v)
+        words, tmp_w, vals, tmp_v = tmp_w, words, tmp_v, vals
+        shift += width
+    out_idx = np.empty((2, n), _i64)
+    _run_parts(_join.unpack_part, nparts, nparts, words, ob, out_idx)
+    offsets = np.searchsorted(out_idx[0], np.arange(bound + 1, dtype=_i64)).astype(_i64, copy=False)
+    return offsets, out_idx, vals.view(values.dtype)
 
 
 def _merge_splitters(keys, offsets, nparts):

@@ -643,8 +643,18 @@ def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows
                     acc[_u(col)] += av * b_values[f]
         if counting:
             counts[r] = m
-            for w in range(lo >> 6, (hi >> 6) + 1):
-                bits[w] = 0
+            if m and (hi >> 6) - (lo >> 6) < 4 * m:
+                for w in range(lo >> 6, (hi >> 6) + 1):
+                    bits[w] = 0
+            elif m:
+                # a few columns spread over a wide range (a sparse product row): clearing the range
+                # word by word would cost more than the row; clear the words the row touched
+                for p in range(a_offsets[r], a_offsets[r + 1]):
+                    e = _u(a_perm[p]) if has_a_perm else _u(p)
+                    k = a_cols[e]
+                    for q in range(b_offsets[k], b_offsets[k + 1]):
+                        f = _u(b_perm[q]) if has_b_perm else _u(q)
+                        bits[_u(b_cols[f] >> 6)] = 0
             continue
         if m == 0:
             continue

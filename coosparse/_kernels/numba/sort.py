@@ -322,3 +322,105 @@ def sort_pairs(keys, bound, nthreads):
         check_hist(hist, n)
         return unpack(sort_packed(words, hist, ib, kb, d1, nthreads), ib, nthreads)
     return sort_pairs_lsd(keys, bound, nthreads)
+
+
+
+# ---- values sorted within segments (a sort along the last axis, row by row) ------------------
+@nb.njit(cache=True, nogil=True, inline="always")
+def _after(x, v):
+    """x sorts after v: greater, or NaN where v is not (NaN last, as NumPy); false for equal."""
+    return x > v or (x != x and v == v)
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_sort(out, lo, hi, tmp):
+    """Stable bottom-up merge sort of out[lo:hi] (runs of 16 by insertion first), NaN last."""
+    n = hi - lo
+    for s in range(lo, hi, 16):
+        e = min(s + 16, hi)
+        for i in range(s + 1, e):
+            v = out[i]
+            j = i - 1
+            while j >= s and _after(out[j], v):
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = v
+    width = 16
+    while width < n:
+        for s in range(lo, hi, 2 * width):
+            m = min(s + width, hi)
+            e = min(s + 2 * width, hi)
+            if m >= e:
+                continue
+            for i in range(s, m):
+                tmp[i - lo] = out[i]
+            i = s
+            j = m
+            k = s
+            while i < m and j < e:
+                if _after(tmp[i - lo], out[j]):  # take from the right only when strictly before
+                    out[k] = out[j]
+                    j += 1
+                else:
+                    out[k] = tmp[i - lo]
+                    i += 1
+                k += 1
+            while i < m:
+                out[k] = tmp[i - lo]
+                i += 1
+                k += 1
+        width *= 2
+
+
+@nb.njit(cache=True, nogil=True)
+def sort_segments_part(t, nparts, bounds, offsets, values, out):
+    """Segments bounds[t]:bounds[t + 1] of ``values`` sorted (stable, NaN last) into ``out``."""
+    s0 = bounds[t]
+    s1 = bounds[t + 1]
+    longest = 0
+    for s in range(s0, s1):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    tmp = np.empty(longest, dtype=values.dtype)
+    for s in range(s0, s1):
+        lo = offsets[s]
+        hi = offsets[s + 1]
+        for i in range(lo, hi):
+            out[i] = values[i]
+        if hi - lo > 1:
+            _merge_sort(out, lo, hi, tmp)
+
+
+@nb.njit(cache=True, nogil=True)
+def sort_lanes_count_part(t, nparts, bounds, offsets, values, fill, sorted_values, kept):
+    """Lanes bounds[t]:bounds[t + 1]: values sorted into ``sorted_values``; kept[s] = the lane's
+    values that differ from the fill (NaN differs)."""
+    sort_segments_part(t, nparts, bounds, offsets, values, sorted_values)
+    for s in range(bounds[t], bounds[t + 1]):
+        c = 0
+        for i in range(offsets[s], offsets[s + 1]):
+            v = sorted_values[i]
+            c += not (v == fill)
+        kept[s] = c
+
+
+@nb.njit(cache=True, nogil=True)
+def sort_lanes_write_part(t, nparts, bounds, offsets, indices, sorted_values, fill, length, out_offsets,
+                          out_idx, out_vals):
+    """Lanes of part t written out: the kept values in order, the lane's leading indices, and the
+    last index of each value in the sorted dense lane (values below the fill first, the rest last)."""
+    d = indices.shape[0]
+    for s in range(bounds[t], bounds[t + 1]):
+        lo = offsets[s]
+        q = out_offsets[s]
+        total = out_offsets[s + 1] - q
+        rank = 0
+        for i in range(offsets[s], offsets[s + 1]):
+            v = sorted_values[i]
+            if v == fill:
+                continue
+            for r in range(d - 1):
+                out_idx[r, q] = indices[r, lo]
+            out_idx[d - 1, q] = rank if v < fill else length - (total - rank)
+            out_vals[q] = v
+            q += 1
+            rank += 1

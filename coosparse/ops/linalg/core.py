@@ -49,17 +49,16 @@ where the order is relied on (``row_offsets``, SpGEMM's row keys): ValueError
 (``coosparse._kernels.bounds.lying_flag_error``).
 
 Row offsets cache: the first SpMV/SpMM on a sorted COO computes its row
-offsets (a CSR row pointer) and keeps them in a module-level table keyed by
-the array's identity, released with the array (a weak reference). It is private
-(no attribute of the COO, not pickled, invisible to flags and equality) and
-assumes, as the COO type does, that ``indices`` are not modified in place.
+offsets (a CSR row pointer) and keeps them with the array as one of its
+companions (:meth:`COO.row_pointer` for a plain matrix: the same pointer the
+row reductions and row gathers use; counted in ``nbytes``, not pickled,
+invisible to flags and equality). It assumes, as the COO type does, that
+``indices`` are not modified in place.
 """
 from __future__ import annotations
 
 import numbers
 import operator
-import threading
-import weakref
 
 import numpy as np
 
@@ -397,28 +396,12 @@ def _dense_2d(x, batch_map, row_axes, col_axes, batch_shape, acc):
 
 
 # ----------------------------------------------------------------------------- row offsets cache
-_offsets_cache = {}
-_offsets_lock = threading.Lock()
-
-
 def _cached_offsets(be, source, lead, nrows, compute):
-    """Row offsets of COO ``source`` over its first ``lead`` sparse axes, cached per array."""
+    """Row offsets of COO ``source`` over its first ``lead`` sparse axes: one of its cached
+    companions (:meth:`COO.row_pointer` is the one over the leading axis)."""
     if source is None:
         return compute()
-    key = (id(source), lead, nrows)
-    with _offsets_lock:
-        hit = _offsets_cache.get(key)
-    if hit is not None and hit[0]() is source and hit[1] is source.indices:
-        return hit[2]
-    offsets = compute()
-
-    def _drop(_, key=key):
-        with _offsets_lock:
-            _offsets_cache.pop(key, None)
-
-    with _offsets_lock:
-        _offsets_cache[key] = (weakref.ref(source, _drop), source.indices, offsets)
-    return offsets
+    return source._companion(("row_pointer", lead, nrows), lambda _be: compute())
 
 
 def _grouped_rows(be, rowkey, nrows):
@@ -655,13 +638,22 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
     _check_product_size(xp, arow_key, acol_key, brow_key, kbound, cb.bound, prod(out_shape), acc, op)
     # A grouped by its rows: on the CPU compressed to the distinct rows (Gustavson's parts balance
     # over them); on a GPU a row pointer over every row while that is small (no synchronisation)
-    if be.xp is not np and rowa.bound <= max(_DIRECT_ROWS, 4 * n_a):
+    # the operands' cached row pointers on the CPU (a pointer no longer than the entries); a GPU
+    # builds them per product, so that each product reports a sorted flag that lies (a pointer
+    # cached from such an array would be reused silently, its report already consumed)
+    host = be.xp is np
+    if host and sa.sorted and rowa.bound <= 2 * n_a + 1024:
+        a_off = _cached_offsets(be, sa.source, sa.lead, rowa.bound, lambda: be.row_offsets(arow_key, rowa.bound))
+        a_perm = a_rows = None
+    elif be.xp is not np and rowa.bound <= max(_DIRECT_ROWS, 4 * n_a):
         sk, a_perm = (arow_key, None) if sa.sorted else _sort(be, arow_key, rowa.bound)
         a_off, a_rows = be.row_offsets(sk, rowa.bound), None
     else:
         a_off, a_perm, a_rows = _segments(be, arow_key, rowa.bound, sa.sorted)
     if b_sorted:
-        b_off, b_perm = be.row_offsets(brow_key, kbound), None
+        b_off = _cached_offsets(be, sb.source if host and kbound == conta.bound else None, sb.lead, kbound,
+                                lambda: be.row_offsets(brow_key, kbound))
+        b_perm = None
     else:
         sk, b_perm = _sort(be, brow_key, kbound)
         b_off = be.row_offsets(sk, kbound)

@@ -199,6 +199,11 @@ class _Grouping:
 
     Strategies for reduced sparse axes (R) with kept sparse axes K:
 
+    - ``pointer``: K is the leading axis alone and ``a`` is sorted with a
+      leading dimension not much longer than nnz: each output row is a
+      segment of the array's row pointer (:meth:`COO.row_pointer`, cached
+      with the array), reduced by the ordered segment kernels; the index
+      rows are not read at all once the pointer exists;
     - ``bykey``: the kept key space is small (at most max(nnz, 2**16) keys)
       and the array is on the CPU: ``reduce_by_key`` accumulates in stored
       order into a dense table (in parallel runs when the keys are sorted);
@@ -251,6 +256,11 @@ class _Grouping:
             self._nout = 1 if n else 0
             self.out_indices = xp.zeros((0, self._nout), dtype=np.int64)
             return
+        if order is None and K == [0] and a._row_pointer_pays() and n:
+            # the leading axis kept: each output row is a segment of the array's row pointer
+            # (a companion cached with the array), reduced in stored order like every strategy
+            self._pointer_plan(a.row_pointer())
+            return
         rows = K + ([order] if order is not None else [])
         shape = tuple(a.shape[d] for d in rows)
         prefix = rows == list(range(len(rows)))
@@ -299,6 +309,18 @@ class _Grouping:
         self.perm, self.starts = perm, starts
         self.out_indices = out_indices
         self._nout = firsts.shape[0]
+
+    def _pointer_plan(self, ptr):
+        xp = self.xp
+        self.kshape = (self.a.shape[0],)
+        rows = xp.flatnonzero(ptr[1:] != ptr[:-1])  # synchronize! (the number of output rows)
+        starts = xp.empty(rows.shape[0] + 1, dtype=np.int64)
+        starts[:-1] = ptr[rows]
+        starts[-1] = self.a.nnz
+        self.strategy = "pointer"
+        self.perm, self.starts = None, starts
+        self.out_indices = xp.ascontiguousarray(rows.astype(np.int64, copy=False).reshape(1, -1))
+        self._nout = rows.shape[0]
 
     def _unravel(self, keys):
         if len(self.K) == 1:

@@ -12,36 +12,10 @@ from hypothesis import strategies as st
 
 import coosparse
 from coosparse import COO
+from reference import assert_bits, dense_meaning
 
 FLOATS = [np.float16, np.float32, np.float64, np.complex64, np.complex128]
 ZEROS = [0.0, -0.0]
-
-
-def assert_bits(got, want):
-    """Equal values with equal signs of zero (each part of a complex); NaN equals NaN."""
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    pairs = [(got.real, want.real), (got.imag, want.imag)] if got.dtype.kind == "c" else [(got, want)]
-    for g, w in pairs:
-        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
-        ok = ~np.isnan(w)
-        np.testing.assert_array_equal(g[ok], w[ok])
-        np.testing.assert_array_equal(np.signbit(g[ok]), np.signbit(w[ok]), err_msg="sign of zero differs")
-
-
-def dense_meaning(a):
-    """Index by index: the fill's bits, or the entries summed in stored order from the first (float16 in
-    float32, as the library accumulates), in pure NumPy scalars."""
-    acc = np.dtype(np.float32 if a.dtype == np.float16 else a.dtype)
-    out = np.full(a.shape, a.fill_value, dtype=a.dtype)
-    sums = {}
-    for i in range(a.nnz):
-        key = tuple(int(v) for v in a.indices[:, i])
-        v = np.asarray(a.values[i]).astype(acc)
-        sums[key] = v.copy() if key not in sums else sums[key] + v
-    for key, v in sums.items():
-        out[key] = v.astype(a.dtype)
-    return out
 
 
 @st.composite

@@ -528,26 +528,26 @@ def test_numpy_functions_dispatch():
         np.dot(a, db, out=np.empty((3, 2)))
 
 
-def test_row_offsets_cache_is_private():
+def test_row_offsets_cached_with_the_array():
+    """The offsets are a companion of the array: built once, counted in nbytes, not pickled."""
     rng = np.random.default_rng(19)
     a = rand_coo(rng, (50, 40), "coalesced", density=0.2)
     x = rng.standard_normal((40, 3))
-    before = dict(vars(a))
+    base = a.indices.nbytes + a.values.nbytes
+    assert a.nbytes == base
     r1 = a @ x
+    ptr = a.row_pointer()  # the same pointer the product built
+    assert a.nbytes == base + ptr.nbytes
+    np.testing.assert_array_equal(ptr, np.searchsorted(a.indices[0], np.arange(51)))
     r2 = a @ x  # served from the cached offsets
     assert r1.tobytes() == r2.tobytes()
-    assert vars(a) == before  # nothing stored on the array
+    assert a.row_pointer() is ptr
     b = pickle.loads(pickle.dumps(a))
+    assert b.nbytes == base  # companions do not travel
     assert (b @ x).tobytes() == r1.tobytes()
-    from coosparse.ops.linalg import core as _linalg
-
-    key = [k for k in _linalg._offsets_cache if k[0] == id(a)]
-    assert key
-    del a
-    import gc
-
-    gc.collect()
-    assert not [k for k in _linalg._offsets_cache if k in key]
+    a.drop_companions()
+    assert a.nbytes == base
+    assert (a @ x).tobytes() == r1.tobytes()
 
 
 def test_unsorted_spmm_sorts_once_per_array_on_a_device():
@@ -556,7 +556,6 @@ def test_unsorted_spmm_sorts_once_per_array_on_a_device():
     if not emulated.available():
         pytest.skip("emulated CUDA layer unavailable")
     import emulation as strict
-    from coosparse.ops.linalg import core as _linalg
 
     rng = np.random.default_rng(20)
     a = rand_coo(rng, (60, 40), "none", density=0.3)
@@ -580,7 +579,10 @@ def test_unsorted_spmm_sorts_once_per_array_on_a_device():
     with strict.allow_transfers():
         got1, got2 = strict.to_host(r1), strict.to_host(r2)
     assert got1.tobytes() == got2.tobytes() == (a @ x).tobytes()  # the CPU's bits (its scan, no sort)
-    assert [k for k in _linalg._offsets_cache if k[0] == id(da) and k[1][0] == "stable sort"]
+    companions = da.__dict__.get("_companions") or {}  # the grouping is cached with the array
+    grouped = [v for k, v in companions.items() if isinstance(k[1], tuple) and k[1][0] == "stable sort"]
+    assert len(grouped) == 1
+    assert da.nbytes == da.indices.nbytes + da.values.nbytes + sum(p.nbytes for p in grouped[0])
 
 
 def test_sddmm_parts_same_bits():

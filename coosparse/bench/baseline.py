@@ -1,0 +1,118 @@
+"""The baseline guard: every case's standing against its peers, stored, and compared run to run.
+
+``make bench`` compares its run with ``docs/bench-baseline.json`` and lists
+every case that got more than 10% slower *relative to the same run's peers*:
+a case's standing is coosparse's speed-up over each peer of that run
+(peer median / coosparse median) and over the memory floor timed beside it
+(floor time / coosparse median). Machine load moves all libraries of a case
+alike (they run alternately in one process), so the ratios are comparable
+across runs where absolute times are not. A case's change is the geometric
+mean, over the references present in both runs, of ``now / baseline``; below
+``1 - tolerance`` the case is reported, with each reference's ratios.
+
+The baseline is updated on purpose, by a change meant to move the figures:
+``python -m coosparse.bench --update-baseline`` (``make bench-baseline``)
+writes this run's ratios into it, keeping the cases this run did not measure.
+
+Examples
+--------
+>>> rows = [
+...     {"op": "spmv", "workload": "w", "library": "coosparse", "median_s": 2.0, "floor_s": 1.0},
+...     {"op": "spmv", "workload": "w", "library": "scipy", "median_s": 3.0, "speedup_vs_peer": 1.5},
+... ]
+>>> base = baseline_from(rows)
+>>> base["cases"]["cpu|spmv|w"]
+{'floor': 0.5, 'scipy': 1.5}
+>>> slower = [dict(rows[0], median_s=2.5, floor_s=1.0), dict(rows[1], speedup_vs_peer=1.2)]
+>>> [(r["op"], round(r["change"], 2)) for r in compare(slower, base)]
+[('spmv', 0.8)]
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+TOLERANCE = 0.10
+"""A case is reported when its standing drops by more than this fraction."""
+FLOOR = "floor"
+
+
+def case_key(row):
+    return f"{row.get('device', 'cpu')}|{row['op']}|{row['workload']}"
+
+
+def standings(rows):
+    """{case key: {reference: coosparse's ratio over it}}: each peer's speed-up and the floor's."""
+    out = {}
+    for r in rows:
+        if r.get("error") or r.get("median_s") is None:
+            continue
+        refs = out.setdefault(case_key(r), {})
+        if r["library"] == "coosparse":
+            if r.get("floor_s"):
+                refs[FLOOR] = r["floor_s"] / r["median_s"]
+        elif r.get("speedup_vs_peer"):
+            refs[r["library"]] = r["speedup_vs_peer"]
+    return {k: dict(sorted(v.items())) for k, v in out.items() if v}
+
+
+def baseline_from(rows, info=None, previous=None):
+    """A baseline document from result rows (merged over ``previous``: cases not run are kept)."""
+    cases = dict((previous or {}).get("cases", {}))
+    cases.update(standings(rows))
+    doc = {"about": "coosparse's ratios over each peer and over the memory floor, per case "
+                    "(python -m coosparse.bench --update-baseline; docs/benchmarks.md, 'Baseline guard')",
+           "cases": dict(sorted(cases.items()))}
+    if info:
+        doc["machine"] = {k: info.get(k) for k in ("cpu", "cores", "load_average", "command", "versions")}
+        doc["machine"]["load_average_start"] = (info.get("settings") or {}).get("load_average_start")
+    return doc
+
+
+def compare(rows, baseline, tolerance=TOLERANCE):
+    """Cases more than ``tolerance`` slower than ``baseline`` relative to their peers, worst first.
+
+    Each item: ``op``, ``workload``, ``device``, ``change`` (geometric mean of
+    now / baseline over the shared references; 0.8 = 20% slower) and
+    ``references`` {name: (baseline ratio, ratio now)}.
+    """
+    base = (baseline or {}).get("cases", {})
+    out = []
+    for key, now in standings(rows).items():
+        then = base.get(key)
+        shared = [ref for ref in now if then and then.get(ref)]
+        if not shared:
+            continue
+        change = math.exp(sum(math.log(now[ref] / then[ref]) for ref in shared) / len(shared))
+        if change < 1.0 - tolerance:
+            device, op, workload = key.split("|", 2)
+            out.append({"op": op, "workload": workload, "device": device, "change": change,
+                        "references": {ref: (then[ref], now[ref]) for ref in shared}})
+    return sorted(out, key=lambda r: r["change"])
+
+
+def load(path):
+    """The baseline at ``path``, or None when there is none."""
+    p = Path(path)
+    if not p.exists():
+        return None
+    return json.loads(p.read_text())
+
+
+def save(path, doc):
+    Path(path).write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+
+
+def format_regressions(regressions, path, tolerance=TOLERANCE):
+    """Plain text (also valid Markdown) listing the cases slower than the baseline."""
+    head = (f"Baseline guard ({path}): {len(regressions)} case(s) more than {tolerance:.0%} slower than the "
+            "baseline, relative to the same run's peers and memory floor")
+    if not regressions:
+        return f"Baseline guard ({path}): no case more than {tolerance:.0%} slower than the baseline"
+    lines = [head + ":", ""]
+    for r in regressions:
+        refs = ", ".join(f"{ref} {a:.2f}x -> {b:.2f}x" for ref, (a, b) in r["references"].items())
+        dev = "" if r["device"] == "cpu" else f" ({r['device']})"
+        lines.append(f"- {r['op']}{dev} [{r['workload']}]: {1 - r['change']:.0%} slower ({refs})")
+    return "\n".join(lines)
