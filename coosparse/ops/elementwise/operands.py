@@ -103,23 +103,30 @@ def gather_dense(x, indices, sparse_ndim):
     # strides, sizes and block offsets are host metadata: the CUDA layer passes them by value.
     # Bounds-checked in the same pass: an unchecked index outside x is an IndexError (a GPU
     # reports it and reads zeros), never a read of another element. Dimensions x is broadcast
-    # along (stride 0) address nothing, so their index rows are not read at all: A / rs[:, None]
-    # reads one row of indices
+    # along (stride 0) address nothing; their index rows are still checked against the shape
+    # (a COO built with check=False may hold an index outside it)
     used = [d for d in range(sparse_ndim) if es[d] != 0]
     if len(used) == 1 and not dense_shape and isinstance(x, np.ndarray):
         # one index row addresses a vector (A / rs[:, None]): NumPy's own gather reads it, which
-        # refuses an index past the end; a negative one (it would wrap) is refused first
+        # refuses an index past the end; a negative one (it would wrap) is refused first, and the
+        # other rows by their extremes
         d = used[0]
         row = indices[d]
         vec = flat[base:][::es[d]][: x.shape[d]] if es[d] > 0 else flat[: base + 1][::es[d]][: x.shape[d]]
-        if n and int(row.min()) < 0:
+        sizes = tuple(x.shape[:sparse_ndim])
+        for e in range(sparse_ndim):
+            if e != d and (int(indices[e].min()) < 0 or int(indices[e].max()) >= sizes[e]):
+                raise_out_of_bounds(indices, sizes)
+        if int(row.min()) < 0:
             raise_out_of_bounds(indices[d:d + 1], (x.shape[d],))
         try:
             return vec[row].reshape((n,))
         except IndexError:
             raise_out_of_bounds(indices[d:d + 1], (x.shape[d],))
     consecutive = bool(used) and used == list(range(used[0], used[-1] + 1))
-    if not consecutive:  # (none, or rows apart: all of them, as a copy of some would cost as much)
+    if not consecutive or len(used) < sparse_ndim:
+        # (none, rows apart, or rows x is broadcast along: all of them, the unread ones with
+        # stride 0, so that the checked pass sees every index)
         used = list(range(sparse_ndim))
     rows = indices[used[0]:used[-1] + 1] if used else indices  # rows of a C-contiguous array: no copy
     addresses = be.linear_index(rows, np.array([es[d] for d in used], dtype=np.int64),

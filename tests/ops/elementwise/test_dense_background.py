@@ -215,3 +215,16 @@ def test_vector_operand_gather_refuses_bad_indices_and_reads_any_strides(backend
         b = COO(bad, np.ones(2), (6, 5), check=False)
         with pytest.raises(IndexError, match="out of bounds for dimension 0"):
             b / np.arange(1.0, 7.0)[:, None]
+
+
+@pytest.mark.parametrize("bad", [[[0, 1], [1, 7]], [[0, 1], [1, -1]], [[0, 9], [1, 1]]])
+def test_rows_the_dense_operand_is_broadcast_along_are_still_checked(backend, bad):
+    # a dense operand broadcast along an axis reads no index there, but the COO's index on that
+    # axis must still lie in the shape: an array built with check=False is refused, never computed
+    b = backend.put(COO(bad, np.ones(2), (6, 5), check=False))
+    for x in (np.arange(1.0, 7.0)[:, None], np.arange(1.0, 6.0), np.ones((1, 5)) * 2, np.ones((6, 1)) * 3):
+        for f in (np.true_divide, np.multiply, np.subtract):
+            with pytest.raises(IndexError, match="out of bounds"):
+                r = f(b, backend.put(x))
+                backend.get(r)  # (a GPU reports at the next synchronising call)
+                coosparse.check_device_errors()
