@@ -54,6 +54,12 @@ gather_columns     (indices int64[d, n], rows int64[m]) -> indices[:, rows],
                    C-contiguous
 gather_strided     (source 1-D, addresses int64[n], inner int64[k]) -> [n, k],
                    out[i, c] = source[addresses[i] + inner[c]]
+gather_indexed     (source 1-D, indices int64[d, n], strides int64[d], sizes,
+                   base, inner int64[k]) -> [n, k]: gather_strided at the
+                   addresses base + linear_index(indices, strides, sizes),
+                   bounds-checked as linear_index with sizes (nothing is read
+                   through a bad index). strides, sizes, base, inner are host
+                   values. Sync-free
 gather_or_zero     (values[n, k], rows int64[m]) -> [m, k]: values[rows[i]],
                    zeros where rows[i] < 0
 ---- coalesce ----------------------------------------------------------------
@@ -278,7 +284,7 @@ KERNEL_FAMILIES = {
     "linear_index": ("linear_index", "unravel_index"),
     "sort": ("sort_pairs", "sort_segments", "sort_lanes"),
     "segment": ("segment_starts", "segment_sum"),
-    "gather": ("gather_rows", "gather_columns", "gather_strided", "gather_or_zero"),
+    "gather": ("gather_rows", "gather_columns", "gather_strided", "gather_indexed", "gather_or_zero"),
     "coalesce": ("coalesce_linear",),
     "scatter": ("scatter_add", "scatter_set", "strided_scatter_sorted", "strided_scatter_ordered"),
     "intersect": ("match_merge", "match_search", "merge_matches", "compact_matches", "probe_sum",

@@ -461,6 +461,38 @@ def test_gather_or_zero_and_strided(launched, dtype):
     np.testing.assert_array_equal(L.gather_strided(src, addresses, inner), src[addresses[:, None] + inner])
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_gather_indexed_equals_numpy_on_both_layers(dtype):
+    # a (7, 9, 4) block of a larger buffer read through its element strides (one reversed) and a
+    # base, at random index columns; the Numba row fuses address, check and read, the CUDA row
+    # composes linear_index and gather_strided: both give NumPy's bits
+    rng = np.random.default_rng(5)
+    buf = _values(rng, 7 * 9 * 4 + 11, dtype)
+    x = buf[11:].reshape(7, 9, 4)[:, ::-1]
+    strides = np.array([s // buf.itemsize for s in x.strides[:2]], np.int64)
+    base = 11 + 8 * 4  # element (0, 0) of the reversed view
+    inner = np.array([0, 1, 3], np.int64)
+    idx = np.stack([rng.integers(0, 7, 40), rng.integers(0, 9, 40)]).astype(np.int64)
+    want = x[idx[0], idx[1]][:, [0, 1, 3]]
+    for layer in (nb, H):
+        got = layer.gather_indexed(buf, idx, strides, (7, 9), base, inner)
+        np.testing.assert_array_equal(got.view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
+    assert nb.gather_indexed(buf, idx[:, :0], strides, (7, 9), base, inner).shape == (0, 3)
+
+
+@pytest.mark.parametrize("bad", [(0, 7), (1, 9), (1, -1), (0, -(2**62))])
+def test_gather_indexed_refuses_an_index_outside_the_sizes(bad):
+    x = np.arange(63.0)
+    idx = np.zeros((2, 5), np.int64)
+    idx[bad[0], 3] = bad[1]
+    with pytest.raises(IndexError, match=f"out of bounds for dimension {bad[0]}"):
+        nb.gather_indexed(x, idx, np.array([9, 1], np.int64), (7, 9), 0, np.zeros(1, np.int64))
+    got = H.gather_indexed(x, idx, np.array([9, 1], np.int64), (7, 9), 0, np.zeros(1, np.int64))
+    assert got[3, 0] == 0  # the GPU reads zero bits there and reports it
+    with pytest.raises(IndexError):
+        check_device_errors()
+
+
 # ---------------------------------------------------------------------- strided views
 def _ref_view_scatter(out, src, src_base, offset, sizes, strides, src_strides):
     for i in np.ndindex(*sizes):

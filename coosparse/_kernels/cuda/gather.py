@@ -75,6 +75,19 @@ class GatherRows:
                   inner_val, i64(n), i64(kw), oview, self._err())
         return out
 
+    def gather_indexed(self, source, indices, strides, sizes, base, inner):
+        """out[i, c] = source[base + sum_d indices[d, i] * strides[d] + inner[c]] (bit copy). Sync-free.
+
+        The checked ``linear_index`` and ``gather_strided`` composed (a GPU keeps the addresses in
+        its memory bandwidth budget; the Numba layer fuses them to skip the address array): an
+        index outside ``sizes`` reads zero bits and is reported (IndexError at the next check).
+        ``strides``, ``sizes``, ``base`` and ``inner`` are host values.
+        """
+        addresses = self.linear_index(indices, strides, sizes)
+        if base:
+            addresses += int(base)
+        return self.gather_strided(source, addresses, inner)
+
     def gather_or_zero(self, values, rows):
         """values[rows[i]] for 2-D values, zeros where rows[i] < 0 (bit copy). Sync-free."""
         return self._gather_rows("coo_gather_rows_or_zero", values, rows, -(2**62), "gather_or_zero rows")

@@ -175,6 +175,17 @@ def gather_strided(source, addresses, inner):
     return _ga.gather_strided(source, addresses, inner, _nthreads())
 
 
+def gather_indexed(source, indices, strides, sizes, base, inner):
+    """out[i, c] = source[base + sum_d indices[d, i] * strides[d] + inner[c]], bounds-checked in the same pass."""
+    indices = np.ascontiguousarray(indices, dtype=np.int64)
+    strides = np.ascontiguousarray(strides, dtype=np.int64)
+    inner = np.ascontiguousarray(inner, dtype=np.int64)
+    out, bad = _ga.gather_indexed(source, indices, strides, size_limits(sizes), int(base), inner, _nthreads())
+    if bad:
+        raise_out_of_bounds(indices, sizes)
+    return out
+
+
 def gather_or_zero(values, rows):
     """values[rows], zero rows where rows < 0."""
     return _ga.gather_or_zero(values, rows, _nthreads())

@@ -129,11 +129,9 @@ def gather_dense(x, indices, sparse_ndim):
         # stride 0, so that the checked pass sees every index)
         used = list(range(sparse_ndim))
     rows = indices[used[0]:used[-1] + 1] if used else indices  # rows of a C-contiguous array: no copy
-    addresses = be.linear_index(rows, np.array([es[d] for d in used], dtype=np.int64),
-                                tuple(x.shape[d] for d in used))
-    if base:
-        addresses += base
-    gathered = copy_kernel(be.gather_strided, flat, addresses, dense_block_offsets(dense_shape, es[sparse_ndim:]))
+    # the addresses are computed, checked and read in one pass (no address array)
+    gathered = copy_kernel(be.gather_indexed, flat, rows, np.array([es[d] for d in used], dtype=np.int64),
+                           tuple(x.shape[d] for d in used), base, dense_block_offsets(dense_shape, es[sparse_ndim:]))
     return gathered.reshape((n,) + dense_shape)
 
 
