@@ -11,7 +11,7 @@ from ..._core.dispatch import implements, operation
 from .grouping import _NoValue, _check, _refuse_out, _refuse_where, _single_axis
 from .reductions import (
     _arg, _count_nonzero, _cumulative, _dense_to_coo, _diff, _logical, _mean, _nan_to, _reduce, _scalar,
-    _sqrt, _var,
+    _var,
 )
 
 
@@ -136,7 +136,7 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
     >>> float(coosparse.std(a))
     1.0
     """
-    return _sqrt(_var(x, axis, keepdims, None, correction, name="std"))
+    return _var(x, axis, keepdims, None, correction, name="std", root=True)
 
 
 def any(x, /, *, axis=None, keepdims=False):
@@ -293,7 +293,7 @@ def nanstd(x, /, *, axis=None, correction=0.0, keepdims=False):
     >>> float(coosparse.nanstd(coosparse.asarray(np.array([1.0, np.nan, 3.0]))))
     1.0
     """
-    return _sqrt(_var(x, axis, keepdims, None, correction, nan=True, name="nanstd"))
+    return _var(x, axis, keepdims, None, correction, nan=True, name="nanstd", root=True)
 
 
 def nanargmax(x, /, *, axis=None, keepdims=False):
@@ -430,8 +430,8 @@ def _np_var(nan, is_std):
             if ddof != 0:
                 raise ValueError(f"{name}: ddof and correction can't be provided simultaneously")
             ddof = correction
-        v = _var(a, axis, bool(keepdims) if keepdims is not _NoValue else False, dtype, ddof, nan=nan, name=name)
-        return _sqrt(v) if is_std else v
+        return _var(a, axis, bool(keepdims) if keepdims is not _NoValue else False, dtype, ddof, nan=nan, name=name,
+                    root=is_std)
     return f
 
 

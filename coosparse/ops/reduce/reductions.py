@@ -352,7 +352,9 @@ def _abs2(z):
     return z.real * z.real + z.imag * z.imag if z.dtype.kind == "c" else z * z
 
 
-def _var(x, axis, keepdims, dtype, correction, nan=False, name="var"):
+def _var(x, axis, keepdims, dtype, correction, nan=False, name="var", root=False):
+    """The variance (``root``: the standard deviation), computed in ``work`` and rounded to the
+    result dtype at the end (a float16 standard deviation is the root of the float32 variance)."""
     a = _check(x, name)
     axes = normalize_axes(axis, a.ndim, name)
     correction = _correction(correction, name)
@@ -384,6 +386,9 @@ def _var(x, axis, keepdims, dtype, correction, nan=False, name="var"):
     few = (m.cnt - correction <= 0) if isinstance(m.cnt, int) else bool((m.cnt - correction <= 0).any())  # synchronize!
     if few or (m.cnt_fill - correction <= 0 and g.has_unstored_outputs()):
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
+    if root:
+        with np.errstate(invalid="ignore"):
+            var, fvar = xp.sqrt(var), np.sqrt(fvar)
     return g.assemble(var.astype(out_dt, copy=False), _scalar(fvar, out_dt), keepdims)
 
 
@@ -393,10 +398,6 @@ def _correction(correction, name):
     if correction < 0:
         raise ValueError(f"{name}: correction (ddof) must be non-negative; got {correction}")
     return correction
-
-
-def _sqrt(v):
-    return v._with(values=backend_for(v.values).xp.sqrt(v.values), fill_value=np.sqrt(v.fill_value))
 
 
 # ---------------------------------------------------------------------------------- argmin / argmax

@@ -126,3 +126,19 @@ def test_a_float16_dtype_casts_the_elements_first(backend):
         for f in (np.prod, np.sum, np.nanprod):
             got = backend.get(f(backend.put(a), dtype=np.float16)).to_dense()
             _close(got, f(a.to_dense(), dtype=np.float16))
+
+
+@pytest.mark.parametrize("name", ["std", "nanstd"])
+def test_a_float16_standard_deviation_is_the_root_of_the_wide_variance(name, backend):
+    # the variance of [28704, 0] (about 2.06e8) is beyond float16 while its root (14352) is not: the
+    # root is taken in float32 and rounded once, never the root of an overflowed float16 variance
+    a = COO([[1]], np.array([0], np.int16), (2,), fill_value=np.int16(28701))
+    f = getattr(np, name)
+    want = f(a.to_dense().astype(np.float16).astype(np.float64))
+    for x in (backend.put(a), backend.put(a.astype(np.float16))):
+        with np.errstate(all="ignore"):
+            got = backend.get(f(x, dtype=np.float16)).to_dense()
+        assert got.dtype == np.float16 and np.isfinite(got)
+        _close(got, np.float16(want))
+    got = backend.get(getattr(coosparse, name)(backend.put(a.astype(np.float16)), axis=0)).to_dense()
+    _close(got, np.float16(want))
