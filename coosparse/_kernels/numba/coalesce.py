@@ -137,18 +137,17 @@ def _reduce_bucket(words, vals, lo, hi, sb, nbits, hist, scratch, local):
 
 
 @nb.njit(cache=True, nogil=True)
-def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount, hists, scratches):
-    # bucket range t: sort, sum runs, compact (in the part's own scratch buffers; the value
-    # buffer is allocated here, where its size is the part's largest bucket)
+def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount, hists, scratches,
+                 locals_, local_starts):
+    # bucket range t: sort, sum runs, compact (in the part's own scratch buffers: its rows
+    # local_starts[t]:local_starts[t + 1] of locals_, as many as its largest bucket, hold the
+    # bucket's values; allocated by the driver, since a kernel that allocates also compiles
+    # Numba's allocation routines)
     b0 = thread_buckets[t]
     b1 = thread_buckets[t + 1]
-    biggest = 0
-    for b in range(b0, b1):
-        size = bucket_starts[b + 1] - bucket_starts[b]
-        biggest = size if size > biggest else biggest
     hist = hists[t]
     scratch = scratches[t]
-    local = np.empty((biggest, vals.shape[1]), dtype=vals.dtype)
+    local = locals_[local_starts[t]:local_starts[t + 1]]
     for b in range(b0, b1):
         ucount[b] = _reduce_bucket(words, vals, bucket_starts[b], bucket_starts[b + 1],
                                    sb, nbits, hist, scratch, local)
@@ -230,8 +229,15 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     largest = biggest  # the largest bucket overall: each part's scratch fits its own largest
     hists = np.empty((nparts, 8, 1024), dtype=np.int64)
     scratches = np.empty((nparts, largest), dtype=word_dtype)
+    # each part's value buffer holds its own largest bucket (the sum over parts is at most n)
+    sizes = np.diff(bucket_starts)
+    local_starts = np.zeros(nparts + 1, dtype=np.int64)
+    for t in range(nparts):
+        b0, b1 = part_buckets[t], part_buckets[t + 1]
+        local_starts[t + 1] = local_starts[t] + (int(sizes[b0:b1].max()) if b1 > b0 else 0)
+    locals_ = np.empty((int(local_starts[nparts]), values.shape[1]), dtype=values.dtype)
     run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, sb, low_bits,
-              ucount, hists, scratches)
+              ucount, hists, scratches, locals_, local_starts)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])

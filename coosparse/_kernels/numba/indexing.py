@@ -31,13 +31,15 @@ import numpy as np
 from .intersect import _lower_bound
 
 
+# the kernels' bounds are conditional expressions, not min(): Numba compiles its min() as a
+# function of its own (a cold-cache cost for every process)
 @nb.njit(cache=True, nogil=True)
 def mask_count(t, nparts, mask, counts):
     """counts[t + 1] = number of True entries in part t."""
     n = mask.shape[0]
     chunk = (n + nparts - 1) // nparts
     c = 0
-    for i in range(t * chunk, min(n, (t + 1) * chunk)):
+    for i in range(t * chunk, n if n < (t + 1) * chunk else (t + 1) * chunk):
         c += np.int64(mask[i])
     counts[t + 1] = c
 
@@ -48,7 +50,7 @@ def mask_write(t, nparts, mask, offsets, out):
     n = mask.shape[0]
     chunk = (n + nparts - 1) // nparts
     lo = t * chunk
-    last = min(n, lo + chunk) - 1
+    last = (n if n < lo + chunk else lo + chunk) - 1
     while last >= lo and not mask[last]:  # stop at the last True: the writes never reach
         last -= 1                         # the next part's slots
     j = offsets[t]
@@ -90,7 +92,7 @@ def search_part(t, nparts, sorted_keys, lo, hi, order, start, stop):
     m = lo.shape[0]
     chunk = (m + nparts - 1) // nparts
     if n == 0:
-        for j in range(t * chunk, min(m, (t + 1) * chunk)):
+        for j in range(t * chunk, m if m < (t + 1) * chunk else (t + 1) * chunk):
             start[order[j]] = 0
             stop[order[j]] = 0
         return
@@ -98,7 +100,7 @@ def search_part(t, nparts, sorted_keys, lo, hi, order, start, stop):
     density = n / (float(sorted_keys[n - 1] - k0) + 1.0)
     pos = 0
     prev = k0
-    for j in range(t * chunk, min(m, (t + 1) * chunk)):
+    for j in range(t * chunk, m if m < (t + 1) * chunk else (t + 1) * chunk):
         q = order[j]
         k = lo[q]
         step = (float(k) - float(prev)) * density
@@ -106,7 +108,8 @@ def search_part(t, nparts, sorted_keys, lo, hi, order, start, stop):
             step = 0.0
         if step > n:
             step = float(n)
-        guess = min(pos + np.int64(step), n - 1)
+        guess = pos + np.int64(step)
+        guess = guess if guess < n - 1 else n - 1
         pos = _gallop_lower_bound(sorted_keys, guess, n, k)
         prev = k
         e = pos
@@ -128,7 +131,7 @@ def _range_part(t, nparts, ends, total):
     ends[i] > p0; ``ends`` is the inclusive scan of the range lengths)."""
     chunk = (total + nparts - 1) // nparts
     p0 = t * chunk
-    p1 = min(total, p0 + chunk)
+    p1 = total if total < p0 + chunk else p0 + chunk
     a = 0
     b = ends.shape[0]
     while a < b:
@@ -147,7 +150,7 @@ def expand_part(t, nparts, start, ends, total, rows, owner):
     p = p0
     while p < p1:
         begin = ends[i - 1] if i > 0 else 0
-        stop = min(ends[i], p1)
+        stop = ends[i] if ends[i] < p1 else p1
         base = start[i] - begin
         for q in range(p, stop):
             rows[q] = base + q
@@ -166,7 +169,7 @@ def take_ranges_part(t, nparts, indices, values, start, ends, total, out_idx, ou
     p = p0
     while p < p1:
         begin = ends[i - 1] if i > 0 else 0
-        stop = min(ends[i], p1)
+        stop = ends[i] if ends[i] < p1 else p1
         src = start[i] + (p - begin)
         n = stop - p
         for q in range(n):

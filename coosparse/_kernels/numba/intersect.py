@@ -533,7 +533,8 @@ def _key_outside(indices, strides, limits, i):
     return h, bad
 
 
-@nb.njit(cache=True, nogil=True)
+# inlined into its one caller, _merge_idx_part: no compilation of its own
+@nb.njit(cache=True, nogil=True, inline="always")
 def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, first_tmp, flags):
     # flags[0]: columns outside the limits; flags[1]: source keys out of order (a lying flag),
     # both counted on the columns this chunk reads anyway. Counted in locals and stored once:

@@ -108,20 +108,22 @@ def _row_offsets_part(t, nparts, rows, nrows, out, flags):
     down = 0
     if t == 0:
         first = rows[0] if n else nrows
-        for r in range(0, min(first, nrows) + 1):
+        # conditional expressions, not min()/max(): Numba compiles those as functions of their own
+        for r in range(0, (first if first < nrows else nrows) + 1):
             out[r] = 0
         if n and _u(first) >= lim:
             bad += 1
-    for i in range(max(lo, 1), hi):
+    for i in range(lo if lo > 1 else 1, hi):
         a = rows[i - 1]
         b = rows[i]
         if _u(b) >= lim or b < a:  # one predictable test on the hot path; counted off it
             bad += _u(b) >= lim
             down += b < a
-        for r in range(max(a + 1, 0), min(b, nrows) + 1):
+        for r in range(a + 1 if a + 1 > 0 else 0, (b if b < nrows else nrows) + 1):
             out[r] = i
     if t == nparts - 1 and n:
-        for r in range(max(rows[n - 1] + 1, 0), nrows + 1):
+        last = rows[n - 1] + 1
+        for r in range(last if last > 0 else 0, nrows + 1):
             out[r] = n
     flags[t, 0] = bad
     flags[t, 1] = down
@@ -637,8 +639,9 @@ def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows
                         acc[_u(col)] = av * b_values[f]
                         out_rc[1, base + m] = col
                     m += 1
-                    lo = min(lo, col)
-                    hi = max(hi, col)
+                    # not min()/max(): Numba compiles those as functions of their own
+                    lo = col if col < lo else lo
+                    hi = col if col > hi else hi
                 elif not counting:
                     acc[_u(col)] += av * b_values[f]
         if counting:
@@ -682,7 +685,8 @@ def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows
                 bits[_u(col >> 6)] = 0
 
 
-@nb.njit(cache=True, nogil=True)
+# inlined into its one caller, _spgemm_sorted_part: no compilation of its own
+@nb.njit(cache=True, nogil=True, inline="always")
 def _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm, b_cols,
                   b_values, keys, prods):
     m = 0

@@ -24,7 +24,7 @@ occurrence of the extreme value (the first NaN wins), as ``numpy.argmax``.
 import numba as nb
 import numpy as np
 
-from .parts import part_range
+from .parts import lower_bound, part_range
 from .threads import run_parts
 
 _SERIAL_BELOW = 1 << 15  # fewer entries: one part on the calling thread
@@ -38,8 +38,8 @@ def _part_segments(t, nparts, starts):
     n = starts[nseg]
     lo = (t * n + nparts - 1) // nparts
     hi = ((t + 1) * n + nparts - 1) // nparts
-    s0 = np.searchsorted(starts[:nseg], lo)
-    s1 = nseg if t == nparts - 1 else np.searchsorted(starts[:nseg], hi)
+    s0 = lower_bound(starts, 0, nseg, lo)
+    s1 = nseg if t == nparts - 1 else lower_bound(starts, 0, nseg, hi)
     return s0, s1
 
 
@@ -120,7 +120,9 @@ def _arith(is_prod, a, b):
     return a * b if is_prod else a + b
 
 
-@nb.njit(cache=True, nogil=True)
+# inlined into its callers (each operation compiles one of them): compiled as a function of
+# its own it costs a compilation more, and its code is generated again inside the caller
+@nb.njit(cache=True, nogil=True, inline="always")
 def _tree_arith(values, perm, has_perm, lo, hi, c, is_prod, scratch):
     """Column c of segment [lo, hi) summed (multiplied) in the blocked order.
 
@@ -131,7 +133,7 @@ def _tree_arith(values, perm, has_perm, lo, hi, c, is_prod, scratch):
     """
     m = 0
     for a in range(lo, hi, TREE_LEAF):
-        b = min(a + TREE_LEAF, hi)
+        b = a + TREE_LEAF if a + TREE_LEAF < hi else hi  # not min(): compiled as a function of its own
         acc = values[perm[a] if has_perm else a, c]
         for j in range(a + 1, b):
             acc = _arith(is_prod, acc, values[perm[j] if has_perm else j, c])
@@ -141,7 +143,7 @@ def _tree_arith(values, perm, has_perm, lo, hi, c, is_prod, scratch):
         up = 0
         for a in range(0, m, TREE_FAN):
             acc = scratch[a]
-            for q in range(a + 1, min(a + TREE_FAN, m)):
+            for q in range(a + 1, a + TREE_FAN if a + TREE_FAN < m else m):
                 acc = _arith(is_prod, acc, scratch[q])
             scratch[up] = acc
             up += 1
@@ -150,17 +152,16 @@ def _tree_arith(values, perm, has_perm, lo, hi, c, is_prod, scratch):
 
 
 @nb.njit(cache=True, nogil=True)
-def _reduce_part(t, nparts, values, perm, has_perm, starts, is_prod, out):
+def _reduce_part(t, nparts, values, perm, has_perm, starts, is_prod, out, scratches):
+    # scratches[t]: a value per piece of the longest segment, from the driver (a kernel
+    # that allocates also compiles Numba's allocation routines)
     s0, s1 = _part_segments(t, nparts, starts)
     k = values.shape[1]
-    scratch = np.empty(0, values.dtype)
+    scratch = scratches[t]
     for s in range(s0, s1):
         lo = starts[s]
         hi = starts[s + 1]
         if hi - lo > TREE_LEAF:
-            m = (hi - lo + TREE_LEAF - 1) // TREE_LEAF
-            if scratch.shape[0] < m:
-                scratch = np.empty(m, values.dtype)
             for c in range(k):
                 out[s, c] = _tree_arith(values, perm, has_perm, lo, hi, c, is_prod, scratch)
             continue
@@ -179,8 +180,12 @@ def segment_reduce(values, perm, has_perm, starts, op, nthreads):
         raise ValueError(f"unknown reduction {op!r}; expected 'sum', 'prod', 'max' or 'min'")
     out = np.empty((starts.shape[0] - 1, values.shape[1]), values.dtype)
     if out.size:
-        run_parts(_reduce_part, _nparts(values.shape[0], nthreads), nthreads, values, perm, has_perm, starts,
-                  op == "prod", out)
+        nparts = _nparts(values.shape[0], nthreads)
+        # room for a segment of every entry: O(1) to size (a scan for the longest segment
+        # costs about 5% of a row sum), and a value per TREE_LEAF entries is small
+        longest = int(starts[-1] - starts[0])
+        scratches = np.empty((nparts, (longest + TREE_LEAF - 1) // TREE_LEAF), values.dtype)
+        run_parts(_reduce_part, nparts, nthreads, values, perm, has_perm, starts, op == "prod", out, scratches)
     return out
 
 
