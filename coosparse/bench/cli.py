@@ -271,8 +271,18 @@ def write_outputs(rows, info, args):
     return written
 
 
+# The peers' OpenMP teams (torch and GraphBLAS each load their own libgomp) spin after a call by
+# default; on a 2-core machine a spinning team holds the core the next library's threads need
+# (a 0.3 ms row slice measured 4-5 ms right after them, a timeslice). Idle threads sleep here, as
+# coosparse's own pool does; a pause before each call instead made short calls start on a cold,
+# slowed core (a 8 ms as_strided_scatter measured 25-86 ms). Set before any worker starts.
+PEER_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
+
+
 def main(argv=None):
     args = parse_args(argv)
+    for k, v in PEER_ENV.items():
+        os.environ.setdefault(k, v)
     if args.suite == "coldstart":
         return _coldstart(args)
     modules = [m for m in discover.case_modules()

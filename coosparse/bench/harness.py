@@ -23,7 +23,6 @@ from .._core.coo import COO
 from ..testing import device as emulated_device
 
 MMAP_THRESHOLD = 65536  # bytes; MALLOC_MMAP_THRESHOLD_ of the peak-memory worker
-SETTLE_S = 0.05  # seconds of pause before each timed call (see time_alternating)
 
 
 @dataclass
@@ -209,11 +208,7 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
         # asks first, 20 ms after), so no library may always be first
         k = r % len(impls) if impls else 0
         for impl in impls[k:] + impls[:k]:
-            gc.collect()
-            # a pause before each timed call: the previous library's worker threads (OpenMP teams
-            # of GraphBLAS and torch spin after a call) go idle instead of taking the cores from
-            # the next library (measured: a 0.2 ms row slice took 13-33 ms right after them)
-            time.sleep(SETTLE_S)
+            gc.collect()  # (the peers' idle OpenMP threads sleep: cli.PEER_ENV)
             if timer is not None:
                 times[impl.library].append(timer(impl.fn))
                 continue
