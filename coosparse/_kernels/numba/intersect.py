@@ -40,6 +40,7 @@ import numba as nb
 import numpy as np
 
 from ..bounds import first_out_of_bounds, lying_flag_error, raise_out_of_bounds, row_major_sizes, size_limits
+from .parts import lower_bound as _lower_bound
 from .parts import part_range
 from .sort import bucket_offsets, split_buckets
 from .threads import plan, run_parts
@@ -50,17 +51,6 @@ _SEARCH_IN_CACHE = 1 << 15
 # enough partitions for the scatter to stream, each range indexed by a table in L1
 _KEYS_PER_PARTITION = 1024
 _MAX_PARTITION_BITS = 12
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _lower_bound(a, lo, hi, k):
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < k:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 @nb.njit(cache=True, nogil=True)
