@@ -20,6 +20,7 @@ import numba as nb
 import numpy as np
 
 from .intersect import _lower_bound
+from .parts import part_range
 
 MAX_MERGE_RUNS = 16
 
@@ -104,9 +105,7 @@ def merge_take_part(p, nparts, keys, cut, out0, indices, values, out_idx, out_va
 @nb.njit(cache=True, nogil=True)
 def counting_hist_part(t, nparts, keys, bound, hist, bad):
     """hist[t, k] = how many keys of part t equal k; bad[t] = keys of part t outside [0, bound)."""
-    n = keys.shape[0]
-    lo = n * t // nparts
-    hi = n * (t + 1) // nparts
+    lo, hi = part_range(t, nparts, keys.shape[0])
     h = hist[t]
     lim = np.uint64(bound)
     nbad = 0
@@ -123,9 +122,7 @@ def counting_hist_part(t, nparts, keys, bound, hist, bad):
 def counting_scatter_part(t, nparts, keys, indices, values, pos, out_idx, out_val):
     """Part t moves its entries to their slots: ``pos[t, k]`` is the next slot of key k for part t
     (parts in order, entries in order within a part: a stable sort)."""
-    n = keys.shape[0]
-    lo = n * t // nparts
-    hi = n * (t + 1) // nparts
+    lo, hi = part_range(t, nparts, keys.shape[0])
     p = pos[t]
     d = indices.shape[0]
     kk = values.shape[1]
@@ -140,22 +137,9 @@ def counting_scatter_part(t, nparts, keys, indices, values, pos, out_idx, out_va
 
 
 @nb.njit(cache=True, nogil=True)
-def radix_hist_part(t, nparts, words, shift, mask, hist):
-    """hist[t, d] = words of part t whose digit (word >> shift) & mask is d."""
-    n = words.shape[0]
-    lo = n * t // nparts
-    hi = n * (t + 1) // nparts
-    h = hist[t]
-    for i in range(lo, hi):
-        h[(words[i] >> shift) & mask] += 1
-
-
-@nb.njit(cache=True, nogil=True)
 def radix_scatter_part(t, nparts, words, values, shift, mask, pos, out_words, out_values):
     """Part t moves its (word, value row) pairs to their digit's next slots, in order (stable)."""
-    n = words.shape[0]
-    lo = n * t // nparts
-    hi = n * (t + 1) // nparts
+    lo, hi = part_range(t, nparts, words.shape[0])
     p = pos[t]
     kk = values.shape[1]
     for i in range(lo, hi):
@@ -171,9 +155,7 @@ def radix_scatter_part(t, nparts, words, values, shift, mask, pos, out_words, ou
 @nb.njit(cache=True, nogil=True)
 def pack_part(t, nparts, keys, other, bound, shift, words, bad):
     """words[i] = keys[i] << shift | other[i] for part t; bad[t] = keys outside [0, bound)."""
-    n = keys.shape[0]
-    lo = n * t // nparts
-    hi = n * (t + 1) // nparts
+    lo, hi = part_range(t, nparts, keys.shape[0])
     lim = np.uint64(bound)
     nbad = 0
     for i in range(lo, hi):
@@ -186,9 +168,7 @@ def pack_part(t, nparts, keys, other, bound, shift, words, bad):
 @nb.njit(cache=True, nogil=True)
 def unpack_part(t, nparts, words, shift, out_idx):
     """out_idx[0] = words >> shift, out_idx[1] = the low bits, for part t."""
-    n = words.shape[0]
-    lo = n * t // nparts
-    hi = n * (t + 1) // nparts
+    lo, hi = part_range(t, nparts, words.shape[0])
     low = (np.int64(1) << shift) - 1
     for i in range(lo, hi):
         w = words[i]

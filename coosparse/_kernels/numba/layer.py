@@ -537,7 +537,7 @@ def _radix_take(keys, bound, indices, values, nparts, kb, ob):
             tmp_v = np.empty_like(vals)  # the input values are never written
         mask = (1 << width) - 1
         hist = np.zeros((nparts, mask + 1), _i64)
-        _run_parts(_join.radix_hist_part, nparts, nparts, words, shift, mask, hist)
+        _run_parts(_sort.hist_part, nparts, nparts, words, shift, mask, hist)  # (the sort's digit histogram)
         # slots digit-major, part-minor: stable
         starts = np.cumsum(hist.T.reshape(-1)) - hist.T.reshape(-1)
         pos = np.ascontiguousarray(starts.reshape(mask + 1, nparts).T)

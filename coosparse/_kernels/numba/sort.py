@@ -250,7 +250,7 @@ def _digit_plan(bound, n):
 
 
 @nb.njit(cache=True, nogil=True)
-def _hist_part(t, nparts, keys, shift, mask, hist):
+def hist_part(t, nparts, keys, shift, mask, hist):
     lo, hi = part_range(t, nparts, keys.shape[0])
     h = hist[t]
     for i in range(lo, hi):
@@ -288,7 +288,7 @@ def sort_pairs_lsd(keys, bound, nthreads):
     for p in range(passes):
         shift = p * digit
         hist = np.zeros((nparts, mask + 1), dtype=np.int64)
-        run_parts(_hist_part, nparts, nthreads, cur_keys, shift, mask, hist)
+        run_parts(hist_part, nparts, nthreads, cur_keys, shift, mask, hist)
         if int(hist.sum(axis=0).max()) == n:  # every key has the same digit: nothing moves
             continue
         offsets, _ = bucket_offsets(hist)
