@@ -156,10 +156,14 @@ def _constant(outs, xp):
         eq = o == r
         if o.dtype.kind in "fc":
             eq = eq | (xp.isnan(o) & xp.isnan(r))
-        if not bool(eq.all()):  # synchronize! (on a GPU: the decision is the host's)
+            signs = (xp.signbit(o.real) == xp.signbit(r.real)) & (xp.signbit(o.imag) == xp.signbit(r.imag))
+            decided = xp.stack([eq.all(), signs.all()])
+        else:
+            decided = xp.stack([eq.all(), xp.asarray(True)])
+        # synchronize! (on a GPU: the decision is the host's; both answers in one read)
+        same, one_sign = (decided.get() if is_device_array(decided) else decided).tolist()
+        if not same:
             return None
-        one_sign = o.dtype.kind not in "fc" or bool(  # synchronize!
-            ((xp.signbit(o.real) == xp.signbit(r.real)) & (xp.signbit(o.imag) == xp.signbit(r.imag))).all())
         r = r.get() if is_device_array(r) else r  # synchronize! (the fill is a host scalar)
         r = r[0]
         first.append(r if one_sign else r + 0)  # + 0: zeros of both signs give +0
