@@ -116,6 +116,14 @@ def _roll_axis(x, sh, axis):
     return result(x, indices, values, x.shape, sorted=True, unique=x.is_unique)
 
 
+def _sorted_by_leading_axes(be, indices, vals, shape, naxes):
+    """(indices, vals) stably sorted by the key of their first ``naxes`` sparse axes: copies laid out
+    copy-major, each sorted within itself, interleave into the sorted order."""
+    (keys,), bound = joint_keys([be.xp.ascontiguousarray(indices[:naxes])], shape[:naxes])
+    _, perm = be.sort_pairs(keys, bound)
+    return be.gather_columns(indices, perm), gather_values(be, vals, perm)
+
+
 # above this many copies along one axis, tile lays the copies out by index arithmetic (one
 # pass, plus a stable sort for a sorted array along a later axis) instead of merging pieces
 _TILE_MERGE_MAX = 16
@@ -171,10 +179,7 @@ def _tile_axis(x, ax, r):
     if x.is_sorted and not sorted_:
         # copy-major order is sorted within each copy; a stable sort by the key of the axes up to
         # ``ax`` interleaves the copies and keeps each group's (sorted) stored order
-        (keys,), bound = joint_keys([xp.ascontiguousarray(indices[:ax + 1])], shape[:ax + 1])
-        _, perm = be.sort_pairs(keys, bound)
-        indices = be.gather_columns(indices, perm)
-        vals = gather_values(be, vals, perm)
+        indices, vals = _sorted_by_leading_axes(be, indices, vals, shape, ax + 1)
         sorted_ = True
     return result(x, indices, vals, shape, sorted=sorted_, unique=x.is_unique)
 
@@ -256,10 +261,7 @@ def repeat(x, /, repeats, *, axis=None):
     # along the last sparse axis the copies of an entry follow it, unless a duplicate's copies interleave
     sorted_ = x.is_sorted and (most <= 1 or (axis == s - 1 and x.is_unique))
     if x.is_sorted and not sorted_ and indices.shape[1] > 1:
-        (keys,), bound = joint_keys([xp.ascontiguousarray(indices[:axis + 1])], shape[:axis + 1])
-        _, perm = be.sort_pairs(keys, bound)
-        indices = be.gather_columns(indices, perm)
-        vals = gather_values(be, vals, perm)
+        indices, vals = _sorted_by_leading_axes(be, indices, vals, shape, axis + 1)
         sorted_ = True
     return result(x, indices, vals, shape, sorted=sorted_, unique=x.is_unique)
 
