@@ -128,3 +128,36 @@ def test_warmup_fills_the_fallback_cache_of_a_read_only_install(tmp_path):
     assert out.startswith("compiled "), out
     names = out.split(" ", 2)[2]
     assert "_part" not in names, out
+
+
+def test_cached_kernels_load_without_numba_registries_and_compiling_still_works(tmp_path):
+    # a warm process loads coosparse's kernels without importing Numba's typing and lowering
+    # registries (they are only read by the compiler); a kernel that is not cached, and a user's own
+    # njit function, still compile afterwards in the same process
+    first = """
+        import numpy as np, coosparse
+        a = coosparse.COO(np.array([[3, 1, 3, 0]]), np.array([1.0, 2.0, 4.0, 0.5]), (5,))
+        print(a.coalesce().values.tolist())
+    """
+    later = """
+        import sys
+        import numpy as np, coosparse
+        a = coosparse.COO(np.array([[3, 1, 3, 0]]), np.array([1.0, 2.0, 4.0, 0.5]), (5,))
+        c = a.coalesce()
+        assert c.indices.tolist() == [[0, 1, 3]] and c.values.tolist() == [0.5, 2.0, 5.0], c
+        print("registries", "numba.np.arraymath" in sys.modules)
+        f = coosparse.COO(a.indices, a.values.astype(np.float32), (5,)).coalesce()  # not cached: compiles
+        assert f.values.tolist() == [0.5, 2.0, 5.0], f
+        import numba
+        @numba.njit
+        def user(x):
+            return np.sort(x)[::-1].sum() + np.linalg.norm(x)
+        print("user", round(user(np.arange(4.0)), 6))
+    """
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "COOSPARSE_COMPILE_NOTICE": "0"}
+    rc, out, err = _python(first, env)
+    assert rc == 0 and out.strip() == "[0.5, 2.0, 5.0]", err
+    rc, out, err = _python(later, env)
+    assert rc == 0, err
+    assert "registries False" in out, out
+    assert f"user {round(6.0 + 14 ** 0.5, 6)}" in out, out

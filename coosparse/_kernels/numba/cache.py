@@ -64,3 +64,42 @@ def configure_cache_dir(package_dir=None, user_dir=None):
         config.CACHE_DIR = fallback
         return fallback
     return None
+
+
+# ---- loading cached kernels ----------------------------------------------------------------------
+# Numba refreshes its target context before every cache load: the first refresh of a process
+# imports all of Numba's typing and lowering registries (NumPy, linear algebra, random,
+# typed containers, jitclass...) and, through numba.np.arraymath, scipy.linalg: about 0.3 s of a
+# warm process's first call, spent on tables only the compiler reads. Loading machine code from
+# the cache needs the runtime (NRT) alone. Our kernels' caches load after initialising just that;
+# a load that fails that way takes Numba's own path, and any compilation refreshes in full
+# (Numba's compiler does), so nothing else changes.
+_light_modules = set()
+
+
+def _load_light(cache, sig, target_context):
+    try:
+        from numba.core.runtime import rtsys
+
+        rtsys.initialize(target_context)
+        with cache._guard_against_spurious_io_errors():
+            return cache._load_overload(sig, target_context)
+    except Exception:  # a Numba whose internals moved, or a symbol only a refresh defines
+        return type(cache).load_overload(cache, sig, target_context)
+
+
+def load_lightly(modules):
+    """Let the kernels of ``modules`` load from Numba's cache without a full refresh (once each)."""
+    import functools
+
+    from numba.core.caching import Cache
+    from numba.core.dispatcher import Dispatcher
+
+    for module in modules:
+        if module.__name__ in _light_modules:
+            continue
+        _light_modules.add(module.__name__)
+        for obj in vars(module).values():
+            cache = getattr(obj, "_cache", None) if isinstance(obj, Dispatcher) else None
+            if isinstance(cache, Cache) and hasattr(cache, "_load_overload"):
+                cache.load_overload = functools.partial(_load_light, cache)

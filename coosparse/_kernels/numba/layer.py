@@ -8,12 +8,14 @@ and calls the kernels of ``<family>.py``.
 """
 import functools
 import importlib
+import sys
 
 import numpy as np
 
 from ..api import KERNEL_FAMILIES
 from ..backend import writeable
 from ..bounds import lying_flag_error, raise_out_of_bounds, run_offsets, size_limits
+from . import cache as _cache
 from . import notice as _notice
 from .threads import count as _nthreads
 from .threads import run_parts as _run_parts
@@ -37,6 +39,9 @@ class _Family:
     def __getattr__(self, attr):
         _notice.install()  # before any kernel compiles: a long first compile is announced
         module = importlib.import_module(f"{__package__}.{self._family}")
+        # the family and the families it imports load their cached kernels without Numba's refresh
+        prefix = f"{__package__}."
+        _cache.load_lightly([m for k, m in list(sys.modules.items()) if m is not None and k.startswith(prefix)])
         globals()[self._alias] = module
         return getattr(module, attr)
 
