@@ -101,82 +101,80 @@ def _scatter_part(t, nparts, indices, strides, limits, dst, values, vdst, offset
                 vdst[j, c] = values[b0 + q, c]
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _reduce_bucket(words, vals, lo, hi, sb, nbits, hist, scratch, local):
-    """Sort bucket [lo, hi) and compact it: returns u, with the u distinct low keys
-    in words[lo:lo+u] and their ordered sums in vals[lo:lo+u]. ``scratch`` and
-    ``local`` are thread-local buffers of at least hi - lo rows (they stay in
-    cache; a scratch range in a global array would cost memory traffic)."""
-    smask = (np.int64(1) << sb) - 1
-    m = hi - lo
-    seg = words[lo:hi]
-    # the sorted words are read from wherever the sort left them (no copy back)
-    srt = scratch if _sort.sort_bucket(seg, scratch, 0, m, sb, nbits, hist) else seg
-    # a sequential copy of the bucket's values: the reads by slot below are then
-    # L1 hits instead of one cache miss per line in random order
-    k = vals.shape[1]
-    for j in range(m):
-        for c in range(k):
-            local[j, c] = vals[lo + j, c]
-    u = 0
-    j = 0
-    while j < m:
-        key = srt[j] >> sb
-        slot = srt[j] & smask
-        for c in range(k):
-            vals[lo + u, c] = local[slot, c]
-        j += 1
-        while j < m and (srt[j] >> sb) == key:
-            slot = srt[j] & smask
-            for c in range(k):
-                vals[lo + u, c] += local[slot, c]
-            j += 1
-        seg[u] = key  # u <= j: never overwrites a word still to be read from seg
-        u += 1
-    return u
-
-
 @nb.njit(cache=True, nogil=True)
-def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount, hists, scratches,
-                 locals_, local_starts):
-    # bucket range t: sort, sum runs, compact (in the part's own scratch buffers: its rows
-    # local_starts[t]:local_starts[t + 1] of locals_, as many as its largest bucket, hold the
-    # bucket's values; allocated by the driver, since a kernel that allocates also compiles
-    # Numba's allocation routines)
+def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount, hists,
+                 scratches, locals_, local_starts, out_starts, low_bits, strides, shifts, out_idx, out_val):
+    """Bucket range t, in two calls (one kernel: each compiled function costs a fixed share of
+    Numba's compile time).
+
+    Without ``output``: sort each bucket's words, sum each run of equal keys in slot (= original)
+    order, and compact: the bucket's u distinct low keys end in words[lo:lo+u], their sums in
+    vals[lo:lo+u], and ucount[b] = u (``out_*`` are empty then). The part's scratch buffers are its
+    own: hists[t], scratches[t], and rows local_starts[t]:local_starts[t + 1] of locals_ (as many as
+    its largest bucket) for a bucket's values; they stay in cache (a scratch range in a global
+    array would cost memory traffic), and the driver allocates them (a kernel that allocates also
+    compiles Numba's allocation routines).
+
+    With ``output``: copy the compacted keys (bucket bits restored, unravelled) and sums to
+    out_idx / out_val from out_starts[b].
+
+    The bodies are written out here, not inlined helpers: Numba copies an inlined function's IR
+    at every inlining, which cost more compile time than its code.
+    """
+    k = vals.shape[1]
     b0 = thread_buckets[t]
     b1 = thread_buckets[t + 1]
+    if output:
+        ndim = strides.shape[0]
+        for b in range(b0, b1):
+            lo = bucket_starts[b]
+            o = out_starts[b]
+            high = np.int64(b) << low_bits
+            for q in range(out_starts[b + 1] - o):
+                r = high | np.int64(words[lo + q])
+                for d in range(ndim):
+                    sh = shifts[d]
+                    if sh >= 0:
+                        x = r >> sh
+                        r -= x << sh
+                    else:
+                        x = r // strides[d]
+                        r -= x * strides[d]
+                    out_idx[d, o + q] = x
+                for c in range(k):
+                    out_val[o + q, c] = vals[lo + q, c]
+        return
     hist = hists[t]
     scratch = scratches[t]
     local = locals_[local_starts[t]:local_starts[t + 1]]
+    smask = (np.int64(1) << sb) - 1
     for b in range(b0, b1):
-        ucount[b] = _reduce_bucket(words, vals, bucket_starts[b], bucket_starts[b + 1],
-                                   sb, nbits, hist, scratch, local)
-
-
-@nb.njit(cache=True, nogil=True)
-def _output_part(t, nthreads, words, vals, bucket_starts, out_starts, thread_buckets, low_bits, strides,
-                 shifts, out_idx, out_val):
-    # bucket range t: copy the compacted keys (bucket bits restored, unravelled)
-    # and sums to the output
-    ndim = strides.shape[0]
-    k = vals.shape[1]
-    for b in range(thread_buckets[t], thread_buckets[t + 1]):
         lo = bucket_starts[b]
-        o = out_starts[b]
-        high = np.int64(b) << low_bits
-        for q in range(out_starts[b + 1] - o):
-            r = high | np.int64(words[lo + q])
-            for d in range(ndim):
-                sh = shifts[d]
-                if sh >= 0:
-                    x = r >> sh
-                    r -= x << sh
-                else:
-                    x = r // strides[d]
-                    r -= x * strides[d]
-                out_idx[d, o + q] = x
+        m = bucket_starts[b + 1] - lo
+        seg = words[lo:lo + m]
+        # the sorted words are read from wherever the sort left them (no copy back)
+        srt = scratch if _sort.sort_bucket(seg, scratch, 0, m, sb, nbits, hist) else seg
+        # a sequential copy of the bucket's values: the reads by slot below are then
+        # L1 hits instead of one cache miss per line in random order
+        for j in range(m):
             for c in range(k):
-                out_val[o + q, c] = vals[lo + q, c]
+                local[j, c] = vals[lo + j, c]
+        u = 0
+        j = 0
+        while j < m:
+            key = srt[j] >> sb
+            slot = srt[j] & smask
+            for c in range(k):
+                vals[lo + u, c] = local[slot, c]
+            j += 1
+            while j < m and (srt[j] >> sb) == key:
+                slot = srt[j] & smask
+                for c in range(k):
+                    vals[lo + u, c] += local[slot, c]
+                j += 1
+            seg[u] = key  # u <= j: never overwrites a word still to be read from seg
+            u += 1
+        ucount[b] = u
 
 
 _SERIAL_BELOW = 1 << 15  # smaller inputs run as one part on the calling thread
@@ -236,15 +234,19 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
         b0, b1 = part_buckets[t], part_buckets[t + 1]
         local_starts[t + 1] = local_starts[t] + (int(sizes[b0:b1].max()) if b1 > b0 else 0)
     locals_ = np.empty((int(local_starts[nparts]), values.shape[1]), dtype=values.dtype)
-    run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, sb, low_bits,
-              ucount, hists, scratches, locals_, local_starts)
+    ndim, k = strides.shape[0], values.shape[1]
+    shifts = stride_shifts(strides)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
+    reduce_args = (sorted_words, vals, bucket_starts, part_buckets, sb, low_bits, ucount, hists, scratches, locals_,
+                   local_starts)
+    run_parts(_reduce_part, nparts, nthreads, False, *reduce_args, out_starts, low_bits, strides, shifts,
+              np.empty((ndim, 0), dtype=np.int64), np.empty((0, k), dtype=values.dtype))
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
-    out_idx = np.empty((strides.shape[0], m), dtype=np.int64)
-    out_val = np.empty((m, values.shape[1]), dtype=values.dtype)
-    run_parts(_output_part, nparts, nthreads, sorted_words, vals, bucket_starts, out_starts, part_buckets,
-              low_bits, strides, stride_shifts(strides), out_idx, out_val)
+    out_idx = np.empty((ndim, m), dtype=np.int64)
+    out_val = np.empty((m, k), dtype=values.dtype)
+    run_parts(_reduce_part, nparts, nthreads, True, *reduce_args, out_starts, low_bits, strides, shifts, out_idx,
+              out_val)
     return out_idx, out_val
 
 
