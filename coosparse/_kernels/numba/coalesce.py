@@ -29,74 +29,69 @@ def stride_shifts(strides):
 _BLOCK = 4096  # entries per block of keys computed at once (stays in L1)
 
 
-# the helpers below are inlined into the part kernels that call them: no compilation of their own
-@nb.njit(cache=True, nogil=True, inline="always")
-def _keys_block(indices, strides, b0, b1, out, limits, check):
-    # out[:b1-b0] = linear index of entries b0..b1, one index row at a time
-    # (simple loops the compiler vectorises); with ``check``, also the number of
-    # indices outside the shape (uint64(index) >= limit: negative or too large),
-    # counted while the row is in L1
-    ndim = indices.shape[0]
-    m = b1 - b0
-    bad = 0
-    if ndim == 0:
-        for i in range(m):
-            out[i] = 0
-        return bad
-    for d in range(ndim):
-        row = indices[d, b0:b1]
-        s = strides[d]
-        if d == 0:
-            for i in range(m):
-                out[i] = row[i] * s
-        else:
-            for i in range(m):
-                out[i] += row[i] * s
-        if check:
-            lim = limits[d]
-            for i in range(m):
-                bad += np.uint64(row[i]) >= lim
-    return bad
-
-
 @nb.njit(cache=True, nogil=True)
-def _hist_part(t, nparts, indices, strides, limits, top_shift, hist, bad, keybuf):
-    # chunk t: histogram of the top key digit; indices outside the shape are
-    # counted in bad[t] (and their keys nowhere): the caller raises IndexError
-    # before the scatter writes anything
+def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, bad, keybuf, sb, wide, dst32,
+                 dst64, values, vdst, bucket_starts):
+    """Chunk t of the entries, in two calls (one kernel: each compiled function costs a fixed
+    share of Numba's compile time, and the key loop is compiled once).
+
+    Keys are computed a block at a time (``keybuf[t]``, in L1) from the index rows, by simple loops
+    the compiler vectorises.
+
+    Without ``scatter``: ``hist[t]`` counts the top key digit (key >> top_shift); indices outside
+    the shape (uint64(index) >= limit: negative or too large) are counted in bad[t] and their keys
+    nowhere: the caller raises IndexError before the scatter writes anything.
+
+    With ``scatter`` (``hist`` now holds chunk t's first slot in each bucket): the chunk moves in
+    order to its slots (stable), writing the word (key's low bits << sb) | slot in bucket and the
+    value row beside it: the bucket stands for the top key bits, the slot for the position order.
+    Words go to ``dst64`` when ``wide``, else to ``dst32`` (both arrays are always passed, one
+    empty, so that one compiled kernel serves both word sizes).
+    """
+    ndim = indices.shape[0]
     lo, hi = part_range(t, nparts, indices.shape[1])
     nbuckets = hist.shape[1]
+    k = values.shape[1]
     h = hist[t]
     keys = keybuf[t]
-    for b0 in range(lo, hi, _BLOCK):
-        b1 = hi if hi < b0 + _BLOCK else b0 + _BLOCK
-        bad[t] += _keys_block(indices, strides, b0, b1, keys, limits, True)
-        for i in range(b1 - b0):
-            b = keys[i] >> top_shift
-            if 0 <= b < nbuckets:
-                h[b] += 1
-
-
-@nb.njit(cache=True, nogil=True)
-def _scatter_part(t, nparts, indices, strides, limits, dst, values, vdst, offsets, bucket_starts, top_shift,
-                  sb, keybuf):
-    # chunk t moves in order to its slots of each bucket (stable), writing the
-    # word (key's low bits << sb) | slot in bucket and the value row beside it:
-    # the bucket stands for the top key bits, the slot for the position order
-    lo, hi = part_range(t, nparts, indices.shape[1])
-    k = values.shape[1]
-    off = offsets[t]
     low_mask = (np.int64(1) << top_shift) - 1
-    keys = keybuf[t]
     for b0 in range(lo, hi, _BLOCK):
         b1 = hi if hi < b0 + _BLOCK else b0 + _BLOCK
-        _keys_block(indices, strides, b0, b1, keys, limits, False)
-        for q in range(b1 - b0):
+        m = b1 - b0
+        if ndim == 0:
+            for i in range(m):
+                keys[i] = 0
+        for d in range(ndim):
+            row = indices[d, b0:b1]
+            s = strides[d]
+            if d == 0:
+                for i in range(m):
+                    keys[i] = row[i] * s
+            else:
+                for i in range(m):
+                    keys[i] += row[i] * s
+            if not scatter:  # checked while the row is in L1
+                lim = limits[d]
+                nbad = 0
+                for i in range(m):
+                    nbad += np.uint64(row[i]) >= lim
+                bad[t] += nbad
+        if not scatter:
+            for i in range(m):
+                b = keys[i] >> top_shift
+                if 0 <= b < nbuckets:
+                    h[b] += 1
+            continue
+        for q in range(m):
             key = keys[q]
             b = key >> top_shift
-            j = off[b]
-            off[b] = j + 1
-            dst[j] = ((key & low_mask) << sb) | (j - bucket_starts[b])
+            j = h[b]
+            h[b] = j + 1
+            word = ((key & low_mask) << sb) | (j - bucket_starts[b])
+            if wide:
+                dst64[j] = word
+            else:
+                dst32[j] = word
             for c in range(k):
                 vdst[j, c] = values[b0 + q, c]
 
@@ -209,18 +204,22 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     # scratch is allocated here, one slice per part: kernels that allocate compile Numba's
     # allocation routines too (a cold-cache cost); each part still works in its own buffers
     keybuf = np.empty((nparts, _BLOCK), dtype=np.int64)
-    run_parts(_hist_part, nparts, nthreads, indices, strides, limits, low_bits, hist, bad, keybuf)
+    k = values.shape[1]
+    no_words32, no_words64 = np.empty(0, dtype=np.uint32), np.empty(0, dtype=np.int64)
+    run_parts(_bucket_part, nparts, nthreads, False, indices, strides, limits, low_bits, hist, bad, keybuf, 0, False,
+              no_words32, no_words64, values, np.empty((0, k), dtype=values.dtype), no_words64)
     if bad.any():
         raise_out_of_bounds(indices, row_major_sizes(strides, bound))
     _sort.check_hist(hist, n)
     offsets, bucket_starts = _sort.bucket_offsets(hist)
     biggest = int(np.diff(bucket_starts).max())
     sb = max(biggest - 1, 0).bit_length()
-    word_dtype = np.uint32 if low_bits + sb <= 32 else np.int64
-    sorted_words = np.empty(n, dtype=word_dtype)
-    vals = np.empty((n, values.shape[1]), dtype=values.dtype)
-    run_parts(_scatter_part, nparts, nthreads, indices, strides, limits, sorted_words, values, vals, offsets,
-              bucket_starts, low_bits, sb, keybuf)
+    wide = low_bits + sb > 32
+    sorted_words = np.empty(n, dtype=np.int64 if wide else np.uint32)
+    vals = np.empty((n, k), dtype=values.dtype)
+    run_parts(_bucket_part, nparts, nthreads, True, indices, strides, limits, low_bits, offsets, bad, keybuf, sb, wide,
+              no_words32 if wide else sorted_words, sorted_words if wide else no_words64, values, vals, bucket_starts)
+    word_dtype = sorted_words.dtype
     nbuckets = bucket_starts.shape[0] - 1
     part_buckets = _sort.split_buckets(bucket_starts, nparts)
     ucount = np.zeros(nbuckets, dtype=np.int64)
@@ -234,7 +233,7 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
         b0, b1 = part_buckets[t], part_buckets[t + 1]
         local_starts[t + 1] = local_starts[t] + (int(sizes[b0:b1].max()) if b1 > b0 else 0)
     locals_ = np.empty((int(local_starts[nparts]), values.shape[1]), dtype=values.dtype)
-    ndim, k = strides.shape[0], values.shape[1]
+    ndim = strides.shape[0]
     shifts = stride_shifts(strides)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
     reduce_args = (sorted_words, vals, bucket_starts, part_buckets, sb, low_bits, ucount, hists, scratches, locals_,
