@@ -8,6 +8,9 @@ writable home), Numba refuses to decorate the kernels ("cannot cache
 function"). :func:`configure_cache_dir` runs before any kernel module is
 imported and then points Numba at a writable directory under the system's
 temporary directory. ``NUMBA_CACHE_DIR`` set by the user always wins.
+
+:func:`load_lightly` lets the kernels load from that cache without Numba's
+full context refresh (see below).
 """
 from __future__ import annotations
 
