@@ -161,3 +161,16 @@ def test_cached_kernels_load_without_numba_registries_and_compiling_still_works(
     assert rc == 0, err
     assert "registries False" in out, out
     assert f"user {round(6.0 + 14 ** 0.5, 6)}" in out, out
+
+
+def test_a_light_load_that_fails_takes_numbas_own_path():
+    from coosparse._kernels.numba import cache
+
+    class MovedInternals:  # a Numba whose private loading helper changed
+        def _load_overload(self, sig, target_context):
+            raise AttributeError("moved")
+
+        def load_overload(self, sig, target_context):
+            return ("numba's own load", sig)
+
+    assert cache._load_light(MovedInternals(), "sig", object()) == ("numba's own load", "sig")
