@@ -70,13 +70,16 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
             else:
                 for i in range(m):
                     keys[i] += row[i] * s
-            if not scatter:  # checked while the row is in L1
+        if not scatter:
+            # the bounds check in a loop of its own: inside the key loop above, it made the
+            # scatter's keys (which skip it) ~15% slower
+            for d in range(ndim):
+                row = indices[d, b0:b1]
                 lim = limits[d]
                 nbad = 0
                 for i in range(m):
                     nbad += np.uint64(row[i]) >= lim
                 bad[t] += nbad
-        if not scatter:
             for i in range(m):
                 b = keys[i] >> top_shift
                 if 0 <= b < nbuckets:
