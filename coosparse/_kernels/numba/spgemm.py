@@ -1,0 +1,315 @@
+"""SpGEMM (COO x COO) on the CPU: row-wise Gustavson (the spgemm family).
+
+For each output row, the products of A's row entries (grouped order) with B's
+row entries (grouped order); an output element is its first product plus the
+next ones in that order, and each row is written by exactly one part, so
+results never depend on the thread schedule and are bit-identical to the CUDA
+layer (expand, stable sort by (row, column), ordered sums). A dense
+accumulator per part (``ncols`` words) when ``ncols <= SPA_MAX_COLS``, else a
+stable per-row sort of the products; then the touched columns are sorted. Two
+passes (count, then fill), like scipy's.
+
+Bad input: A's entries are checked in the pass that counts the products
+(``_row_flops``), B's columns in one pass of their own; flags as in
+``linalg.py`` (column 0: indices out of bounds, column 1: row keys that do not
+increase), raised by ``on_flags`` before any product is formed.
+"""
+import numba as nb
+import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros  # an LLVM cttz; used by Numba's own code
+
+from .linalg import _u, balanced_bounds, nparts_for
+from .threads import run_parts
+
+# largest column count for the dense accumulator of spgemm (8 + 8 bytes per column per thread)
+SPA_MAX_COLS = 1 << 22
+
+
+@nb.njit(cache=True, nogil=True)
+def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, flags, out):
+    """Products per output row, as a running total: int64[nrows + 1].
+
+    The pass that reads every A entry checks it: A's column (B's row) outside
+    [0, K) and A's row keys outside [0, row_bound) count in flags[0, 0] (such a
+    column contributes nothing); row keys that do not increase (a sorted flag
+    that lies) in flags[0, 1].
+    """
+    nrows = a_offsets.shape[0] - 1
+    kb = _u(b_offsets.shape[0] - 1)
+    out[0] = 0
+    bad = 0
+    down = 0
+    for r in range(nrows):
+        if has_a_rows:
+            if _u(a_rows[r]) >= row_bound:
+                bad += 1
+            if r and a_rows[r] <= a_rows[r - 1]:
+                down += 1
+        f = 0
+        for p in range(a_offsets[r], a_offsets[r + 1]):
+            e = a_perm[p] if has_a_perm else p
+            k = a_cols[e]
+            if _u(k) >= kb:
+                bad += 1
+                continue
+            f += b_offsets[k + 1] - b_offsets[k]
+        out[r + 1] = out[r] + f
+    flags[0, 0] = bad
+    flags[0, 1] = down
+    return out
+
+
+# The dense accumulator's "touched" marks are a bitmap (one bit per column: 2 KB for 16384
+# columns, L1-resident), cleared word by word over the row's range after each row. A row's
+# columns come out in order by walking the set bits of that range (trailing-zero counts), or,
+# when the row is much sparser than its range, by sorting its list of touched columns.
+_ONE = np.uint64(1)
+_SORT_STACK = 100  # pending ranges of _sort_ints: at most log2(n) (the larger side waits)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _sort_ints(a, stack):
+    """Sort the 1-D array ``a`` in place: Numba's own quicksort for ``ndarray.sort`` (median of
+    three, the larger side stacked, insertion sort below 15 elements), written out as one function
+    so that it compiles inside its caller instead of as Numba's generic sort routines."""
+    n = a.shape[0]
+    if n < 2:
+        return
+    stack[0, 0] = 0
+    stack[1, 0] = n - 1
+    top = 1
+    while top > 0:
+        top -= 1
+        low = stack[0, top]
+        high = stack[1, top]
+        while high - low >= 15:
+            mid = (low + high) >> 1
+            if a[mid] < a[low]:
+                a[low], a[mid] = a[mid], a[low]
+            if a[high] < a[mid]:
+                a[high], a[mid] = a[mid], a[high]
+            if a[mid] < a[low]:
+                a[low], a[mid] = a[mid], a[low]
+            pivot = a[mid]
+            a[high], a[mid] = a[mid], a[high]
+            i = low
+            j = high - 1
+            while True:
+                while i < high and a[i] < pivot:
+                    i += 1
+                while j >= low and pivot < a[j]:
+                    j -= 1
+                if i >= j:
+                    break
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+            a[i], a[high] = a[high], a[i]
+            if high - i > i - low:
+                if high > i:
+                    stack[0, top] = i + 1
+                    stack[1, top] = high
+                    top += 1
+                high = i - 1
+            else:
+                if i > low:
+                    stack[0, top] = low
+                    stack[1, top] = i - 1
+                    top += 1
+                low = i + 1
+        for i in range(low + 1, high + 1):
+            v = a[i]
+            j = i
+            while j > low and v < a[j - 1]:
+                a[j] = a[j - 1]
+                j -= 1
+            a[j] = v
+
+
+@nb.njit(cache=True, nogil=True)
+def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
+                      a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, out_offsets, out_rc,
+                      out_values, bitmaps, stacks):
+    """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output.
+
+    Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` (all clear) and
+    ``stacks[t]`` are the part's scratch; the bitmap is left clear again.
+    """
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    bits = bitmaps[t]
+    acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
+    stack = stacks[t]
+    for r in range(r0, r1):
+        base = 0 if counting else out_offsets[r]
+        m = 0
+        lo = ncols
+        hi = -1
+        for p in range(a_offsets[r], a_offsets[r + 1]):
+            e = _u(a_perm[p]) if has_a_perm else _u(p)
+            k = a_cols[e]
+            av = a_values[e]
+            for q in range(b_offsets[k], b_offsets[k + 1]):
+                f = _u(b_perm[q]) if has_b_perm else _u(q)
+                col = b_cols[f]
+                w = _u(col >> 6)
+                b = _ONE << _u(col & 63)
+                if not (bits[w] & b):
+                    bits[w] |= b
+                    if not counting:
+                        acc[_u(col)] = av * b_values[f]
+                        out_rc[1, base + m] = col
+                    m += 1
+                    # not min()/max(): Numba compiles those as functions of their own
+                    lo = col if col < lo else lo
+                    hi = col if col > hi else hi
+                elif not counting:
+                    acc[_u(col)] += av * b_values[f]
+        if counting:
+            counts[r] = m
+            if m and (hi >> 6) - (lo >> 6) < 4 * m:
+                for w in range(lo >> 6, (hi >> 6) + 1):
+                    bits[w] = 0
+            elif m:
+                # a few columns spread over a wide range (a sparse product row): clearing the range
+                # word by word would cost more than the row; clear the words the row touched
+                for p in range(a_offsets[r], a_offsets[r + 1]):
+                    e = _u(a_perm[p]) if has_a_perm else _u(p)
+                    k = a_cols[e]
+                    for q in range(b_offsets[k], b_offsets[k + 1]):
+                        f = _u(b_perm[q]) if has_b_perm else _u(q)
+                        bits[_u(b_cols[f] >> 6)] = 0
+            continue
+        if m == 0:
+            continue
+        row = a_rows[r] if has_a_rows else r
+        wlo = lo >> 6
+        whi = hi >> 6
+        if whi - wlo < 4 * m:
+            i = base
+            for w in range(wlo, whi + 1):
+                word = bits[w]
+                bits[w] = 0
+                while word:
+                    col = (w << 6) + trailing_zeros(word)
+                    out_rc[0, i] = row
+                    out_rc[1, i] = col
+                    out_values[i] = acc[_u(col)]
+                    i += 1
+                    word &= word - _ONE
+        else:
+            _sort_ints(out_rc[1, base:base + m], stack)
+            for i in range(base, base + m):
+                col = out_rc[1, i]
+                out_rc[0, i] = row
+                out_values[i] = acc[_u(col)]
+                bits[_u(col >> 6)] = 0
+
+
+# inlined into its one caller, _spgemm_sorted_part: no compilation of its own
+@nb.njit(cache=True, nogil=True, inline="always")
+def _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm, b_cols,
+                  b_values, keys, prods):
+    m = 0
+    for p in range(a_offsets[r], a_offsets[r + 1]):
+        e = a_perm[p] if has_a_perm else p
+        k = a_cols[e]
+        av = a_values[e]
+        for q in range(b_offsets[k], b_offsets[k + 1]):
+            f = b_perm[q] if has_b_perm else q
+            keys[m] = b_cols[f]
+            prods[m] = av * b_values[f]
+            m += 1
+    return m
+
+
+@nb.njit(cache=True, nogil=True)
+def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
+                        a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, counting, out_offsets, out_rc,
+                        out_values, counts):
+    """Wide column ranges: each row's products stably sorted by column, runs summed in order."""
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    longest = 0
+    for r in range(r0, r1):
+        longest = max(longest, flops[r + 1] - flops[r])
+    keys = np.empty(longest, dtype=np.int64)
+    prods = np.empty(longest, dtype=a_values.dtype)
+    for r in range(r0, r1):
+        m = _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm,
+                          b_cols, b_values, keys, prods)
+        order = np.argsort(keys[:m], kind="mergesort")
+        if counting:
+            c = 0
+            for i in range(m):
+                if i == 0 or keys[order[i]] != keys[order[i - 1]]:
+                    c += 1
+            counts[r] = c
+            continue
+        base = out_offsets[r] - 1
+        row = a_rows[r] if has_a_rows else r
+        for i in range(m):
+            j = order[i]
+            if i == 0 or keys[j] != keys[order[i - 1]]:
+                base += 1
+                out_rc[0, base] = row
+                out_rc[1, base] = keys[j]
+                out_values[base] = prods[j]
+            else:
+                out_values[base] += prods[j]
+
+
+def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,
+           nthreads, on_flags):
+    """The product (see the module docstring); ``on_flags(flags)`` raises for what the checks found.
+
+    A's entries are checked in :func:`_row_flops` (the pass that reads them), B's
+    columns in one pass of their own (O(nnz(B)), small beside the products), so
+    a bad index of either operand is refused whichever entries the product reaches.
+    """
+    nrows = a_offsets.shape[0] - 1
+    ncols = int(ncols)
+    has_r, has_a, has_b = a_rows is not None, a_perm is not None, b_perm is not None
+    ar = a_rows if has_r else a_offsets[:0]
+    ap = a_perm if has_a else a_offsets[:0]
+    bp = b_perm if has_b else b_offsets[:0]
+    flags = np.zeros((1, 2), dtype=np.int64)
+    flops = np.empty(nrows + 1, dtype=np.int64)
+    _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, flags, flops)
+    flags[0, 0] += np.count_nonzero(b_cols.view(np.uint64) >= np.uint64(ncols))  # outside [0, ncols)
+    on_flags(flags)
+    nparts = nparts_for(int(flops[-1]) + nrows, nthreads) if nrows else 1
+    bounds = balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
+    counts = np.zeros(nrows, dtype=np.int64)
+    sort_mode = ncols > SPA_MAX_COLS
+    empty_rc = np.zeros((2, 0), dtype=np.int64)
+    empty_v = np.zeros(0, dtype=a_values.dtype)
+    if not sort_mode:  # each part's column bitmap (small) and sort stack
+        bitmaps = np.zeros((nparts, (ncols + 63) >> 6), dtype=np.uint64)
+        stacks = np.empty((nparts, 2, _SORT_STACK), dtype=np.int64)
+    if sort_mode:
+        run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
+                  a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
+    else:
+        run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, a_offsets, ar, has_r, ap, has_a, a_cols,
+                  a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, counts[:0], empty_rc, empty_v,
+                  bitmaps, stacks)
+    out_offsets = np.zeros(nrows + 1, dtype=np.int64)
+    np.cumsum(counts, out=out_offsets[1:])
+    m = int(out_offsets[-1])
+    out_rc = np.empty((2, m), dtype=np.int64)
+    out_values = np.empty(m, dtype=a_values.dtype)
+    if m:
+        if sort_mode:
+            run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a,
+                      a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rc,
+                      out_values, counts)
+        else:
+            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, a_offsets, ar, has_r, ap, has_a, a_cols,
+                      a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, out_offsets, out_rc,
+                      out_values, bitmaps, stacks)
+    return out_rc, out_values
