@@ -932,6 +932,33 @@ def test_spgemm_kernel(launched, dtype, perms):
     _same(H.spgemm(*args)[0], nb.spgemm(*args)[0])
 
 
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("perms", [False, True])
+def test_spgemm_kernel_short_and_long_rows(launched, dtype, perms):
+    """A very sparse product (rows of a few products: insertion into the output, one pass) with a
+    few rows that reach a long row of B (the accumulator): the CUDA layer's bits."""
+    rng = np.random.default_rng(34)
+    na, nrows, kdim, ncols = 400, 300, 200, 5000
+    ar, ac = rng.integers(0, nrows, na), rng.integers(0, kdim, na)
+    ac[:12] = 0  # B's row 0 is long: the rows of these entries have more than SHORT_ROW products
+    br = np.concatenate([np.zeros(40, np.int64), rng.integers(1, kdim, 300)])
+    bc = np.concatenate([rng.integers(0, 60, 40), rng.integers(0, ncols, 300)])  # repeats: sums
+    nb_ = br.shape[0]
+    av, bv = _linalg_values(rng, na, dtype), _linalg_values(rng, nb_, dtype)
+    ap, bp = np.argsort(ar, kind="stable"), np.argsort(br, kind="stable")
+    if not perms:
+        ar, ac, av, ap = ar[ap], ac[ap], av[ap], None
+        br, bc, bv, bp = br[bp], bc[bp], bv[bp], None
+    sa = ar if ap is None else ar[ap]
+    starts = nb.segment_starts(sa)
+    b_off = nb.row_offsets(br if bp is None else br[bp], kdim)
+    for a_rows in (sa[starts[:-1]], None):
+        args = (starts, a_rows, ap, ac, av, b_off, bp, bc, bv, ncols)
+        (rc1, v1), (rc2, v2) = H.spgemm(*args), nb.spgemm(*args)
+        _same(rc1, rc2)
+        _same(v1, v2)
+
 def test_every_kernel_is_launched(launched):
     # runs after the parity tests of this module (pytest keeps file order)
     if len(launched) < 3:

@@ -18,28 +18,54 @@ import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros  # an LLVM cttz; used by Numba's own code
 
-from .linalg import _u, balanced_bounds, nparts_for
+from .linalg import _u, balanced_bounds, nparts_for, prefetch
 from .threads import run_parts
 
 # largest column count for the dense accumulator of spgemm (8 + 8 bytes per column per thread)
 SPA_MAX_COLS = 1 << 22
+# up to this many products (or twice the operands' entries), one pass writes them (see spgemm)
+ONE_PASS_PRODUCTS = 1 << 21
+
+# A's entries are walked in order, each reading a random row of B: the row's pointer is fetched
+# this many entries ahead, its first entries half as far ahead (the pointer is in cache by then)
+SPGEMM_PREFETCH = 16
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _fetch_ahead(p, pend, a_perm, has_a_perm, a_cols, b_offsets, b_perm, has_b_perm, b_cols, b_values):
+    """Prefetch for A's grouped position p: B's row pointer of position p + SPGEMM_PREFETCH and
+    the start of B's row of position p + SPGEMM_PREFETCH / 2 (positions before ``pend``, whose
+    columns were checked before: the pointer read stays inside ``b_offsets``)."""
+    g = p + SPGEMM_PREFETCH
+    if g < pend:
+        prefetch(b_offsets, _u(a_cols[_u(a_perm[g]) if has_a_perm else _u(g)]))
+    g = p + SPGEMM_PREFETCH // 2
+    if g < pend:
+        q = b_offsets[_u(a_cols[_u(a_perm[g]) if has_a_perm else _u(g)])]
+        if has_b_perm:
+            prefetch(b_perm, _u(q))
+        else:
+            prefetch(b_cols, _u(q))
+            prefetch(b_values, _u(q))
 
 
 @nb.njit(cache=True, nogil=True)
-def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, flags, out):
-    """Products per output row, as a running total: int64[nrows + 1].
+def _row_flops_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols,
+                    b_offsets, flags, out):
+    """Products of each output row of part t: out[r + 1] (a running total after a cumsum).
 
     The pass that reads every A entry checks it: A's column (B's row) outside
-    [0, K) and A's row keys outside [0, row_bound) count in flags[0, 0] (such a
+    [0, K) and A's row keys outside [0, row_bound) count in flags[t, 0] (such a
     column contributes nothing); row keys that do not increase (a sorted flag
-    that lies) in flags[0, 1].
+    that lies) in flags[t, 1].
     """
-    nrows = a_offsets.shape[0] - 1
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
     kb = _u(b_offsets.shape[0] - 1)
-    out[0] = 0
+    pend = a_offsets[r1]
     bad = 0
     down = 0
-    for r in range(nrows):
+    for r in range(r0, r1):
         if has_a_rows:
             if _u(a_rows[r]) >= row_bound:
                 bad += 1
@@ -47,16 +73,32 @@ def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_c
                 down += 1
         f = 0
         for p in range(a_offsets[r], a_offsets[r + 1]):
+            if p + SPGEMM_PREFETCH < pend:  # B's row pointer at a later entry: a random read
+                prefetch(b_offsets, _u(a_cols[_u(a_perm[p + SPGEMM_PREFETCH]) if has_a_perm
+                                              else _u(p + SPGEMM_PREFETCH)]))
             e = a_perm[p] if has_a_perm else p
             k = a_cols[e]
             if _u(k) >= kb:
                 bad += 1
                 continue
             f += b_offsets[k + 1] - b_offsets[k]
-        out[r + 1] = out[r] + f
-    flags[0, 0] = bad
-    flags[0, 1] = down
-    return out
+        out[r + 1] = f
+    flags[t, 0] = bad
+    flags[t, 1] = down
+
+
+def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, nthreads):
+    """(products per output row as a running total int64[nrows + 1], flags int64[nparts, 2])."""
+    nrows = a_offsets.shape[0] - 1
+    out = np.empty(nrows + 1, dtype=np.int64)
+    out[0] = 0
+    nparts = nparts_for(a_cols.shape[0] + nrows, nthreads, 1) if nrows else 1
+    bounds = balanced_bounds(a_offsets, nparts) if nrows else np.zeros(2, dtype=np.int64)
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_row_flops_part, nparts, nthreads, bounds, a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm,
+              a_cols, b_offsets, flags, out)
+    np.cumsum(out, out=out)
+    return out, flags
 
 
 # The dense accumulator's "touched" marks are a bitmap (one bit per column: 2 KB for 16384
@@ -126,11 +168,23 @@ def _sort_ints(a, stack):
             a[j] = v
 
 
+# A row with at most this many products takes no accumulator: each product is inserted, as it is
+# formed, into the row's columns kept sorted in the output itself (an equal column adds to its
+# sum, in expansion order as everywhere). On a very sparse product (a few products per row) this
+# skips the bitmap, the accumulator's random reads and the per-row sort.
+SHORT_ROW = 16
+
+
 @nb.njit(cache=True, nogil=True)
-def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
-                      a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, out_offsets, out_rc,
-                      out_values, bitmaps, stacks):
+def _spgemm_rows_part(t, nparts, bounds, counting, flops, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
+                      a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, starts, out_rc,
+                      out_values, bitmaps, stacks, totals):
     """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output.
+
+    Rows are written one after another from ``starts[r0]`` (r0: the part's first row):
+    ``starts`` holds the exact row starts after a counting pass, or ``flops`` (room for every
+    product of each row) in a single pass, whose rows then lie packed at the front of the
+    part's room. ``totals[t]`` = the entries the part wrote; ``counts[r]`` each row's.
 
     Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` (all clear) and
     ``stacks[t]`` are the part's scratch; the bitmap is left clear again.
@@ -142,12 +196,53 @@ def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows
     bits = bitmaps[t]
     acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
     stack = stacks[t]
+    short = np.empty(SHORT_ROW if counting else 0, dtype=np.int64)  # a short row's columns (counting)
+    base = 0 if counting else starts[r0]
+    first = base
+    pend = a_offsets[r1]
     for r in range(r0, r1):
-        base = 0 if counting else out_offsets[r]
         m = 0
+        if flops[r + 1] - flops[r] <= SHORT_ROW:
+            for p in range(a_offsets[r], a_offsets[r + 1]):
+                _fetch_ahead(p, pend, a_perm, has_a_perm, a_cols, b_offsets, b_perm, has_b_perm, b_cols, b_values)
+                e = _u(a_perm[p]) if has_a_perm else _u(p)
+                k = a_cols[e]
+                av = a_values[e]
+                for q in range(b_offsets[k], b_offsets[k + 1]):
+                    f = _u(b_perm[q]) if has_b_perm else _u(q)
+                    col = b_cols[f]
+                    i = m  # col's place among the m sorted columns so far, from the end
+                    if counting:
+                        while i > 0 and short[i - 1] > col:
+                            i -= 1
+                        if i > 0 and short[i - 1] == col:
+                            continue
+                        for j in range(m, i, -1):
+                            short[j] = short[j - 1]
+                        short[i] = col
+                    else:
+                        while i > 0 and out_rc[1, base + i - 1] > col:
+                            i -= 1
+                        if i > 0 and out_rc[1, base + i - 1] == col:
+                            out_values[base + i - 1] += av * b_values[f]
+                            continue
+                        for j in range(base + m, base + i, -1):
+                            out_rc[1, j] = out_rc[1, j - 1]
+                            out_values[j] = out_values[j - 1]
+                        out_rc[1, base + i] = col
+                        out_values[base + i] = av * b_values[f]
+                    m += 1
+            counts[r] = m
+            if not counting:
+                row = a_rows[r] if has_a_rows else r
+                for i in range(base, base + m):
+                    out_rc[0, i] = row
+                base += m
+            continue
         lo = ncols
         hi = -1
         for p in range(a_offsets[r], a_offsets[r + 1]):
+            _fetch_ahead(p, pend, a_perm, has_a_perm, a_cols, b_offsets, b_perm, has_b_perm, b_cols, b_values)
             e = _u(a_perm[p]) if has_a_perm else _u(p)
             k = a_cols[e]
             av = a_values[e]
@@ -167,8 +262,8 @@ def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows
                     hi = col if col > hi else hi
                 elif not counting:
                     acc[_u(col)] += av * b_values[f]
+        counts[r] = m
         if counting:
-            counts[r] = m
             if m and (hi >> 6) - (lo >> 6) < 4 * m:
                 for w in range(lo >> 6, (hi >> 6) + 1):
                     bits[w] = 0
@@ -206,6 +301,8 @@ def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows
                 out_rc[0, i] = row
                 out_values[i] = acc[_u(col)]
                 bits[_u(col >> 6)] = 0
+        base += m
+    totals[t] = base - first
 
 
 # inlined into its one caller, _spgemm_sorted_part: no compilation of its own
@@ -263,6 +360,13 @@ def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows,
                 out_values[base] += prods[j]
 
 
+def _one_pass(products, entries):
+    """Whether spgemm writes the products in one pass, into room for all of them: few products
+    (a second pass over B's rows would cost about as much as the first), at a memory cost of at
+    most twice the operands' entries or ``ONE_PASS_PRODUCTS``."""
+    return products <= max(ONE_PASS_PRODUCTS, 2 * entries)
+
+
 def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,
            nthreads, on_flags):
     """The product (see the module docstring); ``on_flags(flags)`` raises for what the checks found.
@@ -277,39 +381,54 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     ar = a_rows if has_r else a_offsets[:0]
     ap = a_perm if has_a else a_offsets[:0]
     bp = b_perm if has_b else b_offsets[:0]
-    flags = np.zeros((1, 2), dtype=np.int64)
-    flops = np.empty(nrows + 1, dtype=np.int64)
-    _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, flags, flops)
+    flops, flags = _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, nthreads)
     flags[0, 0] += np.count_nonzero(b_cols.view(np.uint64) >= np.uint64(ncols))  # outside [0, ncols)
     on_flags(flags)
-    nparts = nparts_for(int(flops[-1]) + nrows, nthreads) if nrows else 1
+    total = int(flops[-1])
+    nparts = nparts_for(total + nrows, nthreads) if nrows else 1
     bounds = balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
     counts = np.zeros(nrows, dtype=np.int64)
-    sort_mode = ncols > SPA_MAX_COLS
     empty_rc = np.zeros((2, 0), dtype=np.int64)
     empty_v = np.zeros(0, dtype=a_values.dtype)
-    if not sort_mode:  # each part's column bitmap (small) and sort stack
-        bitmaps = np.zeros((nparts, (ncols + 63) >> 6), dtype=np.uint64)
-        stacks = np.empty((nparts, 2, _SORT_STACK), dtype=np.int64)
-    if sort_mode:
+    if ncols > SPA_MAX_COLS:
         run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
                   a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
-    else:
-        run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, a_offsets, ar, has_r, ap, has_a, a_cols,
-                  a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, counts[:0], empty_rc, empty_v,
-                  bitmaps, stacks)
+        out_offsets = np.zeros(nrows + 1, dtype=np.int64)
+        np.cumsum(counts, out=out_offsets[1:])
+        m = int(out_offsets[-1])
+        out_rc = np.empty((2, m), dtype=np.int64)
+        out_values = np.empty(m, dtype=a_values.dtype)
+        if m:
+            run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a,
+                      a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rc,
+                      out_values, counts)
+        return out_rc, out_values
+    # each part's column bitmap (small), sort stack and count of entries written
+    bitmaps = np.zeros((nparts, (ncols + 63) >> 6), dtype=np.uint64)
+    stacks = np.empty((nparts, 2, _SORT_STACK), dtype=np.int64)
+    totals = np.zeros(nparts, dtype=np.int64)
+    rows = (a_offsets, ar, has_r, ap, has_a, a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts)
+    if _one_pass(total, a_cols.shape[0] + b_cols.shape[0]):
+        # one pass into room for every product (few products: a second pass over them would cost
+        # as much as the first), then the parts' packed blocks are joined
+        out_rc = np.empty((2, total), dtype=np.int64)
+        out_values = np.empty(total, dtype=a_values.dtype)
+        if total:
+            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, flops, out_rc, out_values,
+                      bitmaps, stacks, totals)
+        if int(totals.sum()) == total:
+            return out_rc, out_values
+        keep = [(int(flops[bounds[t]]), int(totals[t])) for t in range(nparts) if totals[t]]
+        return (np.concatenate([out_rc[:, s:s + c] for s, c in keep], axis=1),
+                np.concatenate([out_values[s:s + c] for s, c in keep]))
+    run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, flops, *rows, counts[:0], empty_rc, empty_v,
+              bitmaps, stacks, totals)
     out_offsets = np.zeros(nrows + 1, dtype=np.int64)
     np.cumsum(counts, out=out_offsets[1:])
     m = int(out_offsets[-1])
     out_rc = np.empty((2, m), dtype=np.int64)
     out_values = np.empty(m, dtype=a_values.dtype)
     if m:
-        if sort_mode:
-            run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a,
-                      a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rc,
-                      out_values, counts)
-        else:
-            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, a_offsets, ar, has_r, ap, has_a, a_cols,
-                      a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, out_offsets, out_rc,
-                      out_values, bitmaps, stacks)
+        run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, out_offsets, out_rc, out_values,
+                  bitmaps, stacks, totals)
     return out_rc, out_values
