@@ -935,13 +935,13 @@ def test_spgemm_kernel(launched, dtype, perms):
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("perms", [False, True])
-def test_spgemm_kernel_short_and_long_rows(launched, dtype, perms):
-    """A very sparse product (rows of a few products: insertion into the output, one pass) with a
-    few rows that reach a long row of B (the accumulator): the CUDA layer's bits."""
+def test_spgemm_kernel_very_sparse(launched, dtype, perms):
+    """A very sparse product (a few products per row: written in one pass, then packed) with a few
+    rows that reach a long row of B (sums of repeated columns): the CUDA layer's bits."""
     rng = np.random.default_rng(34)
     na, nrows, kdim, ncols = 400, 300, 200, 5000
     ar, ac = rng.integers(0, nrows, na), rng.integers(0, kdim, na)
-    ac[:12] = 0  # B's row 0 is long: the rows of these entries have more than SHORT_ROW products
+    ac[:12] = 0  # B's row 0 is long: the rows of these entries have many products
     br = np.concatenate([np.zeros(40, np.int64), rng.integers(1, kdim, 300)])
     bc = np.concatenate([rng.integers(0, 60, 40), rng.integers(0, ncols, 300)])  # repeats: sums
     nb_ = br.shape[0]

@@ -26,27 +26,9 @@ SPA_MAX_COLS = 1 << 22
 # up to this many products (or twice the operands' entries), one pass writes them (see spgemm)
 ONE_PASS_PRODUCTS = 1 << 21
 
-# A's entries are walked in order, each reading a random row of B: the row's pointer is fetched
-# this many entries ahead, its first entries half as far ahead (the pointer is in cache by then)
+# A's entries are walked in order, each reading B's row pointer at a random place: fetched this
+# many entries ahead
 SPGEMM_PREFETCH = 16
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _fetch_ahead(p, pend, a_perm, has_a_perm, a_cols, b_offsets, b_perm, has_b_perm, b_cols, b_values):
-    """Prefetch for A's grouped position p: B's row pointer of position p + SPGEMM_PREFETCH and
-    the start of B's row of position p + SPGEMM_PREFETCH / 2 (positions before ``pend``, whose
-    columns were checked before: the pointer read stays inside ``b_offsets``)."""
-    g = p + SPGEMM_PREFETCH
-    if g < pend:
-        prefetch(b_offsets, _u(a_cols[_u(a_perm[g]) if has_a_perm else _u(g)]))
-    g = p + SPGEMM_PREFETCH // 2
-    if g < pend:
-        q = b_offsets[_u(a_cols[_u(a_perm[g]) if has_a_perm else _u(g)])]
-        if has_b_perm:
-            prefetch(b_perm, _u(q))
-        else:
-            prefetch(b_cols, _u(q))
-            prefetch(b_values, _u(q))
 
 
 @nb.njit(cache=True, nogil=True)
@@ -168,13 +150,6 @@ def _sort_ints(a, stack):
             a[j] = v
 
 
-# A row with at most this many products takes no accumulator: each product is inserted, as it is
-# formed, into the row's columns kept sorted in the output itself (an equal column adds to its
-# sum, in expansion order as everywhere). On a very sparse product (a few products per row) this
-# skips the bitmap, the accumulator's random reads and the per-row sort.
-SHORT_ROW = 16
-
-
 @nb.njit(cache=True, nogil=True)
 def _spgemm_rows_part(t, nparts, bounds, counting, flops, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
                       a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, starts, out_rc,
@@ -196,53 +171,13 @@ def _spgemm_rows_part(t, nparts, bounds, counting, flops, a_offsets, a_rows, has
     bits = bitmaps[t]
     acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
     stack = stacks[t]
-    short = np.empty(SHORT_ROW if counting else 0, dtype=np.int64)  # a short row's columns (counting)
     base = 0 if counting else starts[r0]
     first = base
-    pend = a_offsets[r1]
     for r in range(r0, r1):
         m = 0
-        if flops[r + 1] - flops[r] <= SHORT_ROW:
-            for p in range(a_offsets[r], a_offsets[r + 1]):
-                _fetch_ahead(p, pend, a_perm, has_a_perm, a_cols, b_offsets, b_perm, has_b_perm, b_cols, b_values)
-                e = _u(a_perm[p]) if has_a_perm else _u(p)
-                k = a_cols[e]
-                av = a_values[e]
-                for q in range(b_offsets[k], b_offsets[k + 1]):
-                    f = _u(b_perm[q]) if has_b_perm else _u(q)
-                    col = b_cols[f]
-                    i = m  # col's place among the m sorted columns so far, from the end
-                    if counting:
-                        while i > 0 and short[i - 1] > col:
-                            i -= 1
-                        if i > 0 and short[i - 1] == col:
-                            continue
-                        for j in range(m, i, -1):
-                            short[j] = short[j - 1]
-                        short[i] = col
-                    else:
-                        while i > 0 and out_rc[1, base + i - 1] > col:
-                            i -= 1
-                        if i > 0 and out_rc[1, base + i - 1] == col:
-                            out_values[base + i - 1] += av * b_values[f]
-                            continue
-                        for j in range(base + m, base + i, -1):
-                            out_rc[1, j] = out_rc[1, j - 1]
-                            out_values[j] = out_values[j - 1]
-                        out_rc[1, base + i] = col
-                        out_values[base + i] = av * b_values[f]
-                    m += 1
-            counts[r] = m
-            if not counting:
-                row = a_rows[r] if has_a_rows else r
-                for i in range(base, base + m):
-                    out_rc[0, i] = row
-                base += m
-            continue
         lo = ncols
         hi = -1
         for p in range(a_offsets[r], a_offsets[r + 1]):
-            _fetch_ahead(p, pend, a_perm, has_a_perm, a_cols, b_offsets, b_perm, has_b_perm, b_cols, b_values)
             e = _u(a_perm[p]) if has_a_perm else _u(p)
             k = a_cols[e]
             av = a_values[e]
