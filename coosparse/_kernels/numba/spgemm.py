@@ -14,6 +14,8 @@ Bad input: A's entries are checked in the pass that counts the products
 ``linalg.py`` (column 0: indices out of bounds, column 1: row keys that do not
 increase), raised by ``on_flags`` before any product is formed.
 """
+import ctypes
+
 import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros  # an LLVM cttz; used by Numba's own code
@@ -295,6 +297,13 @@ def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows,
                 out_values[base] += prods[j]
 
 
+def _move(arr, dst, src, n):
+    """arr[dst:dst + n] = arr[src:src + n] for a 1-D contiguous array, overlapping ranges included
+    (memmove: no temporary copy, which NumPy makes for overlapping slices)."""
+    item = arr.itemsize
+    ctypes.memmove(arr.ctypes.data + dst * item, arr.ctypes.data + src * item, n * item)
+
+
 def _one_pass(products, entries):
     """Whether spgemm writes the products in one pass, into room for all of them: few products
     (a second pass over B's rows would cost about as much as the first), at a memory cost of at
@@ -346,16 +355,28 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     if _one_pass(total, a_cols.shape[0] + b_cols.shape[0]):
         # one pass into room for every product (few products: a second pass over them would cost
         # as much as the first), then the parts' packed blocks are joined
-        out_rc = np.empty((2, total), dtype=np.int64)
+        buf = np.empty(2 * total, dtype=np.int64)  # row keys in [0, total), columns in [total, 2 total)
         out_values = np.empty(total, dtype=a_values.dtype)
         if total:
-            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, flops, out_rc, out_values,
-                      bitmaps, stacks, totals)
-        if int(totals.sum()) == total:
-            return out_rc, out_values
-        keep = [(int(flops[bounds[t]]), int(totals[t])) for t in range(nparts) if totals[t]]
-        return (np.concatenate([out_rc[:, s:s + c] for s, c in keep], axis=1),
-                np.concatenate([out_values[s:s + c] for s, c in keep]))
+            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, flops,
+                      buf.reshape(2, total), out_values, bitmaps, stacks, totals)
+        m = int(totals.sum())
+        if m == total:
+            return buf.reshape(2, total), out_values
+        # each part's block moves left, after the blocks before it, then the columns after the rows:
+        # in place (a copy into fresh arrays measured as long as a third of the product)
+        pos = 0
+        for t in range(nparts):
+            c, src = int(totals[t]), int(flops[bounds[t]])
+            if c and src != pos:
+                for arr, off in ((buf, 0), (buf, total), (out_values, 0)):
+                    _move(arr, off + pos, off + src, c)
+            pos += c
+        _move(buf, m, total, m)
+        rc, values = buf[:2 * m].reshape(2, m), out_values[:m]
+        if 8 * m < 7 * total:  # many products summed: do not keep the room for them alive
+            rc, values = rc.copy(), values.copy()
+        return rc, values
     run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, flops, *rows, counts[:0], empty_rc, empty_v,
               bitmaps, stacks, totals)
     out_offsets = np.zeros(nrows + 1, dtype=np.int64)
