@@ -891,11 +891,14 @@ def test_batch_bases_are_bounds_checked(row, bad):
 
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
-@pytest.mark.parametrize("k", [0, 3, 8, 21])
-def test_sddmm_kernel(launched, dtype, k):
+@pytest.mark.parametrize("k", [0, 3, 8, 21, 64])
+@pytest.mark.parametrize("sorted_rows", [False, True])
+def test_sddmm_kernel(launched, dtype, k, sorted_rows):
     rng = np.random.default_rng(32)
     n, mrows, ncols = 200, 9, 11
     rows, cols = rng.integers(0, mrows, n), rng.integers(0, ncols, n)
+    if sorted_rows:  # runs of one row: taken two entries at a time on the CPU when k % 8 == 0
+        rows = np.sort(rows)
     x = _linalg_values(rng, (mrows, max(k, 1)), dtype)
     y = _linalg_values(rng, (max(k, 1), ncols), dtype)
     # unit strides (x rows, y^T rows) and strided reads (y's columns as they lie)
@@ -904,6 +907,29 @@ def test_sddmm_kernel(launched, dtype, k):
                  (rows, x.shape[1], cols, 1, x.reshape(-1), 1, y.reshape(-1), ncols, k)):
         _same(H.sddmm(*args), nb.sddmm(*args))
 
+
+
+@pytest.mark.parametrize("bad_at", [0, 1, 2])
+def test_sddmm_kernel_bad_column_in_a_run(launched, bad_at):
+    """A bad column as the first or second entry of a pair of one row's entries, or after it:
+    refused on the CPU (IndexError), skipped (value 0) and reported on the GPU, every other value
+    the same."""
+    rng = np.random.default_rng(35)
+    rows, cols = np.array([0, 0, 1, 1, 1, 2]), np.array([1, 2, 0, 3, 2, 1])
+    cols[bad_at] = 9  # outside [0, 4)
+    x, y = rng.random((3, 16)), rng.random((4, 16))
+    args = (rows, 16, cols, 16, x.reshape(-1), 1, y.reshape(-1), 1, 16, 3, 4)
+    with pytest.raises(IndexError):
+        nb.sddmm(*args)
+    got = H.sddmm(*args)
+    with pytest.raises(IndexError):
+        check_device_errors()
+    want = np.einsum("ek,ek->e", x[rows], y[np.minimum(cols, 3)])
+    want[bad_at] = 0
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    good = np.arange(6) != bad_at  # the valid entries alone: the CPU's bits
+    args = (rows[good], 16, cols[good], 16, x.reshape(-1), 1, y.reshape(-1), 1, 16, 3, 4)
+    _same(np.asarray(got)[good], nb.sddmm(*args))
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("perms", [False, True])

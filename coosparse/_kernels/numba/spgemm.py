@@ -6,8 +6,10 @@ next ones in that order, and each row is written by exactly one part, so
 results never depend on the thread schedule and are bit-identical to the CUDA
 layer (expand, stable sort by (row, column), ordered sums). A dense
 accumulator per part (``ncols`` words) when ``ncols <= SPA_MAX_COLS``, else a
-stable per-row sort of the products; then the touched columns are sorted. Two
-passes (count, then fill), like scipy's.
+stable per-row sort of the products; then the touched columns are sorted.
+Each row's products are counted first (``_row_flops``, parallel parts): few
+products in all (``_one_pass``) are written in one pass into room for all of
+them and packed; more take two passes (count, then fill), like scipy's.
 
 Bad input: A's entries are checked in the pass that counts the products
 (``_row_flops``), B's columns in one pass of their own; flags as in
