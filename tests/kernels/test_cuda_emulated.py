@@ -897,7 +897,7 @@ def test_sddmm_kernel(launched, dtype, k, sorted_rows):
     rng = np.random.default_rng(32)
     n, mrows, ncols = 200, 9, 11
     rows, cols = rng.integers(0, mrows, n), rng.integers(0, ncols, n)
-    if sorted_rows:  # runs of one row: taken two entries at a time on the CPU when k % 8 == 0
+    if sorted_rows:  # runs of one row (the CPU takes entries two at a time when k % 8 == 0)
         rows = np.sort(rows)
     x = _linalg_values(rng, (mrows, max(k, 1)), dtype)
     y = _linalg_values(rng, (max(k, 1), ncols), dtype)
@@ -909,13 +909,13 @@ def test_sddmm_kernel(launched, dtype, k, sorted_rows):
 
 
 
-@pytest.mark.parametrize("bad_at", [0, 1, 2])
+@pytest.mark.parametrize("bad_at", [0, 1, 2, 6])
 def test_sddmm_kernel_bad_column_in_a_run(launched, bad_at):
-    """A bad column as the first or second entry of a pair of one row's entries, or after it:
+    """A bad column as the first or second entry of a pair (the CPU takes entries two at a time):
     refused on the CPU (IndexError), skipped (value 0) and reported on the GPU, every other value
     the same."""
     rng = np.random.default_rng(35)
-    rows, cols = np.array([0, 0, 1, 1, 1, 2]), np.array([1, 2, 0, 3, 2, 1])
+    rows, cols = np.array([0, 0, 1, 1, 1, 2, 2]), np.array([1, 2, 0, 3, 2, 1, 3])  # 7: the last one alone
     cols[bad_at] = 9  # outside [0, 4)
     x, y = rng.random((3, 16)), rng.random((4, 16))
     args = (rows, 16, cols, 16, x.reshape(-1), 1, y.reshape(-1), 1, 16, 3, 4)
@@ -927,7 +927,7 @@ def test_sddmm_kernel_bad_column_in_a_run(launched, bad_at):
     want = np.einsum("ek,ek->e", x[rows], y[np.minimum(cols, 3)])
     want[bad_at] = 0
     np.testing.assert_allclose(got, want, rtol=1e-12)
-    good = np.arange(6) != bad_at  # the valid entries alone: the CPU's bits
+    good = np.arange(7) != bad_at  # the valid entries alone: the CPU's bits
     args = (rows[good], 16, cols[good], 16, x.reshape(-1), 1, y.reshape(-1), 1, 16, 3, 4)
     _same(np.asarray(got)[good], nb.sddmm(*args))
 

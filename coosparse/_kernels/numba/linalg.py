@@ -432,38 +432,78 @@ def _dot8(x, xa, xj, y, ya, yj, k, zero):
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _dot8_pair(x, xa, y, ya, yb, k8, zero):
-    """(_dot8 of x's row at xa with y's at ya, the same with y's at yb): unit strides, k8 a multiple
-    of 8. Each of x's terms is loaded once for both, and the sixteen sums are independent (one
-    entry's eight measured bound by the adders' latency, not by memory)."""
+def _dot8_pair(x, xa, xb, y, ya, yb, k8, zero):
+    """(_dot8 of x's row at xa with y's at ya, _dot8 of x's row at xb with y's at yb): unit
+    strides, k8 a multiple of 8. The sixteen sums are independent: one entry's eight measured
+    bound by the adders' latency, not by memory (and a sorted mask's pairs share x's row)."""
     s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = zero
     t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = zero
     for j in range(0, k8, 8):
         p = xa + j
+        o = xb + j
         q = ya + j
         w = yb + j
-        x0, x1, x2, x3 = x[_u(p)], x[_u(p + 1)], x[_u(p + 2)], x[_u(p + 3)]
-        x4, x5, x6, x7 = x[_u(p + 4)], x[_u(p + 5)], x[_u(p + 6)], x[_u(p + 7)]
-        s0 += x0 * y[_u(q)]
-        s1 += x1 * y[_u(q + 1)]
-        s2 += x2 * y[_u(q + 2)]
-        s3 += x3 * y[_u(q + 3)]
-        s4 += x4 * y[_u(q + 4)]
-        s5 += x5 * y[_u(q + 5)]
-        s6 += x6 * y[_u(q + 6)]
-        s7 += x7 * y[_u(q + 7)]
-        t0 += x0 * y[_u(w)]
-        t1 += x1 * y[_u(w + 1)]
-        t2 += x2 * y[_u(w + 2)]
-        t3 += x3 * y[_u(w + 3)]
-        t4 += x4 * y[_u(w + 4)]
-        t5 += x5 * y[_u(w + 5)]
-        t6 += x6 * y[_u(w + 6)]
-        t7 += x7 * y[_u(w + 7)]
+        s0 += x[_u(p)] * y[_u(q)]
+        s1 += x[_u(p + 1)] * y[_u(q + 1)]
+        s2 += x[_u(p + 2)] * y[_u(q + 2)]
+        s3 += x[_u(p + 3)] * y[_u(q + 3)]
+        s4 += x[_u(p + 4)] * y[_u(q + 4)]
+        s5 += x[_u(p + 5)] * y[_u(q + 5)]
+        s6 += x[_u(p + 6)] * y[_u(q + 6)]
+        s7 += x[_u(p + 7)] * y[_u(q + 7)]
+        t0 += x[_u(o)] * y[_u(w)]
+        t1 += x[_u(o + 1)] * y[_u(w + 1)]
+        t2 += x[_u(o + 2)] * y[_u(w + 2)]
+        t3 += x[_u(o + 3)] * y[_u(w + 3)]
+        t4 += x[_u(o + 4)] * y[_u(w + 4)]
+        t5 += x[_u(o + 5)] * y[_u(w + 5)]
+        t6 += x[_u(o + 6)] * y[_u(w + 6)]
+        t7 += x[_u(o + 7)] * y[_u(w + 7)]
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), ((t0 + t1) + (t2 + t3)) + ((t4 + t5) + (t6 + t7))
 
 
-# two kernels, chosen in Python: a call compiles only the layout it has
+# three kernels, chosen in Python: a call compiles only the layout it has
+@nb.njit(cache=True, nogil=True)
+def _sddmm_pairs_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
+    # unit strides and k % 8 == 0: entries two at a time (the last one of a part with itself); a
+    # bad entry reads its partner's rows instead and is written 0
+    n = rows.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    z = zero[0]
+    bad = 0
+    line = max(64 // x.itemsize, 1)
+    for e in range(lo, hi, 2):
+        g = e + 1 if e + 1 < hi else e
+        f = e + SDDMM_PREFETCH
+        if f + 1 < hi:  # the rows of later entries: random reads (prefetching measured 2.5x)
+            xa = rows[_u(f)] * rs
+            xb = rows[_u(f + 1)] * rs
+            ya = cols[_u(f)] * cs
+            yb = cols[_u(f + 1)] * cs
+            for j in range(0, k, line):  # a hint only: never faults, whatever the index
+                prefetch(x, _u(xa + j))
+                prefetch(x, _u(xb + j))
+                prefetch(y, _u(ya + j))
+                prefetch(y, _u(yb + j))
+        r, c, r2, c2 = rows[_u(e)], cols[_u(e)], rows[_u(g)], cols[_u(g)]
+        ok = _u(r) < rb and _u(c) < cb
+        ok2 = _u(r2) < rb and _u(c2) < cb
+        if not ok:
+            bad += 1
+            r, c = r2, c2
+        if not ok2:
+            bad += g > e
+            r2, c2 = r, c
+        if ok or ok2:
+            v, w = _dot8_pair(x, r * rs, r2 * rs, y, c * cs, c2 * cs, k, z)
+        else:
+            v = w = z
+        out[e] = v if ok else z
+        out[g] = w if ok2 else z
+    flags[t, 0] = bad
+
+
 @nb.njit(cache=True, nogil=True)
 def _sddmm_unit_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
     # xj == yj == 1: the same sums, with unit strides the compiler can see
@@ -472,36 +512,24 @@ def _sddmm_unit_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zer
     hi = n * (t + 1) // nparts
     z = zero[0]
     bad = 0
-    pairs = k % 8 == 0
-    # the rows of later entries are fetched ahead: the entries' y rows (x rows too, for an
+    # the rows of a later entry are fetched ahead: the entries' y rows (x rows too, for an
     # unsorted mask) are random reads, which measured 2.5x faster with prefetching
     line = max(64 // x.itemsize, 1)
-    e = lo
-    while e < hi:
+    for e in range(lo, hi):
         f = e + SDDMM_PREFETCH
-        if f + 1 < hi:
+        if f < hi:
             xa = rows[_u(f)] * rs
             ya = cols[_u(f)] * cs
-            yb = cols[_u(f + 1)] * cs
             for j in range(0, k, line):  # a hint only: never faults, whatever the index
                 prefetch(x, _u(xa + j))
                 prefetch(y, _u(ya + j))
-                prefetch(y, _u(yb + j))
         r = rows[_u(e)]
         c = cols[_u(e)]
-        if pairs and e + 1 < hi and rows[_u(e + 1)] == r:
-            # two entries of one row (a sorted mask's run): the same sums, taken together
-            d = cols[_u(e + 1)]
-            if _u(r) < rb and _u(c) < cb and _u(d) < cb:
-                out[e], out[e + 1] = _dot8_pair(x, r * rs, y, c * cs, d * cs, k, z)
-                e += 2
-                continue
         if _u(r) >= rb or _u(c) >= cb:
             bad += 1
             out[e] = z
-        else:
-            out[e] = _dot8(x, r * rs, 1, y, c * cs, 1, k, z)
-        e += 1
+            continue
+        out[e] = _dot8(x, r * rs, 1, y, c * cs, 1, k, z)
     flags[t, 0] = bad
 
 
@@ -532,7 +560,10 @@ def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, 
         return out, _NO_FLAGS
     nparts = nparts_for(n * int(k), nthreads)
     flags = np.zeros((nparts, 2), dtype=np.int64)
-    kernel = _sddmm_unit_part if int(x_inner) == 1 and int(y_inner) == 1 else _sddmm_strided_part
+    if int(x_inner) == 1 and int(y_inner) == 1:
+        kernel = _sddmm_pairs_part if int(k) % 8 == 0 else _sddmm_unit_part
+    else:
+        kernel = _sddmm_strided_part
     run_parts(kernel, nparts, nthreads, rows, int(row_stride), _u(row_bound), cols, int(col_stride),
               _u(col_bound), x, int(x_inner), y, int(y_inner), int(k), np.zeros(1, dtype=x.dtype), out, flags)
     return out, flags
