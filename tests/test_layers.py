@@ -41,6 +41,7 @@ KERNEL_ORDER = tuple(KERNEL_FAMILIES)
 CU_WITHOUT_KERNELS = {
     "coalesce": "a composition of the linear_index, sort and segment rows (the Numba layer fuses them)",
     "elementwise": "merge_gather is the union rows plus row gathers",
+    "spgemm": "its count and expand kernels are in linalg.cu, sharing the B-row helper of SpMM",
 }
 """Kernel families with no ``cuda_kernels/<family>.cu``, and why."""
 

@@ -891,11 +891,14 @@ def test_batch_bases_are_bounds_checked(row, bad):
 
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
-@pytest.mark.parametrize("k", [0, 3, 8, 21])
-def test_sddmm_kernel(launched, dtype, k):
+@pytest.mark.parametrize("k", [0, 3, 8, 21, 64])
+@pytest.mark.parametrize("sorted_rows", [False, True])
+def test_sddmm_kernel(launched, dtype, k, sorted_rows):
     rng = np.random.default_rng(32)
     n, mrows, ncols = 200, 9, 11
     rows, cols = rng.integers(0, mrows, n), rng.integers(0, ncols, n)
+    if sorted_rows:  # runs of one row (the CPU takes entries two at a time when k % 8 == 0)
+        rows = np.sort(rows)
     x = _linalg_values(rng, (mrows, max(k, 1)), dtype)
     y = _linalg_values(rng, (max(k, 1), ncols), dtype)
     # unit strides (x rows, y^T rows) and strided reads (y's columns as they lie)
@@ -904,6 +907,29 @@ def test_sddmm_kernel(launched, dtype, k):
                  (rows, x.shape[1], cols, 1, x.reshape(-1), 1, y.reshape(-1), ncols, k)):
         _same(H.sddmm(*args), nb.sddmm(*args))
 
+
+
+@pytest.mark.parametrize("bad_at", [0, 1, 2, 6])
+def test_sddmm_kernel_bad_column_in_a_run(launched, bad_at):
+    """A bad column as the first or second entry of a pair (the CPU takes entries two at a time):
+    refused on the CPU (IndexError), skipped (value 0) and reported on the GPU, every other value
+    the same."""
+    rng = np.random.default_rng(35)
+    rows, cols = np.array([0, 0, 1, 1, 1, 2, 2]), np.array([1, 2, 0, 3, 2, 1, 3])  # 7: the last one alone
+    cols[bad_at] = 9  # outside [0, 4)
+    x, y = rng.random((3, 16)), rng.random((4, 16))
+    args = (rows, 16, cols, 16, x.reshape(-1), 1, y.reshape(-1), 1, 16, 3, 4)
+    with pytest.raises(IndexError):
+        nb.sddmm(*args)
+    got = H.sddmm(*args)
+    with pytest.raises(IndexError):
+        check_device_errors()
+    want = np.einsum("ek,ek->e", x[rows], y[np.minimum(cols, 3)])
+    want[bad_at] = 0
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    good = np.arange(7) != bad_at  # the valid entries alone: the CPU's bits
+    args = (rows[good], 16, cols[good], 16, x.reshape(-1), 1, y.reshape(-1), 1, 16, 3, 4)
+    _same(np.asarray(got)[good], nb.sddmm(*args))
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
 @pytest.mark.parametrize("perms", [False, True])
@@ -931,6 +957,33 @@ def test_spgemm_kernel(launched, dtype, perms):
     args = (starts, None, ap, ac, av, b_off, bp, bc, bv, ncols)
     _same(H.spgemm(*args)[0], nb.spgemm(*args)[0])
 
+
+
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("perms", [False, True])
+def test_spgemm_kernel_very_sparse(launched, dtype, perms):
+    """A very sparse product (a few products per row: written in one pass, then packed) with a few
+    rows that reach a long row of B (sums of repeated columns): the CUDA layer's bits."""
+    rng = np.random.default_rng(34)
+    na, nrows, kdim, ncols = 400, 300, 200, 5000
+    ar, ac = rng.integers(0, nrows, na), rng.integers(0, kdim, na)
+    ac[:12] = 0  # B's row 0 is long: the rows of these entries have many products
+    br = np.concatenate([np.zeros(40, np.int64), rng.integers(1, kdim, 300)])
+    bc = np.concatenate([rng.integers(0, 60, 40), rng.integers(0, ncols, 300)])  # repeats: sums
+    nb_ = br.shape[0]
+    av, bv = _linalg_values(rng, na, dtype), _linalg_values(rng, nb_, dtype)
+    ap, bp = np.argsort(ar, kind="stable"), np.argsort(br, kind="stable")
+    if not perms:
+        ar, ac, av, ap = ar[ap], ac[ap], av[ap], None
+        br, bc, bv, bp = br[bp], bc[bp], bv[bp], None
+    sa = ar if ap is None else ar[ap]
+    starts = nb.segment_starts(sa)
+    b_off = nb.row_offsets(br if bp is None else br[bp], kdim)
+    for a_rows in (sa[starts[:-1]], None):
+        args = (starts, a_rows, ap, ac, av, b_off, bp, bc, bv, ncols)
+        (rc1, v1), (rc2, v2) = H.spgemm(*args), nb.spgemm(*args)
+        _same(rc1, rc2)
+        _same(v1, v2)
 
 def test_every_kernel_is_launched(launched):
     # runs after the parity tests of this module (pytest keeps file order)

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coosparse._kernels.numba import gather, layer, sort, threads
-from coosparse._kernels.numba.linalg import _SORT_STACK, _sort_ints
+from coosparse._kernels.numba.spgemm import _SORT_STACK, _sort_ints
 from coosparse._kernels.numba.parts import part_range
 
 

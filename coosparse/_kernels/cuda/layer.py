@@ -19,10 +19,11 @@ from .reduce import ReduceRows
 from .scatter import ScatterRows
 from .segment import SegmentRows
 from .sort import SortRows
+from .spgemm import SpgemmRows
 from .union import UnionRows
 
 
-class CudaLayer(LinalgRows, JoinRows, IndexingRows, ReduceRows, ElementwiseRows, UnionRows, IntersectRows, ScatterRows, CoalesceRows, GatherRows, SegmentRows, SortRows, LinearIndexRows, LayerBase):
+class CudaLayer(SpgemmRows, LinalgRows, JoinRows, IndexingRows, ReduceRows, ElementwiseRows, UnionRows, IntersectRows, ScatterRows, CoalesceRows, GatherRows, SegmentRows, SortRows, LinearIndexRows, LayerBase):
     """Kernel API over ``xp`` and ``launch``.
 
     Parameters

@@ -56,6 +56,7 @@ _la = _Family("_la", "linalg")
 _li = _Family("_li", "linear_index")
 _red = _Family("_red", "reduce")
 _sc = _Family("_sc", "scatter")
+_sg = _Family("_sg", "spgemm")
 _seg = _Family("_seg", "segment")
 _sort = _Family("_sort", "sort")
 _un = _Family("_un", "union")
@@ -698,7 +699,7 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     in [0, ncols) and the row keys ``a_rows`` in [0, a_row_bound), increasing:
     IndexError / ValueError otherwise, from the passes that read them.
     """
-    return _la.spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
+    return _sg.spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
                       _bound(a_row_bound), _nthreads(), _raise_linalg_flags)
 
 

@@ -1,4 +1,4 @@
-"""Sparse products on the CPU: SpMV/SpMM, dense x COO, SDDMM and SpGEMM (the linalg family).
+"""Sparse x dense products on the CPU: SpMV/SpMM, dense x COO and SDDMM (the linalg family).
 
 Every output element is a sum taken in a defined order, and each one is
 written by exactly one part, so results never depend on the thread schedule
@@ -18,12 +18,8 @@ in one thread in the same order:
   column ranges, each part walking all entries and skipping the others).
 - ``sddmm``: ``out[e]`` starts at 0 and adds ``x[r_e, j] * y[j, c_e]`` for
   ``j = 0, 1, ...``; parts are ranges of entries.
-- ``spgemm`` (Gustavson): for each output row, the products of A's row
-  entries (grouped order) with B's row entries (grouped order); an output
-  element is its first product plus the next ones in that order. A dense
-  accumulator per part (``ncols`` words) when ``ncols <= SPA_MAX_COLS``,
-  else a stable per-row sort of the products; then the touched columns are
-  sorted. Two passes (count, then fill), like scipy's.
+
+SpGEMM (COO x COO) is the next family, ``spgemm.py``.
 
 Bad input: every index a kernel reads through is checked against the
 bound it is given, in the pass that reads it (one unsigned compare per index;
@@ -42,7 +38,6 @@ import numba as nb
 import numpy as np
 from numba import types
 from numba.core import cgutils
-from numba.cpython.unsafe.numbers import trailing_zeros  # an LLVM cttz; used by Numba's own code
 from numba.extending import intrinsic
 
 from .threads import run_parts
@@ -52,8 +47,6 @@ SERIAL_WORK = 1 << 18
 # up to this many threads, unsorted SpMM scans all row indices once per thread (no sort); beyond,
 # the backend groups rows by a stable sort first
 OWNERSHIP_MAX_THREADS = 4
-# largest column count for the dense accumulator of spgemm (8 + 8 bytes per column per thread)
-SPA_MAX_COLS = 1 << 22
 
 
 # SDDMM fetches the rows of the entry this many positions ahead, SpMM the dense row
@@ -438,7 +431,79 @@ def _dot8(x, xa, xj, y, ya, yj, k, zero):
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 
 
-# two kernels, chosen in Python: a call compiles only the layout it has
+@nb.njit(cache=True, nogil=True, inline="always")
+def _dot8_pair(x, xa, xb, y, ya, yb, k8, zero):
+    """(_dot8 of x's row at xa with y's at ya, _dot8 of x's row at xb with y's at yb): unit
+    strides, k8 a multiple of 8. The sixteen sums are independent: one entry's eight measured
+    bound by the adders' latency, not by memory (and a sorted mask's pairs share x's row)."""
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = zero
+    t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = zero
+    for j in range(0, k8, 8):
+        p = xa + j
+        o = xb + j
+        q = ya + j
+        w = yb + j
+        s0 += x[_u(p)] * y[_u(q)]
+        s1 += x[_u(p + 1)] * y[_u(q + 1)]
+        s2 += x[_u(p + 2)] * y[_u(q + 2)]
+        s3 += x[_u(p + 3)] * y[_u(q + 3)]
+        s4 += x[_u(p + 4)] * y[_u(q + 4)]
+        s5 += x[_u(p + 5)] * y[_u(q + 5)]
+        s6 += x[_u(p + 6)] * y[_u(q + 6)]
+        s7 += x[_u(p + 7)] * y[_u(q + 7)]
+        t0 += x[_u(o)] * y[_u(w)]
+        t1 += x[_u(o + 1)] * y[_u(w + 1)]
+        t2 += x[_u(o + 2)] * y[_u(w + 2)]
+        t3 += x[_u(o + 3)] * y[_u(w + 3)]
+        t4 += x[_u(o + 4)] * y[_u(w + 4)]
+        t5 += x[_u(o + 5)] * y[_u(w + 5)]
+        t6 += x[_u(o + 6)] * y[_u(w + 6)]
+        t7 += x[_u(o + 7)] * y[_u(w + 7)]
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), ((t0 + t1) + (t2 + t3)) + ((t4 + t5) + (t6 + t7))
+
+
+# three kernels, chosen in Python: a call compiles only the layout it has
+@nb.njit(cache=True, nogil=True)
+def _sddmm_pairs_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
+    # unit strides and k % 8 == 0: entries two at a time (the last one of a part with itself); a
+    # bad entry reads its partner's rows instead and is written 0
+    n = rows.shape[0]
+    lo = n * t // nparts
+    hi = n * (t + 1) // nparts
+    z = zero[0]
+    bad = 0
+    line = max(64 // x.itemsize, 1)
+    for e in range(lo, hi, 2):
+        g = e + 1 if e + 1 < hi else e
+        f = e + SDDMM_PREFETCH
+        if f + 1 < hi:  # the rows of later entries: random reads (prefetching measured 2.5x)
+            xa = rows[_u(f)] * rs
+            xb = rows[_u(f + 1)] * rs
+            ya = cols[_u(f)] * cs
+            yb = cols[_u(f + 1)] * cs
+            for j in range(0, k, line):  # a hint only: never faults, whatever the index
+                prefetch(x, _u(xa + j))
+                prefetch(x, _u(xb + j))
+                prefetch(y, _u(ya + j))
+                prefetch(y, _u(yb + j))
+        r, c, r2, c2 = rows[_u(e)], cols[_u(e)], rows[_u(g)], cols[_u(g)]
+        ok = _u(r) < rb and _u(c) < cb
+        ok2 = _u(r2) < rb and _u(c2) < cb
+        if not ok:
+            bad += 1
+            r, c = r2, c2
+        if not ok2:
+            bad += g > e
+            r2, c2 = r, c
+        if ok or ok2:
+            v, w = _dot8_pair(x, r * rs, r2 * rs, y, c * cs, c2 * cs, k, z)
+        else:
+            v = w = z
+        out[e] = v if ok else z
+        out[g] = w if ok2 else z
+    flags[t, 0] = bad
+
+
 @nb.njit(cache=True, nogil=True)
 def _sddmm_unit_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
     # xj == yj == 1: the same sums, with unit strides the compiler can see
@@ -495,298 +560,10 @@ def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, 
         return out, _NO_FLAGS
     nparts = nparts_for(n * int(k), nthreads)
     flags = np.zeros((nparts, 2), dtype=np.int64)
-    kernel = _sddmm_unit_part if int(x_inner) == 1 and int(y_inner) == 1 else _sddmm_strided_part
+    if int(x_inner) == 1 and int(y_inner) == 1:
+        kernel = _sddmm_pairs_part if int(k) % 8 == 0 else _sddmm_unit_part
+    else:
+        kernel = _sddmm_strided_part
     run_parts(kernel, nparts, nthreads, rows, int(row_stride), _u(row_bound), cols, int(col_stride),
               _u(col_bound), x, int(x_inner), y, int(y_inner), int(k), np.zeros(1, dtype=x.dtype), out, flags)
     return out, flags
-
-
-# ---------------------------------------------------------------------------- SpGEMM
-@nb.njit(cache=True, nogil=True)
-def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, flags, out):
-    """Products per output row, as a running total: int64[nrows + 1].
-
-    The pass that reads every A entry checks it: A's column (B's row) outside
-    [0, K) and A's row keys outside [0, row_bound) count in flags[0, 0] (such a
-    column contributes nothing); row keys that do not increase (a sorted flag
-    that lies) in flags[0, 1].
-    """
-    nrows = a_offsets.shape[0] - 1
-    kb = _u(b_offsets.shape[0] - 1)
-    out[0] = 0
-    bad = 0
-    down = 0
-    for r in range(nrows):
-        if has_a_rows:
-            if _u(a_rows[r]) >= row_bound:
-                bad += 1
-            if r and a_rows[r] <= a_rows[r - 1]:
-                down += 1
-        f = 0
-        for p in range(a_offsets[r], a_offsets[r + 1]):
-            e = a_perm[p] if has_a_perm else p
-            k = a_cols[e]
-            if _u(k) >= kb:
-                bad += 1
-                continue
-            f += b_offsets[k + 1] - b_offsets[k]
-        out[r + 1] = out[r] + f
-    flags[0, 0] = bad
-    flags[0, 1] = down
-    return out
-
-
-# The dense accumulator's "touched" marks are a bitmap (one bit per column: 2 KB for 16384
-# columns, L1-resident), cleared word by word over the row's range after each row. A row's
-# columns come out in order by walking the set bits of that range (trailing-zero counts), or,
-# when the row is much sparser than its range, by sorting its list of touched columns.
-_ONE = np.uint64(1)
-_SORT_STACK = 100  # pending ranges of _sort_ints: at most log2(n) (the larger side waits)
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _sort_ints(a, stack):
-    """Sort the 1-D array ``a`` in place: Numba's own quicksort for ``ndarray.sort`` (median of
-    three, the larger side stacked, insertion sort below 15 elements), written out as one function
-    so that it compiles inside its caller instead of as Numba's generic sort routines."""
-    n = a.shape[0]
-    if n < 2:
-        return
-    stack[0, 0] = 0
-    stack[1, 0] = n - 1
-    top = 1
-    while top > 0:
-        top -= 1
-        low = stack[0, top]
-        high = stack[1, top]
-        while high - low >= 15:
-            mid = (low + high) >> 1
-            if a[mid] < a[low]:
-                a[low], a[mid] = a[mid], a[low]
-            if a[high] < a[mid]:
-                a[high], a[mid] = a[mid], a[high]
-            if a[mid] < a[low]:
-                a[low], a[mid] = a[mid], a[low]
-            pivot = a[mid]
-            a[high], a[mid] = a[mid], a[high]
-            i = low
-            j = high - 1
-            while True:
-                while i < high and a[i] < pivot:
-                    i += 1
-                while j >= low and pivot < a[j]:
-                    j -= 1
-                if i >= j:
-                    break
-                a[i], a[j] = a[j], a[i]
-                i += 1
-                j -= 1
-            a[i], a[high] = a[high], a[i]
-            if high - i > i - low:
-                if high > i:
-                    stack[0, top] = i + 1
-                    stack[1, top] = high
-                    top += 1
-                high = i - 1
-            else:
-                if i > low:
-                    stack[0, top] = low
-                    stack[1, top] = i - 1
-                    top += 1
-                low = i + 1
-        for i in range(low + 1, high + 1):
-            v = a[i]
-            j = i
-            while j > low and v < a[j - 1]:
-                a[j] = a[j - 1]
-                j -= 1
-            a[j] = v
-
-
-@nb.njit(cache=True, nogil=True)
-def _spgemm_rows_part(t, nparts, bounds, counting, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
-                      a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, out_offsets, out_rc,
-                      out_values, bitmaps, stacks):
-    """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output.
-
-    Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` (all clear) and
-    ``stacks[t]`` are the part's scratch; the bitmap is left clear again.
-    """
-    r0 = bounds[t]
-    r1 = bounds[t + 1]
-    if r0 >= r1:
-        return
-    bits = bitmaps[t]
-    acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
-    stack = stacks[t]
-    for r in range(r0, r1):
-        base = 0 if counting else out_offsets[r]
-        m = 0
-        lo = ncols
-        hi = -1
-        for p in range(a_offsets[r], a_offsets[r + 1]):
-            e = _u(a_perm[p]) if has_a_perm else _u(p)
-            k = a_cols[e]
-            av = a_values[e]
-            for q in range(b_offsets[k], b_offsets[k + 1]):
-                f = _u(b_perm[q]) if has_b_perm else _u(q)
-                col = b_cols[f]
-                w = _u(col >> 6)
-                b = _ONE << _u(col & 63)
-                if not (bits[w] & b):
-                    bits[w] |= b
-                    if not counting:
-                        acc[_u(col)] = av * b_values[f]
-                        out_rc[1, base + m] = col
-                    m += 1
-                    # not min()/max(): Numba compiles those as functions of their own
-                    lo = col if col < lo else lo
-                    hi = col if col > hi else hi
-                elif not counting:
-                    acc[_u(col)] += av * b_values[f]
-        if counting:
-            counts[r] = m
-            if m and (hi >> 6) - (lo >> 6) < 4 * m:
-                for w in range(lo >> 6, (hi >> 6) + 1):
-                    bits[w] = 0
-            elif m:
-                # a few columns spread over a wide range (a sparse product row): clearing the range
-                # word by word would cost more than the row; clear the words the row touched
-                for p in range(a_offsets[r], a_offsets[r + 1]):
-                    e = _u(a_perm[p]) if has_a_perm else _u(p)
-                    k = a_cols[e]
-                    for q in range(b_offsets[k], b_offsets[k + 1]):
-                        f = _u(b_perm[q]) if has_b_perm else _u(q)
-                        bits[_u(b_cols[f] >> 6)] = 0
-            continue
-        if m == 0:
-            continue
-        row = a_rows[r] if has_a_rows else r
-        wlo = lo >> 6
-        whi = hi >> 6
-        if whi - wlo < 4 * m:
-            i = base
-            for w in range(wlo, whi + 1):
-                word = bits[w]
-                bits[w] = 0
-                while word:
-                    col = (w << 6) + trailing_zeros(word)
-                    out_rc[0, i] = row
-                    out_rc[1, i] = col
-                    out_values[i] = acc[_u(col)]
-                    i += 1
-                    word &= word - _ONE
-        else:
-            _sort_ints(out_rc[1, base:base + m], stack)
-            for i in range(base, base + m):
-                col = out_rc[1, i]
-                out_rc[0, i] = row
-                out_values[i] = acc[_u(col)]
-                bits[_u(col >> 6)] = 0
-
-
-# inlined into its one caller, _spgemm_sorted_part: no compilation of its own
-@nb.njit(cache=True, nogil=True, inline="always")
-def _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm, b_cols,
-                  b_values, keys, prods):
-    m = 0
-    for p in range(a_offsets[r], a_offsets[r + 1]):
-        e = a_perm[p] if has_a_perm else p
-        k = a_cols[e]
-        av = a_values[e]
-        for q in range(b_offsets[k], b_offsets[k + 1]):
-            f = b_perm[q] if has_b_perm else q
-            keys[m] = b_cols[f]
-            prods[m] = av * b_values[f]
-            m += 1
-    return m
-
-
-@nb.njit(cache=True, nogil=True)
-def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
-                        a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, counting, out_offsets, out_rc,
-                        out_values, counts):
-    """Wide column ranges: each row's products stably sorted by column, runs summed in order."""
-    r0 = bounds[t]
-    r1 = bounds[t + 1]
-    if r0 >= r1:
-        return
-    longest = 0
-    for r in range(r0, r1):
-        longest = max(longest, flops[r + 1] - flops[r])
-    keys = np.empty(longest, dtype=np.int64)
-    prods = np.empty(longest, dtype=a_values.dtype)
-    for r in range(r0, r1):
-        m = _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm,
-                          b_cols, b_values, keys, prods)
-        order = np.argsort(keys[:m], kind="mergesort")
-        if counting:
-            c = 0
-            for i in range(m):
-                if i == 0 or keys[order[i]] != keys[order[i - 1]]:
-                    c += 1
-            counts[r] = c
-            continue
-        base = out_offsets[r] - 1
-        row = a_rows[r] if has_a_rows else r
-        for i in range(m):
-            j = order[i]
-            if i == 0 or keys[j] != keys[order[i - 1]]:
-                base += 1
-                out_rc[0, base] = row
-                out_rc[1, base] = keys[j]
-                out_values[base] = prods[j]
-            else:
-                out_values[base] += prods[j]
-
-
-def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,
-           nthreads, on_flags):
-    """The product (see the module docstring); ``on_flags(flags)`` raises for what the checks found.
-
-    A's entries are checked in :func:`_row_flops` (the pass that reads them), B's
-    columns in one pass of their own (O(nnz(B)), small beside the products), so
-    a bad index of either operand is refused whichever entries the product reaches.
-    """
-    nrows = a_offsets.shape[0] - 1
-    ncols = int(ncols)
-    has_r, has_a, has_b = a_rows is not None, a_perm is not None, b_perm is not None
-    ar = a_rows if has_r else a_offsets[:0]
-    ap = a_perm if has_a else a_offsets[:0]
-    bp = b_perm if has_b else b_offsets[:0]
-    flags = np.zeros((1, 2), dtype=np.int64)
-    flops = np.empty(nrows + 1, dtype=np.int64)
-    _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, flags, flops)
-    flags[0, 0] += np.count_nonzero(b_cols.view(np.uint64) >= np.uint64(ncols))  # outside [0, ncols)
-    on_flags(flags)
-    nparts = nparts_for(int(flops[-1]) + nrows, nthreads) if nrows else 1
-    bounds = balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
-    counts = np.zeros(nrows, dtype=np.int64)
-    sort_mode = ncols > SPA_MAX_COLS
-    empty_rc = np.zeros((2, 0), dtype=np.int64)
-    empty_v = np.zeros(0, dtype=a_values.dtype)
-    if not sort_mode:  # each part's column bitmap (small) and sort stack
-        bitmaps = np.zeros((nparts, (ncols + 63) >> 6), dtype=np.uint64)
-        stacks = np.empty((nparts, 2, _SORT_STACK), dtype=np.int64)
-    if sort_mode:
-        run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
-                  a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
-    else:
-        run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, a_offsets, ar, has_r, ap, has_a, a_cols,
-                  a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, counts[:0], empty_rc, empty_v,
-                  bitmaps, stacks)
-    out_offsets = np.zeros(nrows + 1, dtype=np.int64)
-    np.cumsum(counts, out=out_offsets[1:])
-    m = int(out_offsets[-1])
-    out_rc = np.empty((2, m), dtype=np.int64)
-    out_values = np.empty(m, dtype=a_values.dtype)
-    if m:
-        if sort_mode:
-            run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a,
-                      a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rc,
-                      out_values, counts)
-        else:
-            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, a_offsets, ar, has_r, ap, has_a, a_cols,
-                      a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts, out_offsets, out_rc,
-                      out_values, bitmaps, stacks)
-    return out_rc, out_values

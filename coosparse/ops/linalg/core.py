@@ -565,25 +565,26 @@ def _segments(be, key, bound, is_sorted):
 _DIRECT_ROWS = 1 << 20
 
 
-def _check_product_size(xp, arow_key, acol_key, brow_key, kbound, ncols, size, acc, op):
+def _check_product_size(xp, arow_key, acol_key, b_offsets, ncols, size, acc, op):
     """Refuse at once (MemoryError naming the sizes) a COO x COO product that memory cannot hold.
 
-    Before any kernel and before SpGEMM's counting pass (O(products)), with
-    NumPy alone: each entry of A meets the entries of one row of B (counted
-    with one ``bincount`` of B's row keys), so the result holds at most that
-    many products; where even that passes the memory, the bound is tightened
-    to each row of A's products, at most ``ncols`` (one sort of A's row keys)
-    before the product is refused. Sums are float64 (they may pass 2**63;
-    only their size matters). Host arrays only: a GPU's SpGEMM counts its
-    products in O(nnz) and checks that count (its expansion holds every
-    product) before it allocates, with no synchronisation added here.
+    Before SpGEMM's kernels and its counting pass (O(products)), with NumPy
+    alone: each entry of A meets the entries of one row of B (the lengths of
+    B's row pointer ``b_offsets``, built in O(nnz(B)) and cached with a sorted
+    operand), so the result holds at most that many products; where even that
+    passes the memory, the bound is tightened to each row of A's products, at
+    most ``ncols`` (one sort of A's row keys) before the product is refused.
+    Sums are float64 (they may pass 2**63; only their size matters). Host
+    arrays only: a GPU's SpGEMM counts its products in O(nnz) and checks that
+    count (its expansion holds every product) before it allocates, with no
+    synchronisation added here.
     """
+    kbound = b_offsets.shape[0] - 1
     if xp is not np or acol_key.shape[0] == 0 or kbound == 0:
         return
     item = 16 + np.dtype(acc).itemsize
     # (a key outside its bound is reported by the kernel that reads it; here it only bounds the size)
-    lens = np.bincount(np.clip(brow_key, 0, kbound - 1), minlength=kbound).astype(np.float64)
-    per_entry = lens[np.clip(acol_key, 0, kbound - 1)]
+    per_entry = np.diff(b_offsets).take(acol_key, mode="clip").astype(np.float64)
     bound = min(float(per_entry.sum()), float(size))
     try:
         check_entries(int(bound), op, item, "entries at most (each entry of A times its row of B)")
@@ -635,7 +636,6 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
         b_sorted = False
     else:
         b_sorted = sb.sorted
-    _check_product_size(xp, arow_key, acol_key, brow_key, kbound, cb.bound, prod(out_shape), acc, op)
     # A grouped by its rows: on the CPU compressed to the distinct rows (Gustavson's parts balance
     # over them); on a GPU a row pointer over every row while that is small (no synchronisation)
     # the operands' cached row pointers on the CPU (a pointer no longer than the entries); a GPU
@@ -657,6 +657,7 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
     else:
         sk, b_perm = _sort(be, brow_key, kbound)
         b_off = be.row_offsets(sk, kbound)
+    _check_product_size(xp, arow_key, acol_key, b_off, cb.bound, prod(out_shape), acc, op)
     rc, values = be.spgemm(a_off, a_rows, a_perm, acol_key, sa.values, b_off, b_perm, bcol_key, sb.values,
                            cb.bound, rowa.bound)  # synchronize! (output size)
     if len(rowa.sizes) == 1 and rowa.table is None and len(cb.sizes) == 1 and cb.table is None:

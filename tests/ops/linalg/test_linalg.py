@@ -466,6 +466,53 @@ def test_parallel_parts_do_not_change_bits():
         assert p.tobytes() == q.tobytes()
 
 
+
+def _spgemm_operands(kind, rng):
+    if kind == "very sparse":  # ~3 products per row over 60000 columns, and a long row of B
+        n, nnz = 60_000, 200_000
+        keys = np.unique(rng.integers(0, n * n, nnz))
+        idx = np.stack(np.unravel_index(keys, (n, n))).astype(np.int64)
+        idx[0, :3000] = 7  # a long row: the rows of A that reach it as B's row take the accumulator
+        keys = np.unique(idx[0] * n + idx[1])
+        a = COO(np.stack(np.unravel_index(keys, (n, n))).astype(np.int64), rng.standard_normal(keys.shape[0]),
+                (n, n), sorted=True, unique=True)
+        return a, a
+    # merging: 75 products per row into at most 50 columns (the packed result is copied out)
+    a = coosparse.random((20_000, 50), nnz=60_000, seed=int(rng.integers(1 << 30)), sorted=True)
+    b = coosparse.random((50, 50), nnz=1_250, seed=int(rng.integers(1 << 30)), sorted=True)
+    return a, b
+
+
+@pytest.mark.parametrize("kind", ["very sparse", "merging"])
+def test_spgemm_one_pass_two_passes_and_parts_same_bits(monkeypatch, kind):
+    """Products large enough for several parts: one pass (rows packed in each part's room, the
+    parts moved together) and two passes (count, then fill), on one thread and on several, give
+    the same bits, and scipy's entries."""
+    import numba
+    import scipy.sparse as sp
+
+    from coosparse._kernels.numba import spgemm as sg
+
+    a, b = _spgemm_operands(kind, np.random.default_rng(18))
+    old = numba.get_num_threads()
+    results = []
+    try:
+        for threads, one_pass in ((old, True), (1, True), (old, False), (1, False)):
+            numba.set_num_threads(threads)
+            monkeypatch.setattr(sg, "_one_pass", (lambda p, e: True) if one_pass else (lambda p, e: False))
+            results.append(a @ b)
+    finally:
+        numba.set_num_threads(old)
+    first = results[0]
+    assert first.is_sorted and first.is_unique
+    for c in results[1:]:
+        assert c.indices.tobytes() == first.indices.tobytes() and c.values.tobytes() == first.values.tobytes()
+    csr = [sp.csr_array((x.values, (x.indices[0], x.indices[1])), shape=x.shape) for x in (a, b)]
+    want = (csr[0] @ csr[1]).tocoo()
+    order = np.lexsort((want.col, want.row))
+    np.testing.assert_array_equal(first.indices, np.stack([want.row[order], want.col[order]]))
+    np.testing.assert_allclose(first.values, want.data[order], rtol=1e-12, atol=1e-12)
+
 # ----------------------------------------------------------------------------- fill values, errors, huge shapes
 def test_nonzero_fill_is_refused():
     a = COO([[0], [1]], np.ones(1), (2, 2), fill_value=1.0)

@@ -1,0 +1,392 @@
+"""SpGEMM (COO x COO) on the CPU: row-wise Gustavson (the spgemm family).
+
+For each output row, the products of A's row entries (grouped order) with B's
+row entries (grouped order); an output element is its first product plus the
+next ones in that order, and each row is written by exactly one part, so
+results never depend on the thread schedule and are bit-identical to the CUDA
+layer (expand, stable sort by (row, column), ordered sums). A dense
+accumulator per part (``ncols`` words) when ``ncols <= SPA_MAX_COLS``, else a
+stable per-row sort of the products; then the touched columns are sorted.
+Each row's products are counted first (``_row_flops``, parallel parts): few
+products in all (``_one_pass``) are written in one pass into room for all of
+them and packed; more take two passes (count, then fill), like scipy's.
+
+Bad input: A's entries are checked in the pass that counts the products
+(``_row_flops``), B's columns in one pass of their own; flags as in
+``linalg.py`` (column 0: indices out of bounds, column 1: row keys that do not
+increase), raised by ``on_flags`` before any product is formed.
+"""
+import ctypes
+
+import numba as nb
+import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros  # an LLVM cttz; used by Numba's own code
+
+from .linalg import _u, balanced_bounds, nparts_for, prefetch
+from .threads import run_parts
+
+# largest column count for the dense accumulator of spgemm (8 + 8 bytes per column per thread)
+SPA_MAX_COLS = 1 << 22
+# up to this many products (or twice the operands' entries), one pass writes them (see spgemm)
+ONE_PASS_PRODUCTS = 1 << 21
+
+# A's entries are walked in order, each reading B's row pointer at a random place: fetched this
+# many entries ahead
+SPGEMM_PREFETCH = 16
+
+
+@nb.njit(cache=True, nogil=True)
+def _row_flops_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols,
+                    b_offsets, flags, out):
+    """Products of each output row of part t: out[r + 1] (a running total after a cumsum).
+
+    The pass that reads every A entry checks it: A's column (B's row) outside
+    [0, K) and A's row keys outside [0, row_bound) count in flags[t, 0] (such a
+    column contributes nothing); row keys that do not increase (a sorted flag
+    that lies) in flags[t, 1].
+    """
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    kb = _u(b_offsets.shape[0] - 1)
+    pend = a_offsets[r1]
+    bad = 0
+    down = 0
+    for r in range(r0, r1):
+        if has_a_rows:
+            if _u(a_rows[r]) >= row_bound:
+                bad += 1
+            if r and a_rows[r] <= a_rows[r - 1]:
+                down += 1
+        f = 0
+        for p in range(a_offsets[r], a_offsets[r + 1]):
+            if p + SPGEMM_PREFETCH < pend:  # B's row pointer at a later entry: a random read
+                prefetch(b_offsets, _u(a_cols[_u(a_perm[p + SPGEMM_PREFETCH]) if has_a_perm
+                                              else _u(p + SPGEMM_PREFETCH)]))
+            e = a_perm[p] if has_a_perm else p
+            k = a_cols[e]
+            if _u(k) >= kb:
+                bad += 1
+                continue
+            f += b_offsets[k + 1] - b_offsets[k]
+        out[r + 1] = f
+    flags[t, 0] = bad
+    flags[t, 1] = down
+
+
+def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, nthreads):
+    """(products per output row as a running total int64[nrows + 1], flags int64[nparts, 2])."""
+    nrows = a_offsets.shape[0] - 1
+    out = np.empty(nrows + 1, dtype=np.int64)
+    out[0] = 0
+    nparts = nparts_for(a_cols.shape[0] + nrows, nthreads, 1) if nrows else 1
+    bounds = balanced_bounds(a_offsets, nparts) if nrows else np.zeros(2, dtype=np.int64)
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_row_flops_part, nparts, nthreads, bounds, a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm,
+              a_cols, b_offsets, flags, out)
+    np.cumsum(out, out=out)
+    return out, flags
+
+
+# The dense accumulator's "touched" marks are a bitmap (one bit per column: 2 KB for 16384
+# columns, L1-resident), cleared word by word over the row's range after each row. A row's
+# columns come out in order by walking the set bits of that range (trailing-zero counts), or,
+# when the row is much sparser than its range, by sorting its list of touched columns.
+_ONE = np.uint64(1)
+_SORT_STACK = 100  # pending ranges of _sort_ints: at most log2(n) (the larger side waits)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _sort_ints(a, stack):
+    """Sort the 1-D array ``a`` in place: Numba's own quicksort for ``ndarray.sort`` (median of
+    three, the larger side stacked, insertion sort below 15 elements), written out as one function
+    so that it compiles inside its caller instead of as Numba's generic sort routines."""
+    n = a.shape[0]
+    if n < 2:
+        return
+    stack[0, 0] = 0
+    stack[1, 0] = n - 1
+    top = 1
+    while top > 0:
+        top -= 1
+        low = stack[0, top]
+        high = stack[1, top]
+        while high - low >= 15:
+            mid = (low + high) >> 1
+            if a[mid] < a[low]:
+                a[low], a[mid] = a[mid], a[low]
+            if a[high] < a[mid]:
+                a[high], a[mid] = a[mid], a[high]
+            if a[mid] < a[low]:
+                a[low], a[mid] = a[mid], a[low]
+            pivot = a[mid]
+            a[high], a[mid] = a[mid], a[high]
+            i = low
+            j = high - 1
+            while True:
+                while i < high and a[i] < pivot:
+                    i += 1
+                while j >= low and pivot < a[j]:
+                    j -= 1
+                if i >= j:
+                    break
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+            a[i], a[high] = a[high], a[i]
+            if high - i > i - low:
+                if high > i:
+                    stack[0, top] = i + 1
+                    stack[1, top] = high
+                    top += 1
+                high = i - 1
+            else:
+                if i > low:
+                    stack[0, top] = low
+                    stack[1, top] = i - 1
+                    top += 1
+                low = i + 1
+        for i in range(low + 1, high + 1):
+            v = a[i]
+            j = i
+            while j > low and v < a[j - 1]:
+                a[j] = a[j - 1]
+                j -= 1
+            a[j] = v
+
+
+@nb.njit(cache=True, nogil=True)
+def _spgemm_rows_part(t, nparts, bounds, counting, flops, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
+                      a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, starts, out_rc,
+                      out_values, bitmaps, stacks, totals):
+    """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output.
+
+    Rows are written one after another from ``starts[r0]`` (r0: the part's first row):
+    ``starts`` holds the exact row starts after a counting pass, or ``flops`` (room for every
+    product of each row) in a single pass, whose rows then lie packed at the front of the
+    part's room. ``totals[t]`` = the entries the part wrote; ``counts[r]`` each row's.
+
+    Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` (all clear) and
+    ``stacks[t]`` are the part's scratch; the bitmap is left clear again.
+    """
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    bits = bitmaps[t]
+    acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
+    stack = stacks[t]
+    base = 0 if counting else starts[r0]
+    first = base
+    for r in range(r0, r1):
+        m = 0
+        lo = ncols
+        hi = -1
+        for p in range(a_offsets[r], a_offsets[r + 1]):
+            e = _u(a_perm[p]) if has_a_perm else _u(p)
+            k = a_cols[e]
+            av = a_values[e]
+            for q in range(b_offsets[k], b_offsets[k + 1]):
+                f = _u(b_perm[q]) if has_b_perm else _u(q)
+                col = b_cols[f]
+                w = _u(col >> 6)
+                b = _ONE << _u(col & 63)
+                if not (bits[w] & b):
+                    bits[w] |= b
+                    if not counting:
+                        acc[_u(col)] = av * b_values[f]
+                        out_rc[1, base + m] = col
+                    m += 1
+                    # not min()/max(): Numba compiles those as functions of their own
+                    lo = col if col < lo else lo
+                    hi = col if col > hi else hi
+                elif not counting:
+                    acc[_u(col)] += av * b_values[f]
+        counts[r] = m
+        if counting:
+            if m and (hi >> 6) - (lo >> 6) < 4 * m:
+                for w in range(lo >> 6, (hi >> 6) + 1):
+                    bits[w] = 0
+            elif m:
+                # a few columns spread over a wide range (a sparse product row): clearing the range
+                # word by word would cost more than the row; clear the words the row touched
+                for p in range(a_offsets[r], a_offsets[r + 1]):
+                    e = _u(a_perm[p]) if has_a_perm else _u(p)
+                    k = a_cols[e]
+                    for q in range(b_offsets[k], b_offsets[k + 1]):
+                        f = _u(b_perm[q]) if has_b_perm else _u(q)
+                        bits[_u(b_cols[f] >> 6)] = 0
+            continue
+        if m == 0:
+            continue
+        row = a_rows[r] if has_a_rows else r
+        wlo = lo >> 6
+        whi = hi >> 6
+        if whi - wlo < 4 * m:
+            i = base
+            for w in range(wlo, whi + 1):
+                word = bits[w]
+                bits[w] = 0
+                while word:
+                    col = (w << 6) + trailing_zeros(word)
+                    out_rc[0, i] = row
+                    out_rc[1, i] = col
+                    out_values[i] = acc[_u(col)]
+                    i += 1
+                    word &= word - _ONE
+        else:
+            _sort_ints(out_rc[1, base:base + m], stack)
+            for i in range(base, base + m):
+                col = out_rc[1, i]
+                out_rc[0, i] = row
+                out_values[i] = acc[_u(col)]
+                bits[_u(col >> 6)] = 0
+        base += m
+    totals[t] = base - first
+
+
+# inlined into its one caller, _spgemm_sorted_part: no compilation of its own
+@nb.njit(cache=True, nogil=True, inline="always")
+def _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm, b_cols,
+                  b_values, keys, prods):
+    m = 0
+    for p in range(a_offsets[r], a_offsets[r + 1]):
+        e = a_perm[p] if has_a_perm else p
+        k = a_cols[e]
+        av = a_values[e]
+        for q in range(b_offsets[k], b_offsets[k + 1]):
+            f = b_perm[q] if has_b_perm else q
+            keys[m] = b_cols[f]
+            prods[m] = av * b_values[f]
+            m += 1
+    return m
+
+
+@nb.njit(cache=True, nogil=True)
+def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
+                        a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, counting, out_offsets, out_rc,
+                        out_values, counts):
+    """Wide column ranges: each row's products stably sorted by column, runs summed in order."""
+    r0 = bounds[t]
+    r1 = bounds[t + 1]
+    if r0 >= r1:
+        return
+    longest = 0
+    for r in range(r0, r1):
+        longest = max(longest, flops[r + 1] - flops[r])
+    keys = np.empty(longest, dtype=np.int64)
+    prods = np.empty(longest, dtype=a_values.dtype)
+    for r in range(r0, r1):
+        m = _row_products(r, a_offsets, a_perm, has_a_perm, a_cols, a_values, b_offsets, b_perm, has_b_perm,
+                          b_cols, b_values, keys, prods)
+        order = np.argsort(keys[:m], kind="mergesort")
+        if counting:
+            c = 0
+            for i in range(m):
+                if i == 0 or keys[order[i]] != keys[order[i - 1]]:
+                    c += 1
+            counts[r] = c
+            continue
+        base = out_offsets[r] - 1
+        row = a_rows[r] if has_a_rows else r
+        for i in range(m):
+            j = order[i]
+            if i == 0 or keys[j] != keys[order[i - 1]]:
+                base += 1
+                out_rc[0, base] = row
+                out_rc[1, base] = keys[j]
+                out_values[base] = prods[j]
+            else:
+                out_values[base] += prods[j]
+
+
+def _move(arr, dst, src, n):
+    """arr[dst:dst + n] = arr[src:src + n] for a 1-D contiguous array, overlapping ranges included
+    (memmove: no temporary copy, which NumPy makes for overlapping slices)."""
+    item = arr.itemsize
+    ctypes.memmove(arr.ctypes.data + dst * item, arr.ctypes.data + src * item, n * item)
+
+
+def _one_pass(products, entries):
+    """Whether spgemm writes the products in one pass, into room for all of them: few products
+    (a second pass over B's rows would cost about as much as the first), at a memory cost of at
+    most twice the operands' entries or ``ONE_PASS_PRODUCTS``."""
+    return products <= max(ONE_PASS_PRODUCTS, 2 * entries)
+
+
+def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,
+           nthreads, on_flags):
+    """The product (see the module docstring); ``on_flags(flags)`` raises for what the checks found.
+
+    A's entries are checked in :func:`_row_flops` (the pass that reads them), B's
+    columns in one pass of their own (O(nnz(B)), small beside the products), so
+    a bad index of either operand is refused whichever entries the product reaches.
+    """
+    nrows = a_offsets.shape[0] - 1
+    ncols = int(ncols)
+    has_r, has_a, has_b = a_rows is not None, a_perm is not None, b_perm is not None
+    ar = a_rows if has_r else a_offsets[:0]
+    ap = a_perm if has_a else a_offsets[:0]
+    bp = b_perm if has_b else b_offsets[:0]
+    flops, flags = _row_flops(a_offsets, ar, has_r, _u(a_row_bound), ap, has_a, a_cols, b_offsets, nthreads)
+    flags[0, 0] += np.count_nonzero(b_cols.view(np.uint64) >= np.uint64(ncols))  # outside [0, ncols)
+    on_flags(flags)
+    total = int(flops[-1])
+    nparts = nparts_for(total + nrows, nthreads) if nrows else 1
+    bounds = balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
+    counts = np.zeros(nrows, dtype=np.int64)
+    empty_rc = np.zeros((2, 0), dtype=np.int64)
+    empty_v = np.zeros(0, dtype=a_values.dtype)
+    if ncols > SPA_MAX_COLS:
+        run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
+                  a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
+        out_offsets = np.zeros(nrows + 1, dtype=np.int64)
+        np.cumsum(counts, out=out_offsets[1:])
+        m = int(out_offsets[-1])
+        out_rc = np.empty((2, m), dtype=np.int64)
+        out_values = np.empty(m, dtype=a_values.dtype)
+        if m:
+            run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a,
+                      a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rc,
+                      out_values, counts)
+        return out_rc, out_values
+    # each part's column bitmap (small), sort stack and count of entries written
+    bitmaps = np.zeros((nparts, (ncols + 63) >> 6), dtype=np.uint64)
+    stacks = np.empty((nparts, 2, _SORT_STACK), dtype=np.int64)
+    totals = np.zeros(nparts, dtype=np.int64)
+    rows = (a_offsets, ar, has_r, ap, has_a, a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts)
+    if _one_pass(total, a_cols.shape[0] + b_cols.shape[0]):
+        # one pass into room for every product (few products: a second pass over them would cost
+        # as much as the first), then the parts' packed blocks are joined
+        buf = np.empty(2 * total, dtype=np.int64)  # row keys in [0, total), columns in [total, 2 total)
+        out_values = np.empty(total, dtype=a_values.dtype)
+        if total:
+            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, flops,
+                      buf.reshape(2, total), out_values, bitmaps, stacks, totals)
+        m = int(totals.sum())
+        if m == total:
+            return buf.reshape(2, total), out_values
+        # each part's block moves left, after the blocks before it, then the columns after the rows:
+        # in place (a copy into fresh arrays measured as long as a third of the product)
+        pos = 0
+        for t in range(nparts):
+            c, src = int(totals[t]), int(flops[bounds[t]])
+            if c and src != pos:
+                for arr, off in ((buf, 0), (buf, total), (out_values, 0)):
+                    _move(arr, off + pos, off + src, c)
+            pos += c
+        _move(buf, m, total, m)
+        rc, values = buf[:2 * m].reshape(2, m), out_values[:m]
+        if 8 * m < 7 * total:  # many products summed: do not keep the room for them alive
+            rc, values = rc.copy(), values.copy()
+        return rc, values
+    run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, flops, *rows, counts[:0], empty_rc, empty_v,
+              bitmaps, stacks, totals)
+    out_offsets = np.zeros(nrows + 1, dtype=np.int64)
+    np.cumsum(counts, out=out_offsets[1:])
+    m = int(out_offsets[-1])
+    out_rc = np.empty((2, m), dtype=np.int64)
+    out_values = np.empty(m, dtype=a_values.dtype)
+    if m:
+        run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, out_offsets, out_rc, out_values,
+                  bitmaps, stacks, totals)
+    return out_rc, out_values
