@@ -88,3 +88,23 @@ def test_take_ranges(m, d, k, seed, dtype, backend):
     expected = np.concatenate([np.repeat(np.arange(m), count)[None], indices[:, rows]])
     np.testing.assert_array_equal(backend.get(out), expected)
     np.testing.assert_array_equal(backend.get(vals).view(dtype), values[rows])
+
+
+@pytest.mark.parametrize("d, k", [(1, 1), (2, 1), (1, 2)])
+@pytest.mark.parametrize("long_ranges", [False, True])
+def test_take_ranges_parallel_parts(d, k, long_ranges, backend):
+    # enough output for several parts: ranges cut by the parts' edges, the matrix path's groups
+    # of four whole ranges (empty ones among them) and the ranges left over at a part's end
+    rng = np.random.default_rng(d * 10 + k + long_ranges)
+    n, m = 50_000, 3001
+    indices = rng.integers(0, 1 << 40, (d, n))
+    values = rng.integers(0, 2**63, (n, k), dtype=np.uint64)
+    count = rng.integers(0, 3000 if long_ranges else 30, m)
+    count[rng.random(m) < 0.2] = 0
+    start = rng.integers(0, n - count.max() - 1, m)
+    be = _be(backend, indices)
+    out, vals = be.take_ranges(backend.put(indices), backend.put(values), backend.put(start), backend.put(count))
+    rows = np.concatenate([np.arange(s, s + c) for s, c in zip(start, count)])
+    np.testing.assert_array_equal(backend.get(out), np.concatenate([np.repeat(np.arange(m), count)[None],
+                                                                    indices[:, rows]]))
+    np.testing.assert_array_equal(backend.get(vals), values[rows])
