@@ -20,7 +20,7 @@ import numba as nb
 import numpy as np
 
 from .intersect import _lower_bound
-from .parts import part_range
+from .parts import lower_bound, part_range
 
 MAX_MERGE_RUNS = 16
 
@@ -174,3 +174,88 @@ def unpack_part(t, nparts, words, shift, out_idx):
         w = words[i]
         out_idx[0, i] = w >> shift
         out_idx[1, i] = w & low
+
+
+# ---- split sort: a transpose's counting sort in two cache-sized passes --------------------------
+# A counting sort by a key of 2**17 values writes to as many streams (a cache miss per entry);
+# an LSD radix sort in 9-bit digits needs two full passes plus packing, unpacking and a search
+# for the key offsets. Here: one pass splits (packed word, value) pairs into at most 512
+# buckets by the key's high bits (streams that stay in cache), then each bucket, a few
+# thousand entries, is counting-sorted by the low bits where it lies in cache, writing the
+# final index rows, values and the key offsets. Both passes keep entry order: stable.
+@nb.njit(cache=True, nogil=True)
+def split_hist_part(t, nparts, keys, bound, shift, hist, bad):
+    """hist[t, b] = keys of part t in bucket b = key >> shift; bad[t] = keys outside [0, bound)."""
+    lo, hi = part_range(t, nparts, keys.shape[0])
+    h = hist[t]
+    lim = np.uint64(bound)
+    nbad = 0
+    for i in range(lo, hi):
+        k = keys[i]
+        if np.uint64(k) < lim:
+            h[k >> shift] += 1
+        else:
+            nbad += 1
+    bad[t] = nbad
+
+
+@nb.njit(cache=True, nogil=True)
+def split_scatter_part(t, nparts, keys, other, values, shift, ob, pos, out_words, out_values):
+    """Part t's (key << ob | other, value) pairs to their bucket's next slots, in order."""
+    lo, hi = part_range(t, nparts, keys.shape[0])
+    p = pos[t]
+    for i in range(lo, hi):
+        k = keys[i]
+        b = k >> shift
+        q = p[b]
+        p[b] = q + 1
+        out_words[q] = (k << ob) | other[i]
+        out_values[q] = values[i]
+
+
+@nb.njit(cache=True, nogil=True)
+def split_local_part(t, nparts, bucket_starts, shift, ob, bound, offsets, out_idx, out_values, counts, scratch_w,
+                     scratch_v):
+    """Part t's buckets (cut where the entry count reaches t/nparts of the total), each sorted by
+    the key's low ``shift`` bits in place: on entry out_idx[0] holds the split pass's words and
+    out_values its values; on exit out_idx[0] = key, out_idx[1] = other, the values moved, and
+    offsets[key] = the key's first position, for every key of the bucket. A bucket is copied
+    to the part's scratch first (it is written over where it lies)."""
+    nbk = bucket_starts.shape[0] - 1
+    n = bucket_starts[nbk]
+    b0 = lower_bound(bucket_starts, 0, nbk, (t * n + nparts - 1) // nparts)
+    b1 = nbk if t == nparts - 1 else lower_bound(bucket_starts, 0, nbk, ((t + 1) * n + nparts - 1) // nparts)
+    c = counts[t]
+    sw = scratch_w[t]
+    sv = scratch_v[t]
+    keymask = (np.int64(1) << shift) - 1
+    low = (np.int64(1) << ob) - 1
+    words = out_idx[0]
+    for b in range(b0, b1):
+        lo = bucket_starts[b]
+        m = bucket_starts[b + 1] - lo
+        kfirst = b << shift
+        kn = bound - kfirst if bound - kfirst < keymask + 1 else keymask + 1
+        for j in range(kn):
+            c[j] = 0
+        for i in range(m):
+            w = words[lo + i]
+            sw[i] = w
+            sv[i] = out_values[lo + i]
+            c[(w >> ob) & keymask] += 1
+        run = lo
+        for j in range(kn):
+            cnt = c[j]
+            c[j] = run
+            offsets[kfirst + j] = run
+            run += cnt
+        for i in range(m):
+            w = sw[i]
+            j = (w >> ob) & keymask
+            q = c[j]
+            c[j] = q + 1
+            out_idx[1, q] = w & low
+            out_values[q] = sv[i]
+        for j in range(kn):
+            for q in range(offsets[kfirst + j], c[j]):
+                out_idx[0, q] = kfirst + j
