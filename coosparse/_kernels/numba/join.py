@@ -259,3 +259,50 @@ def split_local_part(t, nparts, bucket_starts, shift, ob, bound, offsets, out_id
         for j in range(kn):
             for q in range(offsets[kfirst + j], c[j]):
                 out_idx[0, q] = kfirst + j
+
+
+# ---- joining rows: concatenation along the second axis through row pointers -------------------
+@nb.njit(cache=True, nogil=True, inline="always")
+def _copy_row(idx, val, s, e, o, shift, axis, out_idx, out_val):
+    """Entries s..e of one piece to out[o..]: index row ``axis`` + shift; returns the next slot."""
+    d = idx.shape[0]
+    k = val.shape[1]
+    if d == 2 and k == 1:  # a matrix of scalars: one loop, no inner loops over rows and words
+        add0 = shift if axis == 0 else 0
+        add1 = shift if axis == 1 else 0
+        for j in range(s, e):
+            out_idx[0, o] = idx[0, j] + add0
+            out_idx[1, o] = idx[1, j] + add1
+            out_val[o, 0] = val[j, 0]
+            o += 1
+        return o
+    for j in range(s, e):
+        for q in range(d):
+            out_idx[q, o] = idx[q, j] + (shift if q == axis else 0)
+        for c in range(k):
+            out_val[o, c] = val[j, c]
+        o += 1
+    return o
+
+
+@nb.njit(cache=True, nogil=True)
+def join_rows_part(t, nparts, i0, i1, i2, i3, v0, v1, v2, v3, ptrs, base, shifts, axis, out_idx, out_val, bad):
+    """Part t of the rows: output row i at base[i] gets row i of pieces 0..3 in turn (entries
+    ptrs[g, i]:ptrs[g, i + 1] of piece g, index row ``axis`` + shifts[g]). Every output row is
+    written once, sequentially; every piece read sequentially. A row that would leave the
+    output (pointers that do not match the output) is not written and counted in bad[t]."""
+    lo, hi = part_range(t, nparts, base.shape[0])
+    total = out_idx.shape[1]
+    nbad = 0
+    for i in range(lo, hi):
+        o = base[i]
+        n = (ptrs[0, i + 1] - ptrs[0, i]) + (ptrs[1, i + 1] - ptrs[1, i]) + (ptrs[2, i + 1] - ptrs[2, i]) + (
+            ptrs[3, i + 1] - ptrs[3, i])
+        if o < 0 or n < 0 or o + n > total:
+            nbad += 1
+            continue
+        o = _copy_row(i0, v0, ptrs[0, i], ptrs[0, i + 1], o, shifts[0], axis, out_idx, out_val)
+        o = _copy_row(i1, v1, ptrs[1, i], ptrs[1, i + 1], o, shifts[1], axis, out_idx, out_val)
+        o = _copy_row(i2, v2, ptrs[2, i], ptrs[2, i + 1], o, shifts[2], axis, out_idx, out_val)
+        o = _copy_row(i3, v3, ptrs[3, i], ptrs[3, i + 1], o, shifts[3], axis, out_idx, out_val)
+    bad[t] = nbad

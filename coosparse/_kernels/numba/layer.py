@@ -481,6 +481,35 @@ def merge_take(keys, offsets, indices, values):
     return out_idx, out_val
 
 
+def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val):
+    """Pieces sorted by row joined row by row: output row i = row i of every piece in turn (index
+    row ``axis`` + shifts[t]) at pointer[i] = the rows' total before it. Four pieces per pass
+    (a fixed signature: no compilation per piece count). IndexError when the pointers do not
+    add up to the output (nothing written for those rows)."""
+    r = len(indices)
+    m = pointers.shape[1] - 1
+    lens = pointers[:, 1:] - pointers[:, :-1]
+    base = np.zeros(m, _i64)
+    if m > 1:
+        np.cumsum(lens.sum(axis=0)[:-1], out=base[1:])
+    none_i = np.zeros((out_idx.shape[0], 0), _i64)
+    none_v = np.zeros((0, out_val.shape[1]), out_val.dtype)
+    zero = np.zeros(m + 1, _i64)
+    nparts, nthreads = _parts(out_idx.shape[1] * (out_idx.shape[0] + out_val.shape[1]))
+    for g in range(0, r, 4):
+        grp = range(g, min(g + 4, r))
+        idx = [np.ascontiguousarray(indices[t], dtype=_i64) for t in grp] + [none_i] * (4 - len(grp))
+        val = [np.ascontiguousarray(values[t]) for t in grp] + [none_v] * (4 - len(grp))
+        ptr = np.stack([pointers[t] for t in grp] + [zero] * (4 - len(grp)))
+        sh = np.array([shifts[t] for t in grp] + [0] * (4 - len(grp)), _i64)
+        bad = np.zeros(nparts, _i64)
+        _run_parts(_join.join_rows_part, nparts, nthreads, *idx, *val, ptr, base, sh, int(axis), out_idx, out_val,
+                   bad)
+        if bad.any():
+            raise IndexError("join_rows: the row pointers do not add up to the output")
+        base += lens[g:g + 4].sum(axis=0)
+
+
 def counting_take(keys, bound, indices, values):
     """(offsets int64[bound + 1], indices[:, perm], values[perm]) for the stable order perm of
     ``keys`` in [0, bound). IndexError for a key outside [0, bound), before anything is moved.
