@@ -8,8 +8,10 @@ operation           ``is_sorted`` of the result
 ``concatenate``     axis 0: True when every input is sorted (pieces follow each
                     other). Another sparse axis: True when every input is
                     sorted: the pieces are merged by the key of the axes before
-                    ``axis`` (``merge_take``: one sequential pass, no sort);
-                    else False. A dense axis: the pieces' blocks are joined per
+                    ``axis`` (``merge_take``: one sequential pass, no sort;
+                    axis 1: each output row is the pieces' rows in turn, copied
+                    through their row pointers, ``join_rows``, and the result
+                    keeps its pointer); else False. A dense axis: the pieces' blocks are joined per
                     index (both flags True)
 ``stack``           as ``concatenate`` along the new axis
 ``unstack``         each piece keeps the source's flags

@@ -19,8 +19,12 @@ the permutation is the same.
 import numba as nb
 import numpy as np
 
+from ..bounds import raise_out_of_bounds
 from .intersect import _lower_bound
 from .parts import lower_bound, part_range
+from .threads import run_parts
+
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 MAX_MERGE_RUNS = 16
 
@@ -261,6 +265,51 @@ def split_local_part(t, nparts, bucket_starts, shift, ob, bound, offsets, out_id
                 out_idx[0, q] = kfirst + j
 
 
+SPLIT_BUCKET_BITS = 9
+"""At most 512 buckets: the split pass's streams stay in cache."""
+SPLIT_MAX_BITS = 25
+"""Key spaces up to 2**25: a bucket's keys (2**16 at most) are counted in a cache-sized table."""
+
+
+def split_take(keys, bound, other, values, nparts, kb, ob):
+    """counting_take of two index rows (keys, other) and one value word per entry by the split
+    sort: (offsets, out_idx, out_val), or None when it does not apply (a key space over
+    SPLIT_MAX_BITS, or a bucket holding much of the keys: its scratch would be large); the
+    caller sorts otherwise. IndexError for a key outside [0, bound), before anything is moved."""
+    n = keys.shape[0]
+    if kb > SPLIT_MAX_BITS or values.dtype.itemsize not in _WORDS:
+        return None
+    shift = max(kb - SPLIT_BUCKET_BITS, 0)
+    nbk = ((bound - 1) >> shift) + 1
+    hist = np.zeros((nparts, nbk), np.int64)
+    bad = np.zeros(nparts, np.int64)
+    run_parts(split_hist_part, nparts, nparts, keys, bound, shift, hist, bad)
+    if bad.any():
+        raise_out_of_bounds(keys.reshape(1, -1), (bound,))
+    bucket_starts = np.zeros(nbk + 1, np.int64)
+    np.cumsum(hist.sum(axis=0), out=bucket_starts[1:])
+    lparts = 4 * nparts if nparts > 1 else 1
+    longest = int((bucket_starts[1:] - bucket_starts[:-1]).max())
+    if longest * lparts > n // 4 + 65536:
+        return None
+    pos = np.cumsum(hist, axis=0)
+    pos -= hist
+    pos += bucket_starts[:-1]
+    vals = values.view(_WORDS[values.dtype.itemsize])[:, 0]  # moved as bits
+    # the split pass writes into the result's memory (fresh pages cost as much as a pass)
+    out_idx = np.empty((2, n), np.int64)
+    out_val = np.empty((n, 1), values.dtype)
+    out_words = out_val.view(vals.dtype)[:, 0]
+    run_parts(split_scatter_part, nparts, nparts, keys, other, vals, shift, ob, pos, out_idx[0], out_words)
+    offsets = np.empty(bound + 1, np.int64)
+    offsets[bound] = n
+    counts = np.empty((lparts, 1 << shift), np.int64)
+    scratch_w, scratch_v = np.empty((lparts, longest), np.int64), np.empty((lparts, longest), vals.dtype)
+    run_parts(split_local_part, lparts, nparts, bucket_starts, shift, ob, bound, offsets, out_idx, out_words,
+              counts, scratch_w, scratch_v)
+    return offsets, out_idx, out_val
+
+
 # ---- joining rows: concatenation along the second axis through row pointers -------------------
 @nb.njit(cache=True, nogil=True, inline="always")
 def _copy_row(idx, val, s, e, o, shift, axis, out_idx, out_val):
@@ -306,3 +355,30 @@ def join_rows_part(t, nparts, i0, i1, i2, i3, v0, v1, v2, v3, ptrs, base, shifts
         o = _copy_row(i2, v2, ptrs[2, i], ptrs[2, i + 1], o, shifts[2], axis, out_idx, out_val)
         o = _copy_row(i3, v3, ptrs[3, i], ptrs[3, i + 1], o, shifts[3], axis, out_idx, out_val)
     bad[t] = nbad
+
+
+def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val, nparts, nthreads):
+    """Pieces sorted by row joined row by row: output row i = row i of every piece in turn (index
+    row ``axis`` + shifts[t]) from the rows' total before it on. Four pieces per pass (a fixed
+    signature: no compilation per piece count). IndexError when the pointers do not add up to
+    the output (nothing written for those rows)."""
+    r = len(indices)
+    m = pointers.shape[1] - 1
+    lens = pointers[:, 1:] - pointers[:, :-1]
+    base = np.zeros(m, np.int64)
+    if m > 1:
+        np.cumsum(lens.sum(axis=0)[:-1], out=base[1:])
+    none_i = np.zeros((out_idx.shape[0], 0), np.int64)
+    none_v = np.zeros((0, out_val.shape[1]), out_val.dtype)
+    zero = np.zeros(m + 1, np.int64)
+    for g in range(0, r, 4):
+        grp = range(g, min(g + 4, r))
+        idx = [np.ascontiguousarray(indices[t], dtype=np.int64) for t in grp] + [none_i] * (4 - len(grp))
+        val = [np.ascontiguousarray(values[t]) for t in grp] + [none_v] * (4 - len(grp))
+        ptr = np.stack([pointers[t] for t in grp] + [zero] * (4 - len(grp)))
+        sh = np.array([shifts[t] for t in grp] + [0] * (4 - len(grp)), np.int64)
+        bad = np.zeros(nparts, np.int64)
+        run_parts(join_rows_part, nparts, nthreads, *idx, *val, ptr, base, sh, int(axis), out_idx, out_val, bad)
+        if bad.any():
+            raise IndexError("join_rows: the row pointers do not add up to the output")
+        base += lens[g:g + 4].sum(axis=0)

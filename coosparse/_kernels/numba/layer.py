@@ -482,32 +482,9 @@ def merge_take(keys, offsets, indices, values):
 
 
 def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val):
-    """Pieces sorted by row joined row by row: output row i = row i of every piece in turn (index
-    row ``axis`` + shifts[t]) at pointer[i] = the rows' total before it. Four pieces per pass
-    (a fixed signature: no compilation per piece count). IndexError when the pointers do not
-    add up to the output (nothing written for those rows)."""
-    r = len(indices)
-    m = pointers.shape[1] - 1
-    lens = pointers[:, 1:] - pointers[:, :-1]
-    base = np.zeros(m, _i64)
-    if m > 1:
-        np.cumsum(lens.sum(axis=0)[:-1], out=base[1:])
-    none_i = np.zeros((out_idx.shape[0], 0), _i64)
-    none_v = np.zeros((0, out_val.shape[1]), out_val.dtype)
-    zero = np.zeros(m + 1, _i64)
+    """Pieces sorted by row joined row by row into the outputs (join.py: joining rows)."""
     nparts, nthreads = _parts(out_idx.shape[1] * (out_idx.shape[0] + out_val.shape[1]))
-    for g in range(0, r, 4):
-        grp = range(g, min(g + 4, r))
-        idx = [np.ascontiguousarray(indices[t], dtype=_i64) for t in grp] + [none_i] * (4 - len(grp))
-        val = [np.ascontiguousarray(values[t]) for t in grp] + [none_v] * (4 - len(grp))
-        ptr = np.stack([pointers[t] for t in grp] + [zero] * (4 - len(grp)))
-        sh = np.array([shifts[t] for t in grp] + [0] * (4 - len(grp)), _i64)
-        bad = np.zeros(nparts, _i64)
-        _run_parts(_join.join_rows_part, nparts, nthreads, *idx, *val, ptr, base, sh, int(axis), out_idx, out_val,
-                   bad)
-        if bad.any():
-            raise IndexError("join_rows: the row pointers do not add up to the output")
-        base += lens[g:g + 4].sum(axis=0)
+    _join.join_rows(indices, values, pointers, shifts, axis, out_idx, out_val, nparts, nthreads)
 
 
 def counting_take(keys, bound, indices, values):
@@ -528,8 +505,9 @@ def counting_take(keys, bound, indices, values):
     ob = int(indices[1].max()).bit_length() if indices.shape[0] == 2 and n else 64
     if (indices.shape[0] == 2 and n and kb + ob <= 63 and int(indices[1].min()) >= 0
             and bool((indices[0] == keys).all()) and values.dtype.itemsize in _WORDS):
-        if values.shape[1] == 1 and kb <= _SPLIT_MAX_BITS:
-            return _split_take(keys, bound, indices, values, nparts, kb, ob)
+        out = _join.split_take(keys, bound, indices[1], values, nparts, kb, ob) if values.shape[1] == 1 else None
+        if out is not None:
+            return out
         return _radix_take(keys, bound, indices, values, nparts, kb, ob)
     nparts = 1 if bound > n else nparts  # a part holds a histogram of the whole key space
     hist = np.zeros((nparts, bound), _i64)
@@ -549,43 +527,6 @@ def counting_take(keys, bound, indices, values):
 
 
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-_SPLIT_BUCKET_BITS = 9  # at most 512 buckets: the split pass's streams stay in cache
-_SPLIT_MAX_BITS = 25  # a bucket's keys (2**16 at most) are counted in a cache-sized table
-
-
-def _split_take(keys, bound, indices, values, nparts, kb, ob):
-    """counting_take of a transpose with one value word per entry (join.py: split sort)."""
-    n = keys.shape[0]
-    shift = max(kb - _SPLIT_BUCKET_BITS, 0)
-    nbk = ((bound - 1) >> shift) + 1
-    hist = np.zeros((nparts, nbk), _i64)
-    bad = np.zeros(nparts, _i64)
-    _run_parts(_join.split_hist_part, nparts, nparts, keys, bound, shift, hist, bad)
-    if bad.any():
-        raise_out_of_bounds(keys.reshape(1, -1), (bound,))
-    bucket_starts = np.zeros(nbk + 1, _i64)
-    np.cumsum(hist.sum(axis=0), out=bucket_starts[1:])
-    lparts = 4 * nparts if nparts > 1 else 1
-    longest = int((bucket_starts[1:] - bucket_starts[:-1]).max())
-    if longest * lparts > n // 4 + 65536:  # a bucket holding much of the keys: its scratch would be large
-        return _radix_take(keys, bound, indices, values, nparts, kb, ob)
-    pos = np.cumsum(hist, axis=0)
-    pos -= hist
-    pos += bucket_starts[:-1]
-    vals = values.view(_WORDS[values.dtype.itemsize])[:, 0]  # moved as bits
-    # the split pass writes into the result's memory (fresh pages cost as much as the passes)
-    out_idx = np.empty((2, n), _i64)
-    out_val = np.empty((n, 1), values.dtype)
-    out_words = out_val.view(vals.dtype)[:, 0]
-    _run_parts(_join.split_scatter_part, nparts, nparts, keys, indices[1], vals, shift, ob, pos, out_idx[0],
-               out_words)
-    offsets = np.empty(bound + 1, _i64)
-    offsets[bound] = n
-    counts = np.empty((lparts, 1 << shift), _i64)
-    scratch_w, scratch_v = np.empty((lparts, longest), _i64), np.empty((lparts, longest), vals.dtype)
-    _run_parts(_join.split_local_part, lparts, nparts, bucket_starts, shift, ob, bound, offsets, out_idx, out_words,
-               counts, scratch_w, scratch_v)
-    return offsets, out_idx, out_val
 
 
 def _radix_take(keys, bound, indices, values, nparts, kb, ob):
