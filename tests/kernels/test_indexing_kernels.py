@@ -93,8 +93,8 @@ def test_take_ranges(m, d, k, seed, dtype, backend):
 @pytest.mark.parametrize("d, k", [(1, 1), (2, 1), (1, 2)])
 @pytest.mark.parametrize("long_ranges", [False, True])
 def test_take_ranges_parallel_parts(d, k, long_ranges, backend):
-    # enough output for several parts: ranges cut by the parts' edges, the matrix path's groups
-    # of four whole ranges (empty ones among them) and the ranges left over at a part's end
+    # enough output for several parts: ranges cut by the parts' edges (empty ones among them), on
+    # the matrix path (one index row, one value word) and the general one
     rng = np.random.default_rng(d * 10 + k + long_ranges)
     n, m = 50_000, 3001
     indices = rng.integers(0, 1 << 40, (d, n))

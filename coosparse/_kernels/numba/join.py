@@ -311,29 +311,6 @@ def split_take(keys, bound, other, values, nparts, kb, ob):
 
 
 # ---- joining rows: concatenation along the second axis through row pointers -------------------
-@nb.njit(cache=True, nogil=True, inline="always")
-def _copy_row(idx, val, s, e, o, shift, axis, out_idx, out_val):
-    """Entries s..e of one piece to out[o..]: index row ``axis`` + shift; returns the next slot."""
-    d = idx.shape[0]
-    k = val.shape[1]
-    if d == 2 and k == 1:  # a matrix of scalars: one loop, no inner loops over rows and words
-        add0 = shift if axis == 0 else 0
-        add1 = shift if axis == 1 else 0
-        for j in range(s, e):
-            out_idx[0, o] = idx[0, j] + add0
-            out_idx[1, o] = idx[1, j] + add1
-            out_val[o, 0] = val[j, 0]
-            o += 1
-        return o
-    for j in range(s, e):
-        for q in range(d):
-            out_idx[q, o] = idx[q, j] + (shift if q == axis else 0)
-        for c in range(k):
-            out_val[o, c] = val[j, c]
-        o += 1
-    return o
-
-
 @nb.njit(cache=True, nogil=True)
 def join_rows_part(t, nparts, i0, i1, i2, i3, v0, v1, v2, v3, ptrs, base, shifts, axis, out_idx, out_val, bad):
     """Part t of the rows: output row i at base[i] gets row i of pieces 0..3 in turn (entries
@@ -341,21 +318,41 @@ def join_rows_part(t, nparts, i0, i1, i2, i3, v0, v1, v2, v3, ptrs, base, shifts
     written once, sequentially; every piece read sequentially. A row that would leave the
     output (pointers that do not match the output) is not written and counted in bad[t]."""
     lo, hi = part_range(t, nparts, base.shape[0])
+    pieces = (i0, i1, i2, i3)  # one loop over a homogeneous tuple: one copy of the code to compile
+    words = (v0, v1, v2, v3)
     total = out_idx.shape[1]
+    d = out_idx.shape[0]
+    k = out_val.shape[1]
+    matrix = d == 2 and k == 1 and axis == 1
     nbad = 0
     for i in range(lo, hi):
         o = base[i]
-        n = (ptrs[0, i + 1] - ptrs[0, i]) + (ptrs[1, i + 1] - ptrs[1, i]) + (ptrs[2, i + 1] - ptrs[2, i]) + (
-            ptrs[3, i + 1] - ptrs[3, i])
+        n = 0
+        for g in range(4):
+            n += ptrs[g, i + 1] - ptrs[g, i]
         if o < 0 or n < 0 or o + n > total:
             nbad += 1
             continue
-        o = _copy_row(i0, v0, ptrs[0, i], ptrs[0, i + 1], o, shifts[0], axis, out_idx, out_val)
-        o = _copy_row(i1, v1, ptrs[1, i], ptrs[1, i + 1], o, shifts[1], axis, out_idx, out_val)
-        o = _copy_row(i2, v2, ptrs[2, i], ptrs[2, i + 1], o, shifts[2], axis, out_idx, out_val)
-        o = _copy_row(i3, v3, ptrs[3, i], ptrs[3, i + 1], o, shifts[3], axis, out_idx, out_val)
+        for g in range(4):
+            idx = pieces[g]
+            val = words[g]
+            shift = shifts[g]
+            s = ptrs[g, i]
+            e = ptrs[g, i + 1]
+            if matrix:  # a matrix of scalars: one loop, no inner loops over rows and words
+                for j in range(s, e):
+                    out_idx[0, o] = idx[0, j]
+                    out_idx[1, o] = idx[1, j] + shift
+                    out_val[o, 0] = val[j, 0]
+                    o += 1
+                continue
+            for j in range(s, e):
+                for q in range(d):
+                    out_idx[q, o] = idx[q, j] + (shift if q == axis else 0)
+                for c in range(k):
+                    out_val[o, c] = val[j, c]
+                o += 1
     bad[t] = nbad
-
 
 def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val, nparts, nthreads):
     """Pieces sorted by row joined row by row: output row i = row i of every piece in turn (index

@@ -484,7 +484,9 @@ def merge_take(keys, offsets, indices, values):
 def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val):
     """Pieces sorted by row joined row by row into the outputs (join.py: joining rows)."""
     nparts, nthreads = _parts(out_idx.shape[1] * (out_idx.shape[0] + out_val.shape[1]))
-    _join.join_rows(indices, values, pointers, shifts, axis, out_idx, out_val, nparts, nthreads)
+    # (the pieces come in lists, which the read-only guard below does not open)
+    _join.join_rows([writeable(x) for x in indices], [writeable(x) for x in values], pointers, shifts, axis,
+                    out_idx, out_val, nparts, nthreads)
 
 
 def counting_take(keys, bound, indices, values):
