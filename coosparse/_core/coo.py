@@ -329,8 +329,9 @@ class COO(OperatorsMixin):
         index row), kept on the array (counted in :attr:`nbytes`: ``8 *
         (shape[0] + 1)`` bytes) and used by the operations that read rows:
         row reductions, row gathers and slices, SpMV/SpMM, the per-row merges
-        of multiply and add. Copies, pickles and results of operations do not
-        carry it.
+        of multiply and add. Copies and pickles do not carry it, nor do results
+        of operations, except those that compute their own pointer on the way
+        (``a.T.coalesce()``, ``concatenate`` along the second axis).
 
         Operations build it only where it is small (``shape[0] <= 2 * nnz +
         1024``; a hypersparse leading dimension keeps the pointer-free paths).

@@ -228,6 +228,17 @@ counting_take      (keys int64[n], bound, indices int64[d, n], values[n, k]) ->
                    first position of key k (a CSR pointer of the result). A
                    key outside [0, bound) raises IndexError / is reported
                    (INDEX). Sync-free
+join_rows          (indices [int64[d, n_t]], values [[n_t, k]], pointers int64[r,
+                   m+1], shifts int64[r], axis, out_idx int64[d, N], out_val[N,
+                   k]) -> None: pieces sorted by row 0 with row pointers
+                   ``pointers[t]`` joined row by row into the outputs: output
+                   row i holds row i of piece 0, then of piece 1, ... with
+                   shifts[t] added to index row ``axis`` (concatenation along
+                   the second axis; the merge's order exactly). Numba: one
+                   sequential pass per four pieces; CUDA: each piece scattered
+                   to its slots in CuPy, sync-free. Pointers that do not add
+                   up to N raise IndexError (Numba, nothing written for those
+                   rows) / are clipped into range (CUDA: memory-safe)
 ---- linalg ------------------------------------------------------------------
 row_offsets        (rows int64[n] non-decreasing in [0, nrows), nrows) ->
                    int64[nrows + 1]: CSR row pointer (first i with
@@ -294,7 +305,7 @@ KERNEL_FAMILIES = {
     "elementwise": ("merge_gather",),
     "reduce": ("segment_prod", "segment_minmax", "segment_arg", "segment_reduce", "reduce_sorted", "reduce_by_key"),
     "indexing": ("mask_positions", "search_ranges", "expand_ranges", "take_ranges"),
-    "join": ("merge_take", "counting_take"),
+    "join": ("merge_take", "counting_take", "join_rows"),
     "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm"),
     "spgemm": ("spgemm",),
 }

@@ -8,8 +8,10 @@ operation           ``is_sorted`` of the result
 ``concatenate``     axis 0: True when every input is sorted (pieces follow each
                     other). Another sparse axis: True when every input is
                     sorted: the pieces are merged by the key of the axes before
-                    ``axis`` (``merge_take``: one sequential pass, no sort);
-                    else False. A dense axis: the pieces' blocks are joined per
+                    ``axis`` (``merge_take``: one sequential pass, no sort;
+                    axis 1: each output row is the pieces' rows in turn, copied
+                    through their row pointers, ``join_rows``, and the result
+                    keeps its pointer); else False. A dense axis: the pieces' blocks are joined per
                     index (both flags True)
 ``stack``           as ``concatenate`` along the new axis
 ``unstack``         each piece keeps the source's flags
@@ -138,6 +140,8 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     counts = [x.nnz for x in arrays]
     total = sum(counts)
     s = first.sparse_ndim
+    if axis == 1 and total > 1 and all(x._row_pointer_pays() for x in arrays):
+        return _by_rows(be, arrays, sizes, shape, total)
     indices = xp.empty((s, total), dtype=np.int64)
     o = off = 0
     for x, n, size in zip(arrays, counts, sizes):
@@ -156,6 +160,26 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     keys = _piece_keys(be, indices, first.shape[:axis])
     indices, values = merge_values(be, keys, np.cumsum([0] + counts), indices, values)
     return result(first, indices, values, shape, sorted=True, unique=unique)
+
+
+def _by_rows(be, arrays, sizes, shape, total):
+    """Sorted pieces joined along axis 1 through their row pointers (companions, cached): output
+    row i is row i of every piece in turn, written once, in order (``join_rows``): no
+    concatenation first and no merge. The result is sorted (the merge's order exactly) and its
+    row pointer, the sum of the pieces', is cached with it."""
+    xp = be.xp
+    first = arrays[0]
+    ptrs = xp.stack([x.row_pointer() for x in arrays])  # (checks each piece's rows: bounds and order)
+    v2 = [rows2d(x.values) for x in arrays]
+    out_idx = xp.empty((first.sparse_ndim, total), dtype=np.int64)
+    out_words = as_words(xp.empty((total, v2[0].shape[1]), dtype=v2[0].dtype))
+    shifts = np.cumsum([0] + sizes[:-1], dtype=np.int64)
+    be.join_rows([x.indices for x in arrays], [as_words(w) for w in v2], ptrs, shifts, 1, out_idx, out_words)
+    values = out_words.view(v2[0].dtype).reshape((total,) + first.dense_shape)
+    out = result(first, out_idx, values, shape, sorted=True, unique=all(x.is_unique for x in arrays))
+    pointer = ptrs.sum(axis=0)
+    out._companion(("row_pointer", 1, shape[0]), lambda _be: pointer)
+    return out
 
 
 def merge_values(be, keys, offsets, indices, values):

@@ -1012,6 +1012,58 @@ def test_counting_take_matches_numba(dtype, n):
             np.testing.assert_array_equal(np.asarray(a).view(np.uint8), np.asarray(b).view(np.uint8))
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64])
+@pytest.mark.parametrize("bound, n, skew", [(300, 40_000, False), (5000, 1, False), (5000, 70_000, False),
+                                            (131_073, 100_000, False), (70_000, 100_000, True),
+                                            ((1 << 20) + 3, 60_000, False), (1 << 27, 50_000, False)])
+def test_counting_take_of_a_transpose_matches_numba(dtype, bound, n, skew):
+    """One value word per entry: the split sort (buckets by the key's high bits, each sorted in
+    cache), its fallbacks (a bucket holding most keys; key spaces over 2**25) and CUDA agree."""
+    rng = np.random.default_rng(bound + n)
+    keys = rng.integers(0, bound, n)
+    if skew:
+        keys[rng.random(n) < 0.9] = 123  # one bucket holds most entries
+    second = np.sort(rng.integers(0, 1 << 20, n))
+    values = _values(rng, (n, 1), dtype)
+    indices = np.stack([keys, second])
+    expected = np.argsort(keys, kind="stable")
+    got_nb = nb.counting_take(keys, bound, indices, values)
+    np.testing.assert_array_equal(got_nb[0], np.searchsorted(keys[expected], np.arange(bound + 1)))
+    np.testing.assert_array_equal(got_nb[1], indices[:, expected])
+    np.testing.assert_array_equal(got_nb[2].view(np.uint8), values[expected].view(np.uint8))
+    assert got_nb[2].dtype == values.dtype and got_nb[2].shape == (n, 1)
+    if bound < 1 << 21:  # (CUDA's offsets: one per key)
+        for a, b in zip(H.counting_take(keys, bound, indices, values), got_nb):
+            np.testing.assert_array_equal(np.asarray(a).view(np.uint8), np.asarray(b).view(np.uint8))
+
+
+@pytest.mark.parametrize("nthreads", [1, 2, 3])
+def test_counting_take_split_in_parallel_parts(nthreads, monkeypatch):
+    """Over 2**20 entries the split sort's passes run in parts (each bucket pass cut by entries)."""
+    monkeypatch.setattr(nb, "_nthreads", lambda: nthreads)
+    rng = np.random.default_rng(nthreads)
+    n, bound = 1_200_000, 131_072
+    keys = rng.integers(0, bound, n)
+    keys[: n // 10] = rng.integers(0, 300, n // 10)  # uneven buckets: parts cut by entries, not buckets
+    rng.shuffle(keys)
+    indices = np.stack([keys, np.sort(rng.integers(0, 1 << 30, n))])
+    values = rng.standard_normal((n, 1))
+    expected = np.argsort(keys, kind="stable")
+    offsets, idx, vals = nb.counting_take(keys, bound, indices, values)
+    np.testing.assert_array_equal(offsets, np.searchsorted(keys[expected], np.arange(bound + 1)))
+    np.testing.assert_array_equal(idx, indices[:, expected])
+    np.testing.assert_array_equal(vals, values[expected])
+
+
+def test_counting_take_split_refuses_keys_outside_the_bound_before_writing():
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 5000, 50_000)
+    keys[-1] = 5000
+    indices = np.stack([keys, np.arange(50_000)])
+    with pytest.raises(IndexError, match="5000"):
+        nb.counting_take(keys, 5000, indices, np.ones((50_000, 1)))
+
+
 def test_counting_take_refuses_keys_outside_the_bound():
     keys = np.array([0, 5, 2], np.int64)
     indices = np.stack([keys, np.arange(3)])

@@ -88,3 +88,59 @@ def test_take_ranges(m, d, k, seed, dtype, backend):
     expected = np.concatenate([np.repeat(np.arange(m), count)[None], indices[:, rows]])
     np.testing.assert_array_equal(backend.get(out), expected)
     np.testing.assert_array_equal(backend.get(vals).view(dtype), values[rows])
+
+
+@pytest.mark.parametrize("d, k", [(1, 1), (2, 1), (1, 2)])
+@pytest.mark.parametrize("long_ranges", [False, True])
+def test_take_ranges_parallel_parts(d, k, long_ranges, backend):
+    # enough output for several parts: ranges cut by the parts' edges (empty ones among them), on
+    # the matrix path (one index row, one value word) and the general one
+    rng = np.random.default_rng(d * 10 + k + long_ranges)
+    n, m = 50_000, 3001
+    indices = rng.integers(0, 1 << 40, (d, n))
+    values = rng.integers(0, 2**63, (n, k), dtype=np.uint64)
+    count = rng.integers(0, 3000 if long_ranges else 30, m)
+    count[rng.random(m) < 0.2] = 0
+    start = rng.integers(0, n - count.max() - 1, m)
+    be = _be(backend, indices)
+    out, vals = be.take_ranges(backend.put(indices), backend.put(values), backend.put(start), backend.put(count))
+    rows = np.concatenate([np.arange(s, s + c) for s, c in zip(start, count)])
+    np.testing.assert_array_equal(backend.get(out), np.concatenate([np.repeat(np.arange(m), count)[None],
+                                                                    indices[:, rows]]))
+    np.testing.assert_array_equal(backend.get(vals), values[rows])
+
+
+@pytest.mark.parametrize("r", [1, 3, 4, 6])
+@pytest.mark.parametrize("d, k", [(2, 1), (3, 2)])
+def test_join_rows(r, d, k, backend):
+    """Pieces sorted by row joined row by row (pieces in turn within a row), index row 1 shifted."""
+    rng = np.random.default_rng(r * 10 + d)
+    m = 30
+    pieces, ptrs = [], []
+    for t in range(r):
+        n = 0 if t == 1 else int(rng.integers(1, 80))
+        idx = rng.integers(0, 1 << 40, (d, n))
+        idx[0] = np.sort(rng.integers(0, m, n))
+        pieces.append((idx, rng.integers(0, 2**63, (n, k), dtype=np.uint64)))
+        ptrs.append(np.searchsorted(idx[0], np.arange(m + 1)))
+    shifts = np.cumsum([0] + [int(rng.integers(1, 1000)) for _ in range(r - 1)])
+    total = sum(p[0].shape[1] for p in pieces)
+    out_idx = backend.put(np.zeros((d, total), np.int64))
+    out_val = backend.put(np.zeros((total, k), np.uint64))
+    be = _be(backend, pieces[0][0])
+    be.join_rows([backend.put(p[0]) for p in pieces], [backend.put(p[1]) for p in pieces],
+                 backend.put(np.stack(ptrs)), shifts, 1, out_idx, out_val)
+    idx = np.concatenate([p[0] + np.eye(d, dtype=np.int64)[1][:, None] * s for p, s in zip(pieces, shifts)], axis=1)
+    order = np.argsort(idx[0], kind="stable")
+    np.testing.assert_array_equal(backend.get(out_idx), idx[:, order])
+    np.testing.assert_array_equal(backend.get(out_val), np.concatenate([p[1] for p in pieces])[order])
+
+
+def test_join_rows_refuses_pointers_that_do_not_add_up():
+    from coosparse._kernels.numba import layer
+
+    idx = np.array([[0, 0, 1], [0, 1, 2]], np.int64)
+    ptr = np.array([[0, 2, 5]], np.int64)  # claims 5 entries: the output holds 3
+    with pytest.raises(IndexError, match="pointers"):
+        layer.join_rows([idx], [np.ones((3, 1), np.uint64)], ptr, [0], 1, np.zeros((2, 3), np.int64),
+                        np.zeros((3, 1), np.uint64))

@@ -58,3 +58,29 @@ class JoinRows:
         q = xp.arange(bound + 1, dtype=np.int64)
         offsets, _ = self.search_ranges(sk, q, q)
         return offsets, self.gather_columns(indices, perm), self.gather_rows(values, perm)
+
+    def join_rows(self, indices, values, pointers, shifts, axis, out_idx, out_val):
+        """Pieces sorted by row joined row by row (output row i: row i of each piece in turn):
+        each piece's entries scattered to their slots in CuPy (entry j of piece t goes to
+        j + the slots of row i before it in the output minus the piece's earlier rows). Sync-free.
+        Slots are clipped into range (memory-safe): a piece's row outside its shape or a sorted
+        flag that lies was reported when its row pointer was built (``row_offsets``)."""
+        xp = self.xp
+        pointers = self._c(pointers, np.int64)
+        lens = pointers[:, 1:] - pointers[:, :-1]
+        m = lens.shape[1]
+        before = xp.zeros(m, dtype=np.int64)
+        if m > 1:
+            xp.cumsum(lens.sum(axis=0)[:-1], out=before[1:])
+        total = out_idx.shape[1]
+        for t in range(len(indices)):
+            idx = self._c(indices[t], np.int64)
+            n = idx.shape[1]
+            if n and total:
+                rows = xp.clip(idx[0], 0, max(m - 1, 0))
+                delta = before - pointers[t, :-1]
+                pos = xp.clip(xp.arange(n, dtype=np.int64) + delta[rows], 0, total - 1)
+                out_idx[:, pos] = idx
+                out_idx[axis, pos] += int(shifts[t])
+                out_val[pos] = self._c(values[t])
+            before += lens[t]

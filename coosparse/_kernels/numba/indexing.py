@@ -166,6 +166,24 @@ def take_ranges_part(t, nparts, indices, values, start, ends, total, out_idx, ou
     d = indices.shape[0]
     k = values.shape[1]
     p0, p1, i = _range_part(t, nparts, ends, total)
+    if d == 1 and k == 1:
+        # a matrix of scalars: one loop per range copies an entry's owner, column and value
+        # together (the loops over index rows and value words below cost twice the copy)
+        col = indices[0]
+        own = out_idx[0]
+        out_col = out_idx[1]
+        p = p0
+        while p < p1:
+            begin = ends[i - 1] if i > 0 else 0
+            stop = ends[i] if ends[i] < p1 else p1
+            src = start[i] + (p - begin)
+            for q in range(stop - p):
+                own[p + q] = i
+                out_col[p + q] = col[src + q]
+                out_val[p + q, 0] = values[src + q, 0]
+            p = stop
+            i += 1
+        return
     p = p0
     while p < p1:
         begin = ends[i - 1] if i > 0 else 0

@@ -19,8 +19,12 @@ the permutation is the same.
 import numba as nb
 import numpy as np
 
+from ..bounds import raise_out_of_bounds
 from .intersect import _lower_bound
-from .parts import part_range
+from .parts import lower_bound, part_range
+from .threads import run_parts
+
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 MAX_MERGE_RUNS = 16
 
@@ -174,3 +178,204 @@ def unpack_part(t, nparts, words, shift, out_idx):
         w = words[i]
         out_idx[0, i] = w >> shift
         out_idx[1, i] = w & low
+
+
+# ---- split sort: a transpose's counting sort in two cache-sized passes --------------------------
+# A counting sort by a key of 2**17 values writes to as many streams (a cache miss per entry);
+# an LSD radix sort in 9-bit digits needs two full passes plus packing, unpacking and a search
+# for the key offsets. Here: one pass splits (packed word, value) pairs into at most 512
+# buckets by the key's high bits (streams that stay in cache), then each bucket, a few
+# thousand entries, is counting-sorted by the low bits where it lies in cache, writing the
+# final index rows, values and the key offsets. Both passes keep entry order: stable.
+@nb.njit(cache=True, nogil=True)
+def split_hist_part(t, nparts, keys, bound, shift, hist, bad):
+    """hist[t, b] = keys of part t in bucket b = key >> shift; bad[t] = keys outside [0, bound)."""
+    lo, hi = part_range(t, nparts, keys.shape[0])
+    h = hist[t]
+    lim = np.uint64(bound)
+    nbad = 0
+    for i in range(lo, hi):
+        k = keys[i]
+        if np.uint64(k) < lim:
+            h[k >> shift] += 1
+        else:
+            nbad += 1
+    bad[t] = nbad
+
+
+@nb.njit(cache=True, nogil=True)
+def split_scatter_part(t, nparts, keys, other, values, shift, ob, pos, out_words, out_values):
+    """Part t's (key << ob | other, value) pairs to their bucket's next slots, in order."""
+    lo, hi = part_range(t, nparts, keys.shape[0])
+    p = pos[t]
+    for i in range(lo, hi):
+        k = keys[i]
+        b = k >> shift
+        q = p[b]
+        p[b] = q + 1
+        out_words[q] = (k << ob) | other[i]
+        out_values[q] = values[i]
+
+
+@nb.njit(cache=True, nogil=True)
+def split_local_part(t, nparts, bucket_starts, shift, ob, bound, offsets, out_idx, out_values, counts, scratch_w,
+                     scratch_v):
+    """Part t's buckets (cut where the entry count reaches t/nparts of the total), each sorted by
+    the key's low ``shift`` bits in place: on entry out_idx[0] holds the split pass's words and
+    out_values its values; on exit out_idx[0] = key, out_idx[1] = other, the values moved, and
+    offsets[key] = the key's first position, for every key of the bucket. A bucket is copied
+    to the part's scratch first (it is written over where it lies)."""
+    nbk = bucket_starts.shape[0] - 1
+    n = bucket_starts[nbk]
+    b0 = lower_bound(bucket_starts, 0, nbk, (t * n + nparts - 1) // nparts)
+    b1 = nbk if t == nparts - 1 else lower_bound(bucket_starts, 0, nbk, ((t + 1) * n + nparts - 1) // nparts)
+    c = counts[t]
+    sw = scratch_w[t]
+    sv = scratch_v[t]
+    keymask = (np.int64(1) << shift) - 1
+    low = (np.int64(1) << ob) - 1
+    words = out_idx[0]
+    for b in range(b0, b1):
+        lo = bucket_starts[b]
+        m = bucket_starts[b + 1] - lo
+        kfirst = b << shift
+        kn = bound - kfirst if bound - kfirst < keymask + 1 else keymask + 1
+        for j in range(kn):
+            c[j] = 0
+        for i in range(m):
+            w = words[lo + i]
+            sw[i] = w
+            sv[i] = out_values[lo + i]
+            c[(w >> ob) & keymask] += 1
+        run = lo
+        for j in range(kn):
+            cnt = c[j]
+            c[j] = run
+            offsets[kfirst + j] = run
+            run += cnt
+        for i in range(m):
+            w = sw[i]
+            j = (w >> ob) & keymask
+            q = c[j]
+            c[j] = q + 1
+            out_idx[1, q] = w & low
+            out_values[q] = sv[i]
+        for j in range(kn):
+            for q in range(offsets[kfirst + j], c[j]):
+                out_idx[0, q] = kfirst + j
+
+
+SPLIT_BUCKET_BITS = 9
+"""At most 512 buckets: the split pass's streams stay in cache."""
+SPLIT_MAX_BITS = 25
+"""Key spaces up to 2**25: a bucket's keys (2**16 at most) are counted in a cache-sized table."""
+
+
+def split_take(keys, bound, other, values, nparts, kb, ob):
+    """counting_take of two index rows (keys, other) and one value word per entry by the split
+    sort: (offsets, out_idx, out_val), or None when it does not apply (a key space over
+    SPLIT_MAX_BITS, or a bucket holding much of the keys: its scratch would be large); the
+    caller sorts otherwise. IndexError for a key outside [0, bound), before anything is moved."""
+    n = keys.shape[0]
+    if kb > SPLIT_MAX_BITS or values.dtype.itemsize not in _WORDS:
+        return None
+    shift = max(kb - SPLIT_BUCKET_BITS, 0)
+    nbk = ((bound - 1) >> shift) + 1
+    hist = np.zeros((nparts, nbk), np.int64)
+    bad = np.zeros(nparts, np.int64)
+    run_parts(split_hist_part, nparts, nparts, keys, bound, shift, hist, bad)
+    if bad.any():
+        raise_out_of_bounds(keys.reshape(1, -1), (bound,))
+    bucket_starts = np.zeros(nbk + 1, np.int64)
+    np.cumsum(hist.sum(axis=0), out=bucket_starts[1:])
+    lparts = 4 * nparts if nparts > 1 else 1
+    longest = int((bucket_starts[1:] - bucket_starts[:-1]).max())
+    if longest * lparts > n // 4 + 65536:
+        return None
+    pos = np.cumsum(hist, axis=0)
+    pos -= hist
+    pos += bucket_starts[:-1]
+    vals = values.view(_WORDS[values.dtype.itemsize])[:, 0]  # moved as bits
+    # the split pass writes into the result's memory (fresh pages cost as much as a pass)
+    out_idx = np.empty((2, n), np.int64)
+    out_val = np.empty((n, 1), values.dtype)
+    out_words = out_val.view(vals.dtype)[:, 0]
+    run_parts(split_scatter_part, nparts, nparts, keys, other, vals, shift, ob, pos, out_idx[0], out_words)
+    offsets = np.empty(bound + 1, np.int64)
+    offsets[bound] = n
+    counts = np.empty((lparts, 1 << shift), np.int64)
+    scratch_w, scratch_v = np.empty((lparts, longest), np.int64), np.empty((lparts, longest), vals.dtype)
+    run_parts(split_local_part, lparts, nparts, bucket_starts, shift, ob, bound, offsets, out_idx, out_words,
+              counts, scratch_w, scratch_v)
+    return offsets, out_idx, out_val
+
+
+# ---- joining rows: concatenation along the second axis through row pointers -------------------
+@nb.njit(cache=True, nogil=True)
+def join_rows_part(t, nparts, i0, i1, i2, i3, v0, v1, v2, v3, ptrs, base, shifts, axis, out_idx, out_val, bad):
+    """Part t of the rows: output row i at base[i] gets row i of pieces 0..3 in turn (entries
+    ptrs[g, i]:ptrs[g, i + 1] of piece g, index row ``axis`` + shifts[g]). Every output row is
+    written once, sequentially; every piece read sequentially. A row that would leave the
+    output (pointers that do not match the output) is not written and counted in bad[t]."""
+    lo, hi = part_range(t, nparts, base.shape[0])
+    pieces = (i0, i1, i2, i3)  # one loop over a homogeneous tuple: one copy of the code to compile
+    words = (v0, v1, v2, v3)
+    total = out_idx.shape[1]
+    d = out_idx.shape[0]
+    k = out_val.shape[1]
+    matrix = d == 2 and k == 1 and axis == 1
+    nbad = 0
+    for i in range(lo, hi):
+        o = base[i]
+        n = 0
+        for g in range(4):
+            n += ptrs[g, i + 1] - ptrs[g, i]
+        if o < 0 or n < 0 or o + n > total:
+            nbad += 1
+            continue
+        for g in range(4):
+            idx = pieces[g]
+            val = words[g]
+            shift = shifts[g]
+            s = ptrs[g, i]
+            e = ptrs[g, i + 1]
+            if matrix:  # a matrix of scalars: one loop, no inner loops over rows and words
+                for j in range(s, e):
+                    out_idx[0, o] = idx[0, j]
+                    out_idx[1, o] = idx[1, j] + shift
+                    out_val[o, 0] = val[j, 0]
+                    o += 1
+                continue
+            for j in range(s, e):
+                for q in range(d):
+                    out_idx[q, o] = idx[q, j] + (shift if q == axis else 0)
+                for c in range(k):
+                    out_val[o, c] = val[j, c]
+                o += 1
+    bad[t] = nbad
+
+def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val, nparts, nthreads):
+    """Pieces sorted by row joined row by row: output row i = row i of every piece in turn (index
+    row ``axis`` + shifts[t]) from the rows' total before it on. Four pieces per pass (a fixed
+    signature: no compilation per piece count). IndexError when the pointers do not add up to
+    the output (nothing written for those rows)."""
+    r = len(indices)
+    m = pointers.shape[1] - 1
+    lens = pointers[:, 1:] - pointers[:, :-1]
+    base = np.zeros(m, np.int64)
+    if m > 1:
+        np.cumsum(lens.sum(axis=0)[:-1], out=base[1:])
+    none_i = np.zeros((out_idx.shape[0], 0), np.int64)
+    none_v = np.zeros((0, out_val.shape[1]), out_val.dtype)
+    zero = np.zeros(m + 1, np.int64)
+    for g in range(0, r, 4):
+        grp = range(g, min(g + 4, r))
+        idx = [np.ascontiguousarray(indices[t], dtype=np.int64) for t in grp] + [none_i] * (4 - len(grp))
+        val = [np.ascontiguousarray(values[t]) for t in grp] + [none_v] * (4 - len(grp))
+        ptr = np.stack([pointers[t] for t in grp] + [zero] * (4 - len(grp)))
+        sh = np.array([shifts[t] for t in grp] + [0] * (4 - len(grp)), np.int64)
+        bad = np.zeros(nparts, np.int64)
+        run_parts(join_rows_part, nparts, nthreads, *idx, *val, ptr, base, sh, int(axis), out_idx, out_val, bad)
+        if bad.any():
+            raise IndexError("join_rows: the row pointers do not add up to the output")
+        base += lens[g:g + 4].sum(axis=0)

@@ -487,14 +487,24 @@ def merge_take(keys, offsets, indices, values):
     return out_idx, out_val
 
 
+def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val):
+    """Pieces sorted by row joined row by row into the outputs (join.py: joining rows)."""
+    nparts, nthreads = _parts(out_idx.shape[1] * (out_idx.shape[0] + out_val.shape[1]))
+    # (the pieces come in lists, which the read-only guard below does not open)
+    _join.join_rows([writeable(x) for x in indices], [writeable(x) for x in values], pointers, shifts, axis,
+                    out_idx, out_val, nparts, nthreads)
+
+
 def counting_take(keys, bound, indices, values):
     """(offsets int64[bound + 1], indices[:, perm], values[perm]) for the stable order perm of
     ``keys`` in [0, bound). IndexError for a key outside [0, bound), before anything is moved.
 
-    Two index rows (a transpose) whose key and second row pack into one word: an LSD radix sort
-    of (word, value) pairs in digits of at most 9 bits (each pass writes to at most 512 streams,
-    which stay in cache; a one-pass counting sort writes to ``bound`` streams, a cache miss per
-    entry). Otherwise a counting sort (histograms per part, each part scatters in order).
+    Two index rows (a transpose) whose key and second row pack into one word: with one value
+    word per entry the split sort of join.py (512 buckets by the key's high bits, each bucket
+    then sorted in cache); otherwise, or when it does not apply, an LSD radix sort of (word,
+    value) pairs in digits of at most 9 bits (each pass writes to at most 512 streams, which stay
+    in cache; a one-pass counting sort writes to ``bound`` streams, a cache miss per entry).
+    Other keys: a counting sort (histograms per part, each part scatters in order).
     """
     keys = np.ascontiguousarray(keys, dtype=_i64)
     indices = np.ascontiguousarray(indices, dtype=_i64)
@@ -503,8 +513,13 @@ def counting_take(keys, bound, indices, values):
     nparts = 1 if n < _SERIAL_BELOW else _nthreads()
     kb = max(bound - 1, 1).bit_length()
     ob = int(indices[1].max()).bit_length() if indices.shape[0] == 2 and n else 64
+    # (coalesce passes row 0 itself as the keys: the same memory needs no comparison)
     if (indices.shape[0] == 2 and n and kb + ob <= 63 and int(indices[1].min()) >= 0
-            and bool((indices[0] == keys).all()) and values.dtype.itemsize in _WORDS):
+            and (keys.ctypes.data == indices.ctypes.data or bool((indices[0] == keys).all()))
+            and values.dtype.itemsize in _WORDS):
+        out = _join.split_take(keys, bound, indices[1], values, nparts, kb, ob) if values.shape[1] == 1 else None
+        if out is not None:
+            return out
         return _radix_take(keys, bound, indices, values, nparts, kb, ob)
     nparts = 1 if bound > n else nparts  # a part holds a histogram of the whole key space
     hist = np.zeros((nparts, bound), _i64)

@@ -313,10 +313,16 @@ class _Grouping:
     def _pointer_plan(self, ptr):
         xp = self.xp
         self.kshape = (self.a.shape[0],)
-        rows = xp.flatnonzero(ptr[1:] != ptr[:-1])  # synchronize! (the number of output rows)
-        starts = xp.empty(rows.shape[0] + 1, dtype=np.int64)
-        starts[:-1] = ptr[rows]
-        starts[-1] = self.a.nnz
+        nonempty = ptr[1:] != ptr[:-1]
+        if xp is np and nonempty.all():
+            # no empty row (the common case when nnz is several times the rows): the pointer is
+            # the segments' starts as it is, no gather (on a GPU the general path keeps to one read)
+            rows, starts = np.arange(ptr.shape[0] - 1), ptr
+        else:
+            rows = xp.flatnonzero(nonempty)  # synchronize! (the number of output rows)
+            starts = xp.empty(rows.shape[0] + 1, dtype=np.int64)
+            starts[:-1] = ptr[rows]
+            starts[-1] = self.a.nnz
         self.strategy = "pointer"
         self.perm, self.starts = None, starts
         self.out_indices = xp.ascontiguousarray(rows.astype(np.int64, copy=False).reshape(1, -1))

@@ -141,6 +141,48 @@ def test_concatenate_flags_and_merge():
     assert_coo(out, np.concatenate([reference(p) for p in many], axis=1))
 
 
+@pytest.mark.parametrize("npieces", [2, 4, 5, 9])
+@pytest.mark.parametrize("layout", ["matrix", "hybrid", "3d", "duplicates"])
+def test_concatenate_second_axis_by_rows(npieces, layout, backend):
+    """Sorted pieces along axis 1 join row by row through their row pointers (four pieces per
+    pass): the merge's result and order, the result's row pointer cached, empty rows and pieces."""
+    rng = np.random.default_rng(npieces)
+    pieces = []
+    for i in range(npieces):
+        shape = (40, 3 + i) + ((2,) if layout == "hybrid" else (5,) if layout == "3d" else ())
+        sparse_ndim = 3 if layout == "3d" else 2
+        nnz = 0 if i == 1 else int(rng.integers(1, 60))
+        flat = np.sort(rng.integers(0, int(np.prod(shape[:sparse_ndim])), nnz))
+        if layout != "duplicates":
+            flat = np.unique(flat)
+        idx = np.array(np.unravel_index(flat, shape[:sparse_ndim]), dtype=np.int64).reshape(sparse_ndim, -1)
+        vals = rng.standard_normal((idx.shape[1],) + shape[sparse_ndim:])
+        pieces.append(COO(idx, vals, shape, sorted=True, unique=layout != "duplicates"))
+    res = coosparse.concatenate([backend.put(p) for p in pieces], axis=1)
+    assert res._cached_companion(("row_pointer", 1, 40)) is not None  # (the pieces' pointers, summed)
+    pointer = backend.get(res.row_pointer())
+    out = backend.get(res)
+    assert out.is_sorted and out.is_unique == (layout != "duplicates")
+    expected = np.concatenate([p.to_dense() for p in pieces], axis=1)
+    np.testing.assert_array_equal(out.to_dense(), expected)
+    # the merge's order exactly: row by row, pieces in turn, each piece's order kept
+    keys = np.concatenate([p.indices[0] for p in pieces])
+    order = np.argsort(keys, kind="stable")
+    offs = np.cumsum([0] + [p.shape[1] for p in pieces])
+    idx = np.concatenate([p.indices + np.eye(p.indices.shape[0], dtype=np.int64)[1][:, None] * o
+                          for p, o in zip(pieces, offs)], axis=1)
+    np.testing.assert_array_equal(out.indices, idx[:, order])
+    np.testing.assert_array_equal(out.values, np.concatenate([p.values for p in pieces])[order])
+    np.testing.assert_array_equal(pointer, np.searchsorted(out.indices[0], np.arange(41)))
+
+
+def test_concatenate_second_axis_refuses_a_lying_sorted_flag():
+    a = COO([[0, 2, 1], [0, 1, 2]], np.ones(3), (3, 3), sorted=True, unique=True, check=False)
+    b = coosparse.random((3, 3), nnz=4, seed=0, sorted=True)
+    with pytest.raises(ValueError, match="sorted"):
+        coosparse.concatenate([b, a], axis=1)
+
+
 def test_concatenate_dense_axis_and_layouts():
     d1 = np.arange(24.0).reshape(2, 3, 4) % 3
     d2 = np.arange(12.0).reshape(2, 3, 2) % 2
