@@ -284,11 +284,17 @@ def multiply_matched(src_values, rows, probe_values, perm, first, count, *, shar
     )
 
 
-def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None):
+def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None, pointers=None):
     """Fused compact product of a sorted source and a sorted probe: (indices, values).
 
     ``sizes``: the sparse shape; every index the merge reads is checked against it in its pass.
+    ``pointers``: the operands' row pointers (2-D only): the merge goes row by row over the columns.
     """
+    if pointers is not None and src_indices.shape[0] == 2:
+        out = _ix.row_multiply(src_indices, src_values, probe_indices, probe_values, writeable(pointers[0]),
+                               writeable(pointers[1]), _ix.merge_limits(strides, sizes), _nthreads())
+        if out is not None:
+            return out
     return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _nthreads(), sizes)
 
 
@@ -329,11 +335,15 @@ def _union_offsets_checked(a_indices, b_indices, strides, limits):
     return sizes, blo, chunk, nthreads
 
 
-def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None):
+def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None, pointers=None):
     """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate).
 
     ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
+    ``pointers``: the operands' row pointers (2-D only): the merge goes row by row over the columns.
     """
+    if pointers is not None and a_indices.shape[0] == 2:
+        return _un.row_add(a_indices, b_indices, a_values, b_values, writeable(pointers[0]), writeable(pointers[1]),
+                           _ix.merge_limits(strides, sizes), bool(negate), _nthreads())
     sizes, blo, chunk, nthreads = _union_offsets_checked(a_indices, b_indices, strides,
                                                          _ix.merge_limits(strides, sizes))
     total = int(sizes[-1])

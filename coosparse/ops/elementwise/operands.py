@@ -141,3 +141,20 @@ def check_coo(x, op, name):
     if not isinstance(x, COO):
         raise TypeError(f"{op}: {name} must be a COO array; got {type(x).__name__}")
     return x
+
+
+def row_pointers(*arrays):
+    """The operands' row pointers (:meth:`COO.row_pointer`, built once and cached with each) for
+    the per-row merges of the fused products and sums, or None where they do not pay.
+
+    Only for sorted matrices (sparse_ndim 2) on the CPU whose pointers stay small
+    (``shape[0] <= 2 * nnz + 1024``, or already cached): a merge over rows then reads
+    one column index per entry instead of both. On a GPU the merges compute keys
+    (one thread per entry), so no pointer is built there.
+    """
+    for a in arrays:
+        if a.sparse_ndim != 2 or is_device_array(a.indices) or not a.is_sorted:
+            return None
+        if not a._row_pointer_pays() and a._cached_companion(("row_pointer", 1, a.shape[0])) is None:
+            return None
+    return tuple(a.row_pointer() for a in arrays)
