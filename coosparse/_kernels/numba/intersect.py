@@ -526,7 +526,7 @@ def _key_outside(indices, strides, limits, i):
 # inlined into its one caller, _merge_idx_part: no compilation of its own
 @nb.njit(cache=True, nogil=True, inline="always")
 def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, first_tmp, flags):
-    # flags[0]: columns outside the limits; flags[1]: source keys out of order (a lying flag),
+    # flags[0]: columns outside the limits; flags[1]: keys out of order (a lying flag),
     # both counted on the columns this chunk reads anyway. Counted in locals and stored once:
     # every thread's flags share one cache line, and a store per entry there made the two
     # threads' merges fight over it (1.3-1.5x slower in wall time than the merge alone)
@@ -547,8 +547,10 @@ def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, firs
         while j < m and kp < k:
             j += 1
             if j < m:
-                kp, o = _key_outside(probe_idx, strides, limits, j)
+                kn, o = _key_outside(probe_idx, strides, limits, j)
                 bad += o
+                down += kn < kp  # the probe's order too, where the merge walks it
+                kp = kn
         if j < m and kp == k:
             rows_tmp[u] = i
             first_tmp[u] = j

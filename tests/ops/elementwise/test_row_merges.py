@@ -15,12 +15,21 @@ from coosparse import COO
 from coosparse._core.arrays import rows2d
 from coosparse._kernels.numba import layer
 from coosparse._kernels.numba.parts import row_range
+from coosparse.ops.elementwise import operands as _operands
 from coosparse.ops.elementwise.operands import row_pointers
 from operands import close
 from reference import dense_of
 from test_reliability import expect_error
 
 POINTER = ("row_pointer", 1)
+
+
+@pytest.fixture(params=["rows", "keys"])
+def merge(request, monkeypatch):
+    """Small operands through the per-row merges too ("rows"), or as they go by default ("keys")."""
+    if request.param == "rows":
+        monkeypatch.setattr(_operands, "ROW_MERGE_MIN", 0)
+    return request.param
 
 
 def _random(shape, nnz, seed, dtype=np.float64, k=None, rows=None, unique=True):
@@ -48,8 +57,7 @@ def test_row_merges_equal_the_global_merges_bit_for_bit(dtype, k, nnz):
     b = _random(shape, nnz // 2 + 1, 2, dtype, k, rows=np.arange(0, 300, 3))
     strides = np.array([shape[1], 1])
     av, bv = rows2d(a.values), rows2d(b.values)
-    pointers = row_pointers(a, b)
-    assert pointers is not None
+    pointers = a.row_pointer(), b.row_pointer()
     for x, y, xv, yv, p in [(a, b, av, bv, pointers), (b, a, bv, av, pointers[::-1])]:
         want = layer.merge_multiply(x.indices, xv, y.indices, yv, strides, sizes=shape)
         got = layer.merge_multiply(x.indices, xv, y.indices, yv, strides, sizes=shape, pointers=p)
@@ -65,9 +73,10 @@ def test_row_merges_equal_the_global_merges_bit_for_bit(dtype, k, nnz):
 @pytest.mark.parametrize("op", ["multiply", "add", "subtract"])
 def test_row_merges_against_dense(backend, op):
     # large enough for several parts; skewed rows (a few long ones) to move the cuts
-    shape = (400, 3000)
-    rows = np.concatenate([np.arange(400), np.full(2000, 7), np.full(2000, 350)])
-    a, b = _random(shape, 50_000, 3, rows=rows), _random(shape, 40_000, 4)
+    shape = (400, 8000)
+    rows = np.concatenate([np.repeat(np.arange(400), 20), np.full(800, 7), np.full(800, 350)])
+    a, b = _random(shape, 45_000, 3, rows=rows), _random(shape, 35_000, 4)
+    assert a.nnz + b.nnz > _operands.ROW_MERGE_MIN
     r = backend.get(getattr(coosparse, op)(backend.put(a), backend.put(b)))
     assert r.is_sorted and r.is_unique and r.dtype == np.float64
     close(dense_of(r), getattr(np, op)(dense_of(a), dense_of(b)), np.float64)
@@ -76,7 +85,7 @@ def test_row_merges_against_dense(backend, op):
         assert a.nbytes == a.indices.nbytes + a.values.nbytes + 8 * (shape[0] + 1)
 
 
-def test_one_sided_entries_keep_their_sign_and_bits():
+def test_one_sided_entries_keep_their_sign_and_bits(merge):
     a = COO([[0, 0, 1], [0, 2, 1]], np.array([-0.0, 1.0, np.nan]), (2, 3), sorted=True, unique=True)
     b = COO([[0, 1], [1, 1]], np.array([-0.0, 2.0]), (2, 3), sorted=True, unique=True)
     s = coosparse.add(a, b)
@@ -86,7 +95,7 @@ def test_one_sided_entries_keep_their_sign_and_bits():
     assert np.signbit(d.values[:2]).tolist() == [True, False]  # -0.0 alone; -(-0.0) alone
 
 
-def test_probe_repeats_go_to_the_global_merge(backend):
+def test_probe_repeats_go_to_the_global_merge(backend, merge):
     # sorted, not unique on both sides: the probe's repeated columns are summed in stored order
     a = COO([[0, 0, 1, 1], [1, 1, 0, 2]], np.array([2.0, 3.0, 5.0, 7.0]), (2, 3), sorted=True)
     b = COO([[0, 0, 0, 1], [1, 1, 1, 2]], np.array([1e16, 1.0, -1e16, 4.0]), (2, 3), sorted=True)
@@ -96,10 +105,20 @@ def test_probe_repeats_go_to_the_global_merge(backend):
     assert r.is_sorted and not r.is_unique
 
 
+def test_small_operands_use_pointers_only_when_cached():
+    a, b = _random((300, 500), 2000, 8), _random((300, 500), 2000, 9)
+    assert row_pointers(a, b) is None and a._cached_companion(POINTER + (300,)) is None
+    a.row_pointer(), b.row_pointer()
+    assert all(p is q for p, q in zip(row_pointers(a, b), (a.row_pointer(), b.row_pointer())))
+    big = _random((300, 5000), 70_000, 10)
+    assert row_pointers(big, big) is not None  # large enough: built (and cached)
+    assert big._cached_companion(POINTER + (300,)) is not None
+
+
 def test_no_pointer_where_it_does_not_pay():
     # a leading dimension much longer than nnz: the global merge, no pointer cached
-    a = _random((10**6, 50), 300, 5)
-    b = _random((10**6, 50), 300, 6)
+    a = _random((10**6, 50), 40_000, 5)
+    b = _random((10**6, 50), 40_000, 6)
     assert row_pointers(a, b) is None
     coosparse.multiply(a, b), coosparse.add(a, b)
     assert a._cached_companion(POINTER + (10**6,)) is None
@@ -108,7 +127,7 @@ def test_no_pointer_where_it_does_not_pay():
 
 
 @pytest.mark.parametrize("where", ["column", "row"])
-def test_row_merges_refuse_indices_out_of_bounds(backend, where):
+def test_row_merges_refuse_indices_out_of_bounds(backend, where, merge):
     g = backend.put(_random((50, 40), 300, 1))
     idx = [[0, 1, 2], [1, 40, 3]] if where == "column" else [[0, 1, 50], [1, 5, 3]]
     bad = backend.put(COO(np.array(idx), np.ones(3), (50, 40), sorted=True, unique=True, check=False))
@@ -118,7 +137,7 @@ def test_row_merges_refuse_indices_out_of_bounds(backend, where):
                      "out of bounds")
 
 
-def test_row_merges_name_columns_out_of_order_within_a_row(backend):
+def test_row_merges_name_columns_out_of_order_within_a_row(backend, merge):
     # the rows are in order (the pointer builds), the columns of row 1 are not
     g = backend.put(_random((50, 40), 300, 1))
     lie = backend.put(COO(np.array([[0, 1, 1, 2], [1, 9, 5, 3]]), np.ones(4), (50, 40), sorted=True, unique=True,
