@@ -349,16 +349,24 @@ def row_add(a_idx, b_idx, a_values, b_values, ap, bp, limits, negate, nthreads):
     """``merge_add`` of two 2-D operands through their row pointers ``ap``, ``bp`` (built from their
     leading rows, which they checked). Columns outside ``limits[1]`` raise IndexError and columns not
     strictly increasing within a row ValueError, before anything is written."""
-    acol, bcol = a_idx[1], b_idx[1]
-    nparts, nthreads = plan(a_idx.shape[1] + b_idx.shape[1], nthreads)
-    sizes = np.zeros(nparts + 1, dtype=np.int64)
-    flags = np.zeros((nparts, 2), dtype=np.int64)
-    run_parts(_row_union_count_part, nparts, nthreads, ap, bp, acol, bcol, np.uint64(limits[1]), sizes, flags)
-    raise_merge_flags(flags, limits, a_idx, b_idx)
-    np.cumsum(sizes, out=sizes)
+    sizes, nthreads = row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads)
     total = int(sizes[-1])
     out_idx = np.empty((2, total), dtype=np.int64)
     out_val = np.empty((total, a_values.shape[1]), dtype=a_values.dtype)
-    run_parts(_row_add_part, nparts, nthreads, ap, bp, acol, bcol, sizes, a_values, b_values, negate, out_idx,
-              out_val)
+    run_parts(_row_add_part, sizes.shape[0] - 1, nthreads, ap, bp, a_idx[1], b_idx[1], sizes, a_values, b_values,
+              negate, out_idx, out_val)
     return out_idx, out_val
+
+
+def row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads):
+    """(sizes, nthreads): the prefix-summed union sizes of the parts of a per-row union (parts cut by
+    ``parts.row_range``), after the count pass found every column inside ``limits[1]`` and strictly
+    increasing within its row (IndexError / ValueError otherwise)."""
+    nparts, nthreads = plan(a_idx.shape[1] + b_idx.shape[1], nthreads)
+    sizes = np.zeros(nparts + 1, dtype=np.int64)
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_row_union_count_part, nparts, nthreads, ap, bp, a_idx[1], b_idx[1], np.uint64(limits[1]), sizes,
+              flags)
+    raise_merge_flags(flags, limits, a_idx, b_idx)
+    np.cumsum(sizes, out=sizes)
+    return sizes, nthreads
