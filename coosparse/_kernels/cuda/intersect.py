@@ -69,7 +69,8 @@ class IntersectRows:
         first, count = self._match(src_keys, probe_keys)
         return self._compact(first, count)
 
-    def merge_multiply(self, src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None, pointers=None):
+    def merge_multiply(self, src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None,
+                       pointers=None):
         """Compact product of a sorted source and a sorted probe: (indices, values). Synchronises (output size).
 
         Composed of this layer's kernels (linear index, merge_matches,
