@@ -128,7 +128,9 @@ merge_multiply     (src_idx int64[d, n], src_values[n, k], probe_idx int64[d, np
                    ``sizes=`` (host shape) bounds every index read, as in
                    linear_index (default: from the strides, first dim open);
                    a false sorted flag found on the way is a ValueError
-                   (Numba) or an ORDER report (CUDA)
+                   (Numba) or an ORDER report (CUDA); ``pointers=`` (both
+                   operands' row pointers, 2-D): Numba merges row by row
+                   over the columns (same result); CUDA ignores it
 multiply_search    (src_keys int64[n] any order, src_values[n, k], probe_keys
                    sorted, probe_values[np, k], perm | None) -> [n, k]: row
                    i = src_values[i] * ordered probe sum of src_keys[i]'s
@@ -148,7 +150,8 @@ merge_add          (a_idx int64[d, na], b_idx int64[d, nb], a_values[na, k],
                    sum(idx * strides) (computed on the fly); the sorted
                    union, values (a or 0) + (b or 0), or minus with negate;
                    one arithmetic dtype (synchronises on a GPU: output size);
-                   ``sizes=`` and false flags as in merge_multiply
+                   ``sizes=``, false flags and ``pointers=`` as in
+                   merge_multiply
 ---- elementwise -------------------------------------------------------------
 merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
                    b_words[nb, kb], strides int64[d], a_fill[ka],
@@ -158,7 +161,8 @@ merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
                    the key, else a_fill (b likewise). Words: unsigned
                    integers of one size, a bit copy; strides and the fill
                    rows are host metadata (synchronises on a GPU: output
-                   size); ``sizes=`` as in merge_multiply. The elementwise engine's union
+                   size); ``sizes=`` and ``pointers=`` as in merge_multiply.
+                   The elementwise engine's union
 ---- reduce ------------------------------------------------------------------
 segment_prod       (values[n, k], perm | None, starts) -> [nseg, k]: each
                    segment's product taken sequentially in perm order (int64

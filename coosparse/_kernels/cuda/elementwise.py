@@ -13,7 +13,7 @@ from ..backend import is_device_array
 class ElementwiseRows:
     """The elementwise rows of :class:`~coosparse._kernels.cuda.layer.CudaLayer` (helpers: ``base.LayerBase``)."""
 
-    def merge_gather(self, a_idx, b_idx, a_words, b_words, strides, a_fill, b_fill, *, sizes=None):
+    def merge_gather(self, a_idx, b_idx, a_words, b_words, strides, a_fill, b_fill, *, sizes=None, pointers=None):
         """Coalesced union: (indices, a's rows or a_fill, b's rows or b_fill), bit copies.
 
         Composed of the union kernels (keys, :meth:`merge_union`, :meth:`union_columns`)
@@ -23,7 +23,8 @@ class ElementwiseRows:
         where a side lacks the key by one ``where`` per distinct word of its
         period (one for a real dtype, two for complex128's two words), with
         the words as scalars, so nothing is uploaded. Indices outside ``sizes``
-        are reported as in :meth:`merge_add`.
+        are reported as in :meth:`merge_add`. ``pointers`` (the Numba layer's
+        per-row merge) is not used: the ranks give the same result.
         """
         fills = [self._host_words(f, w, what) for f, w, what in
                  ((a_fill, a_words, "merge_gather a_fill"), (b_fill, b_words, "merge_gather b_fill"))]

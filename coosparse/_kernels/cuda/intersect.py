@@ -69,7 +69,8 @@ class IntersectRows:
         first, count = self._match(src_keys, probe_keys)
         return self._compact(first, count)
 
-    def merge_multiply(self, src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None):
+    def merge_multiply(self, src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None,
+                       pointers=None):
         """Compact product of a sorted source and a sorted probe: (indices, values). Synchronises (output size).
 
         Composed of this layer's kernels (linear index, merge_matches,
@@ -77,6 +78,8 @@ class IntersectRows:
         so results are bit-identical to the Numba layer's fused kernel.
         Indices outside ``sizes`` (host values; default: what the strides
         tell, the first dimension unbounded) are reported with the output size.
+        ``pointers`` (the Numba layer's per-row merge) is not used: one thread
+        per entry computes its key, which gives the same result.
         """
         sizes = row_major_sizes(strides) if sizes is None else sizes
         rows, first, count = self.merge_matches(

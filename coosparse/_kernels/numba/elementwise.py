@@ -12,6 +12,7 @@ import numba as nb
 import numpy as np
 
 from .intersect import _key
+from .parts import row_range
 from .threads import run_parts
 from .union import _union_size_idx
 
@@ -96,3 +97,40 @@ def merge_gather_serial(a_idx, b_idx, strides, limits, flags, a_words, b_words, 
         _merge_gather_chunk(a_idx, 0, na, b_idx, 0, nb_, strides, a_words, b_words, a_fill, b_fill,
                             out_idx, out_a, out_b, 0)
     return out_idx, out_a, out_b
+
+
+_PAST = np.int64(2**63 - 1)  # above every column (columns are below a size <= 2**63 - 1)
+
+
+# the per-row union of union._row_add_part (two CSR matrices through their row pointers, only
+# the columns read), writing each side's words or its fill instead of a sum
+@nb.njit(cache=True, nogil=True)
+def _row_gather_part(t, nparts, ap, bp, acol, bcol, sizes, a_words, b_words, a_fill, b_fill, out_idx, out_a,
+                     out_b):
+    rlo, rhi = row_range(t, nparts, ap, bp)
+    u = sizes[t]
+    ka = a_words.shape[1]
+    kb = b_words.shape[1]
+    for r in range(rlo, rhi):
+        i, ie, j, je = ap[r], ap[r + 1], bp[r], bp[r + 1]
+        while i < ie or j < je:
+            # past a side's end its column reads as larger than any (branch-free inside the row)
+            ca = acol[i] if i < ie else _PAST
+            cb = bcol[j] if j < je else _PAST
+            ta = ca <= cb
+            tb = cb <= ca
+            out_idx[0, u] = r
+            out_idx[1, u] = ca if ta else cb
+            for c in range(ka):
+                out_a[u, c] = a_words[i, c] if ta else a_fill[c]
+            for c in range(kb):
+                out_b[u, c] = b_words[j, c] if tb else b_fill[c]
+            i += np.int64(ta)
+            j += np.int64(tb)
+            u += 1
+
+
+def row_gather_write(a_idx, b_idx, ap, bp, sizes, a_words, b_words, a_fill, b_fill, out_idx, out_a, out_b,
+                     nthreads):
+    run_parts(_row_gather_part, sizes.shape[0] - 1, nthreads, ap, bp, a_idx[1], b_idx[1], sizes, a_words, b_words,
+              a_fill, b_fill, out_idx, out_a, out_b)

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..bounds import first_out_of_bounds, lying_flag_error, raise_out_of_bounds, row_major_sizes, size_limits
 from .parts import lower_bound as _lower_bound
-from .parts import part_range
+from .parts import part_range, row_range
 from .sort import bucket_offsets, split_buckets
 from .threads import plan, run_parts
 
@@ -526,7 +526,7 @@ def _key_outside(indices, strides, limits, i):
 # inlined into its one caller, _merge_idx_part: no compilation of its own
 @nb.njit(cache=True, nogil=True, inline="always")
 def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, first_tmp, flags):
-    # flags[0]: columns outside the limits; flags[1]: source keys out of order (a lying flag),
+    # flags[0]: columns outside the limits; flags[1]: keys out of order (a lying flag),
     # both counted on the columns this chunk reads anyway. Counted in locals and stored once:
     # every thread's flags share one cache line, and a store per entry there made the two
     # threads' merges fight over it (1.3-1.5x slower in wall time than the merge alone)
@@ -547,8 +547,10 @@ def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, firs
         while j < m and kp < k:
             j += 1
             if j < m:
-                kp, o = _key_outside(probe_idx, strides, limits, j)
+                kn, o = _key_outside(probe_idx, strides, limits, j)
                 bad += o
+                down += kn < kp  # the probe's order too, where the merge walks it
+                kp = kn
         if j < m and kp == k:
             rows_tmp[u] = i
             first_tmp[u] = j
@@ -674,4 +676,103 @@ def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nthreads, 
     out_vals = np.empty((total, src_vals.shape[1]), dtype=src_vals.dtype)
     run_parts(_merge_multiply_pack_part, nparts, nthreads, rows_tmp, first_tmp, per, chunk, src_idx, src_vals,
               probe_idx, probe_vals, strides, out_idx, out_vals)
+    return out_idx, out_vals
+
+
+# ---- per-row product of two CSR matrices (2-D, row pointers cached with the arrays) -----------
+# Each row's two column runs are merged branch-free: every step reads one column of each side
+# and advances the side(s) whose column is not larger (a random-key merge mispredicts a branch
+# per step otherwise). The rows come from the pointers, so only the column index is read (8
+# bytes an entry, not 16). A count pass checks every column (bounds, order within the row) and
+# finds each part's output size; the write pass then writes the product straight into the
+# output (the slot of the next match is written every step and kept when it matches).
+@nb.njit(cache=True, nogil=True)
+def _row_match_count_part(t, nparts, sp, pp, scol, pcol, limit, per, last, flags):
+    """per[t + 1]: the matches of part t's rows; last[t]: the source position of its last match
+    (-1: none); flags[t]: columns outside ``limit``, columns out of order, a repeated probe column."""
+    rlo, rhi = row_range(t, nparts, sp, pp)
+    bad = down = dup = cnt = np.int64(0)
+    lm = np.int64(-1)
+    for r in range(rlo, rhi):
+        i, ie, j, je = sp[r], sp[r + 1], pp[r], pp[r + 1]
+        ls = lp = np.int64(-1)  # the last column consumed on each side
+        while i < ie and j < je:
+            ks = scol[i]
+            kp = pcol[j]
+            bad |= np.int64(np.uint64(ks) >= limit) | np.int64(np.uint64(kp) >= limit)
+            ts = ks <= kp
+            tp = kp < ks
+            down |= np.int64(ts & (ks < ls)) | np.int64(tp & (kp < lp))
+            dup |= np.int64(tp & (kp == lp))
+            ls = ks if ts else ls
+            lp = kp if tp else lp
+            lm = i if ks == kp else lm
+            cnt += np.int64(ks == kp)
+            i += np.int64(ts)
+            j += np.int64(tp)
+        for q in range(i, ie):
+            ks = scol[q]
+            bad |= np.int64(np.uint64(ks) >= limit)
+            down |= np.int64(ks < ls)
+            ls = ks
+        for q in range(j, je):
+            kp = pcol[q]
+            bad |= np.int64(np.uint64(kp) >= limit)
+            down |= np.int64(kp < lp)
+            dup |= np.int64(kp == lp)
+            lp = kp
+    per[t + 1] = cnt
+    last[t] = lm
+    flags[t, 0] = bad
+    flags[t, 1] = down
+    flags[t, 2] = dup
+
+
+@nb.njit(cache=True, nogil=True)
+def _row_multiply_part(t, nparts, sp, pp, scol, pcol, svals, pvals, per, last, out_idx, out_vals):
+    rlo, rhi = row_range(t, nparts, sp, pp)
+    stop = last[t]
+    u = per[t]
+    k = svals.shape[1]
+    for r in range(rlo, rhi):
+        if stop < sp[r]:
+            break
+        # the part's last match ends its merge: no step writes past the part's output
+        i, ie, j, je = sp[r], (sp[r + 1] if sp[r + 1] <= stop else stop + 1), pp[r], pp[r + 1]
+        while i < ie and j < je:
+            ks = scol[i]
+            kp = pcol[j]
+            out_idx[0, u] = r
+            out_idx[1, u] = ks
+            for c in range(k):
+                out_vals[u, c] = svals[i, c] * pvals[j, c]
+            u += np.int64(ks == kp)
+            i += np.int64(ks <= kp)
+            j += np.int64(kp < ks)
+
+
+def row_multiply(src_idx, src_vals, probe_idx, probe_vals, sp, pp, limits, nthreads):
+    """``merge_multiply`` of two 2-D operands through their row pointers ``sp``, ``pp`` (built from
+    their leading rows, which they checked): (indices, values), or None when the probe repeats a
+    column within a row (its duplicates are summed by ``merge_multiply`` then).
+
+    Columns outside ``limits[1]`` raise IndexError and columns out of order within a row
+    ValueError, before anything is written.
+    """
+    n, m = src_idx.shape[1], probe_idx.shape[1]
+    scol, pcol = src_idx[1], probe_idx[1]
+    nparts, nthreads = plan(n + m, nthreads)
+    per = np.zeros(nparts + 1, dtype=np.int64)
+    last = np.empty(nparts, dtype=np.int64)
+    flags = np.zeros((nparts, 3), dtype=np.int64)
+    run_parts(_row_match_count_part, nparts, nthreads, sp, pp, scol, pcol, np.uint64(limits[1]), per, last, flags)
+    raise_merge_flags(flags[:, :2], limits, src_idx, probe_idx)
+    if flags[:, 2].any():
+        return None
+    np.cumsum(per, out=per)
+    total = int(per[-1])
+    out_idx = np.empty((2, total), dtype=np.int64)
+    out_vals = np.empty((total, src_vals.shape[1]), dtype=src_vals.dtype)
+    run_parts(_row_multiply_part, nparts, nthreads, sp, pp, scol, pcol, src_vals, probe_vals, per, last, out_idx,
+              out_vals)
     return out_idx, out_vals

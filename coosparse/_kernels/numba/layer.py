@@ -290,11 +290,17 @@ def multiply_matched(src_values, rows, probe_values, perm, first, count, *, shar
     )
 
 
-def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None):
+def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None, pointers=None):
     """Fused compact product of a sorted source and a sorted probe: (indices, values).
 
     ``sizes``: the sparse shape; every index the merge reads is checked against it in its pass.
+    ``pointers``: the operands' row pointers (2-D only): the merge goes row by row over the columns.
     """
+    if pointers is not None and src_indices.shape[0] == 2:
+        out = _ix.row_multiply(src_indices, src_values, probe_indices, probe_values, writeable(pointers[0]),
+                               writeable(pointers[1]), _ix.merge_limits(strides, sizes), _nthreads())
+        if out is not None:
+            return out
     return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _nthreads(), sizes)
 
 
@@ -335,11 +341,15 @@ def _union_offsets_checked(a_indices, b_indices, strides, limits):
     return sizes, blo, chunk, nthreads
 
 
-def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None):
+def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None, pointers=None):
     """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate).
 
     ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
+    ``pointers``: the operands' row pointers (2-D only): the merge goes row by row over the columns.
     """
+    if pointers is not None and a_indices.shape[0] == 2:
+        return _un.row_add(a_indices, b_indices, a_values, b_values, writeable(pointers[0]), writeable(pointers[1]),
+                           _ix.merge_limits(strides, sizes), bool(negate), _nthreads())
     sizes, blo, chunk, nthreads = _union_offsets_checked(a_indices, b_indices, strides,
                                                          _ix.merge_limits(strides, sizes))
     total = int(sizes[-1])
@@ -354,12 +364,21 @@ def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, size
 _MERGE_SERIAL_BELOW = 32768  # entries: below this one thread merges (the pool's wake-up costs more)
 
 
-def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill, *, sizes=None):
+def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill, *, sizes=None, pointers=None):
     """Coalesced union over index columns: (indices, a's words or a_fill, b's words or b_fill).
 
     ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
+    ``pointers``: the operands' row pointers (2-D only): the merge goes row by row over the columns.
     """
     limits = _ix.merge_limits(strides, sizes)
+    if pointers is not None and a_indices.shape[0] == 2:
+        ap, bp = writeable(pointers[0]), writeable(pointers[1])
+        offsets, nthreads = _un.row_union_offsets(a_indices, b_indices, ap, bp, limits, _nthreads())
+        total = int(offsets[-1])
+        out = (np.empty((2, total), _i64), np.empty((total, a_words.shape[1]), a_words.dtype),
+               np.empty((total, b_words.shape[1]), b_words.dtype))
+        _ew.row_gather_write(a_indices, b_indices, ap, bp, offsets, a_words, b_words, a_fill, b_fill, *out, nthreads)
+        return out
     if a_indices.shape[1] + b_indices.shape[1] < _MERGE_SERIAL_BELOW:
         flags = np.zeros((1, 2), _i64)
         out = _ew.merge_gather_serial(a_indices, b_indices, strides, limits, flags, a_words, b_words,

@@ -31,3 +31,27 @@ def lower_bound(a, lo, hi, k):
         else:
             hi = mid
     return lo
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def row_range(t, nparts, ap, bp):
+    """[rlo, rhi): the rows of part t of a merge of two CSR matrices (row pointers ``ap``, ``bp``),
+    cut where ``ap[r] + bp[r]`` (the entries before row r) crosses t / nparts of the total, so
+    parts hold equal work whatever the row lengths (a row is never split)."""
+    nrows = ap.shape[0] - 1
+    c = (ap[nrows] + bp[nrows] + nparts - 1) // nparts
+    return _row_cut(ap, bp, t * c), (nrows if t + 1 >= nparts else _row_cut(ap, bp, (t + 1) * c))
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _row_cut(ap, bp, w):
+    """The first row r with ap[r] + bp[r] >= w (both pointers non-decreasing)."""
+    lo = 0
+    hi = ap.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if ap[mid] + bp[mid] < w:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo

@@ -87,7 +87,7 @@ from ..coalesce import coalesce
 from . import standard
 from .fillrule import _evaluate, annihilators, background
 from .intersect import _probe_values, match, multiply_sparse, probe_rank
-from .operands import gather_dense
+from .operands import gather_dense, row_pointers
 from .union import _union_dense, _union_sparse
 
 # f -> positions in which f is additive (f(x1 + x2, ...) == f(x1, ...) + f(x2, ...))
@@ -211,7 +211,8 @@ def _union(be, coos):
         strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)
         idx, va, vb = be.merge_gather(a.indices, b.indices, aw.astype(word, copy=False),
                                       bw.astype(word, copy=False), strides, fa.astype(word), fb.astype(word),
-                                      sizes=a.sparse_shape)  # synchronize! (output size)
+                                      sizes=a.sparse_shape,
+                                      pointers=row_pointers(a, b))  # synchronize! (output size)
         m = idx.shape[1]
         va = va.astype(aw.dtype, copy=False).view(adt).reshape((m,) + a.dense_shape)
         vb = vb.astype(bw.dtype, copy=False).view(bdt).reshape((m,) + b.dense_shape)

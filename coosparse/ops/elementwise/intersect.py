@@ -41,7 +41,7 @@ from ..._core.coo import COO
 from ..._core.fill import require_zero_fill
 from ..._core.keys import is_wide, joint_keys, strides_of
 from ..._kernels.backend import backend_for
-from .operands import as_dense_operand, check_coo, gather_dense, sparse_pair_shape, values_as
+from .operands import as_dense_operand, check_coo, gather_dense, row_pointers, sparse_pair_shape, values_as
 
 
 # ----------------------------------------------------------------------------- primitive
@@ -136,7 +136,7 @@ def multiply_sparse(a, b, compact, keep_match=False):
         strides = np.array(strides_of(src.sparse_shape)[0], dtype=np.int64)
         indices, values = be.merge_multiply(
             src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), strides,
-            sizes=src.sparse_shape,
+            sizes=src.sparse_shape, pointers=row_pointers(src, probe),
         )  # synchronize! (output size)
         values = values.reshape((values.shape[0],) + dense_shape)
         return COO(indices, values, shape, sorted=True, unique=src.is_unique, check=False), None

@@ -141,3 +141,31 @@ def check_coo(x, op, name):
     if not isinstance(x, COO):
         raise TypeError(f"{op}: {name} must be a COO array; got {type(x).__name__}")
     return x
+
+
+ROW_MERGE_MIN = 1 << 16
+"""Entries (all operands together) from which the fused merges build the operands' row pointers."""
+
+
+def row_pointers(*arrays):
+    """The operands' row pointers (:meth:`COO.row_pointer`, built once and cached with each) for
+    the per-row merges of the fused products and sums, or None where they do not pay.
+
+    Only for sorted matrices (sparse_ndim 2) on the CPU whose pointers stay small
+    (``shape[0] <= 2 * nnz + 1024``): a merge over rows then reads one column index
+    per entry instead of both, without a branch per step. Below ``ROW_MERGE_MIN``
+    entries the merge over keys takes a fraction of a millisecond, about what
+    building the pointers costs, so they are used only when already cached (a first
+    small call then compiles no pointer kernel either). On a GPU the merges compute
+    keys (one thread per entry), so no pointer is built there.
+    """
+    cached = []
+    for a in arrays:
+        if a.sparse_ndim != 2 or is_device_array(a.indices) or not a.is_sorted:
+            return None
+        cached.append(a._cached_companion(("row_pointer", 1, a.shape[0])))
+        if cached[-1] is None and not a._row_pointer_pays():
+            return None
+    if any(p is None for p in cached) and sum(a.nnz for a in arrays) < ROW_MERGE_MIN:
+        return None
+    return tuple(a.row_pointer() for a in arrays)

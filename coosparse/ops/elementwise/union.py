@@ -18,7 +18,7 @@ from ..._core.keys import is_wide, joint_keys, strides_of
 from ..._kernels.backend import backend_for
 from ..coalesce import coalesce as _coalesce
 from ..dense import scatter_into
-from .operands import sparse_dense_shape, sparse_pair_shape, values_as
+from .operands import row_pointers, sparse_dense_shape, sparse_pair_shape, values_as
 
 
 def _check_subtract(dtype, negate):
@@ -44,7 +44,8 @@ def _union_sparse(a, b, negate, coalesce, op):
             # against the sizes and the order the flags promise, in the pass it makes anyway
             strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)
             indices, va = be.merge_add(a.indices, b.indices, rows2d(a.values), rows2d(b.values),
-                                       strides, negate, sizes=a.sparse_shape)  # synchronize! (output size)
+                                       strides, negate, sizes=a.sparse_shape,
+                                       pointers=row_pointers(a, b))  # synchronize! (output size)
             m = indices.shape[1]
         else:
             (ka, kb), _ = joint_keys([a.indices, b.indices], a.sparse_shape)
