@@ -354,7 +354,8 @@ class COO(OperatorsMixin):
         Returns
         -------
         array of int64, shape (shape[0] + 1,)
-            On the array's device.
+            On the array's device; on the CPU a read-only view of the cached
+            pointer (writing to it raises), as :attr:`indices` and :attr:`values` are.
 
         Raises
         ------
@@ -371,6 +372,16 @@ class COO(OperatorsMixin):
         >>> a.nbytes
         112
         """
+        ptr = self._row_pointer(cache=cache)
+        if isinstance(ptr, np.ndarray):
+            # the cached array serves later operations: the caller gets a read-only view of it,
+            # as of indices and values
+            ptr = ptr.view()
+            ptr.flags.writeable = False
+        return ptr
+
+    def _row_pointer(self, cache=True):
+        """:meth:`row_pointer` as cached (writeable: the kernels take it as it is)."""
         if not self._sorted:
             raise ValueError("row_pointer: the array is not sorted; call coalesce() first")
         if self.sparse_ndim == 0:

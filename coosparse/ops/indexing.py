@@ -152,7 +152,7 @@ def row_pointer(a, be, nqueries=None):
         return _cached_pointer(a)
     if not a._row_pointer_pays():
         return None
-    return a.row_pointer()
+    return a._row_pointer()
 
 
 @operation()

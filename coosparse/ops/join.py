@@ -169,7 +169,7 @@ def _by_rows(be, arrays, sizes, shape, total):
     row pointer, the sum of the pieces', is cached with it."""
     xp = be.xp
     first = arrays[0]
-    ptrs = xp.stack([x.row_pointer() for x in arrays])  # (checks each piece's rows: bounds and order)
+    ptrs = xp.stack([x._row_pointer() for x in arrays])  # (checks each piece's rows: bounds and order)
     v2 = [rows2d(x.values) for x in arrays]
     out_idx = xp.empty((first.sparse_ndim, total), dtype=np.int64)
     out_words = as_words(xp.empty((total, v2[0].shape[1]), dtype=v2[0].dtype))

@@ -544,7 +544,7 @@ def _sort_last_axis(c, be, descending):
         offsets = xp.zeros(2, dtype=np.int64)
         offsets[1] = c.nnz
     elif c.ndim == 2:
-        offsets = c.row_pointer()
+        offsets = c._row_pointer()
     else:  # lanes: runs of equal leading indices
         change = xp.zeros(c.nnz + 1, dtype=bool)
         change[0] = change[-1] = True

@@ -226,7 +226,8 @@ def test_row_pointer_is_a_cached_companion(backend):
     assert x.nbytes == base  # built, not kept
     np.testing.assert_array_equal(backend.get(p), np.searchsorted(a.indices[0], np.arange(31)))
     p = x.row_pointer()
-    assert x.row_pointer() is p and x.nbytes == base + 31 * 8
+    assert x._row_pointer() is x._row_pointer() and x.nbytes == base + 31 * 8
+    np.testing.assert_array_equal(backend.get(x.row_pointer()), backend.get(p))
     assert x.copy().nbytes == base and x._with(values=x.values).nbytes == base  # new arrays start bare
     x.drop_companions()
     assert x.nbytes == base
@@ -234,6 +235,16 @@ def test_row_pointer_is_a_cached_companion(backend):
         COO(idx, np.ones(200), (30, 7)).row_pointer()
     with pytest.raises(ValueError, match="no sparse dimension"):
         COO(np.zeros((0, 1), np.int64), np.ones((1, 3)), (3,)).row_pointer()
+
+
+def test_row_pointer_given_out_is_read_only():
+    # the cached pointer serves later row operations: a caller writing to it would corrupt them
+    a = COO([[0, 0, 2], [1, 3, 0]], np.ones(3), (4, 4)).coalesce()
+    p = a.row_pointer()
+    with pytest.raises(ValueError, match="read-only"):
+        p[1] = 0
+    assert a.sum(axis=1).to_dense().tolist() == [2.0, 0.0, 1.0, 0.0]
+    assert a._row_pointer().tolist() == [0, 2, 2, 3, 3]
 
 
 def test_row_pointer_refuses_a_lying_sorted_flag():

@@ -168,4 +168,4 @@ def row_pointers(*arrays):
             return None
     if any(p is None for p in cached) and sum(a.nnz for a in arrays) < ROW_MERGE_MIN:
         return None
-    return tuple(a.row_pointer() for a in arrays)
+    return tuple(a._row_pointer() for a in arrays)

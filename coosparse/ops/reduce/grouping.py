@@ -259,7 +259,7 @@ class _Grouping:
         if order is None and K == [0] and a._row_pointer_pays() and n:
             # the leading axis kept: each output row is a segment of the array's row pointer
             # (a companion cached with the array), reduced in stored order like every strategy
-            self._pointer_plan(a.row_pointer())
+            self._pointer_plan(a._row_pointer())
             return
         rows = K + ([order] if order is not None else [])
         shape = tuple(a.shape[d] for d in rows)
