@@ -109,7 +109,7 @@ def test_small_operands_use_pointers_only_when_cached():
     a, b = _random((300, 500), 2000, 8), _random((300, 500), 2000, 9)
     assert row_pointers(a, b) is None and a._cached_companion(POINTER + (300,)) is None
     a.row_pointer(), b.row_pointer()
-    assert all(p is q for p, q in zip(row_pointers(a, b), (a.row_pointer(), b.row_pointer())))
+    assert all(p is q for p, q in zip(row_pointers(a, b), (a._row_pointer(), b._row_pointer())))
     big = _random((300, 5000), 70_000, 10)
     assert row_pointers(big, big) is not None  # large enough: built (and cached)
     assert big._cached_companion(POINTER + (300,)) is not None
