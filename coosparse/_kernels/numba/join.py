@@ -107,8 +107,9 @@ def merge_take_part(p, nparts, keys, cut, out0, indices, values, out_idx, out_va
 
 # ---- counting sort: entries into the order of a small key (a transpose into row order) -------
 @nb.njit(cache=True, nogil=True)
-def counting_hist_part(t, nparts, keys, bound, hist, bad):
-    """hist[t, k] = how many keys of part t equal k; bad[t] = keys of part t outside [0, bound)."""
+def counting_hist_part(t, nparts, keys, bound, shift, hist, bad):
+    """hist[t, b] = how many keys of part t have k >> shift == b (shift 0: equal b; the split sort
+    counts its buckets by the high bits); bad[t] = keys of part t outside [0, bound)."""
     lo, hi = part_range(t, nparts, keys.shape[0])
     h = hist[t]
     lim = np.uint64(bound)
@@ -116,10 +117,21 @@ def counting_hist_part(t, nparts, keys, bound, hist, bad):
     for i in range(lo, hi):
         k = keys[i]
         if np.uint64(k) < lim:
-            h[k] += 1
+            h[k >> shift] += 1
         else:
             nbad += 1
     bad[t] = nbad
+
+
+def slot_starts(hist):
+    """(starts, pos) of a counting sort from its per-part histograms ``hist[t, b]``: starts[b] =
+    the first slot of bucket b (starts[-1] = the total), pos[t, b] = part t's first slot in it."""
+    starts = np.zeros(hist.shape[1] + 1, np.int64)
+    np.cumsum(hist.sum(axis=0), out=starts[1:])
+    pos = np.cumsum(hist, axis=0)
+    pos -= hist
+    pos += starts[:-1]
+    return starts, pos
 
 
 @nb.njit(cache=True, nogil=True)
@@ -187,22 +199,6 @@ def unpack_part(t, nparts, words, shift, out_idx):
 # buckets by the key's high bits (streams that stay in cache), then each bucket, a few
 # thousand entries, is counting-sorted by the low bits where it lies in cache, writing the
 # final index rows, values and the key offsets. Both passes keep entry order: stable.
-@nb.njit(cache=True, nogil=True)
-def split_hist_part(t, nparts, keys, bound, shift, hist, bad):
-    """hist[t, b] = keys of part t in bucket b = key >> shift; bad[t] = keys outside [0, bound)."""
-    lo, hi = part_range(t, nparts, keys.shape[0])
-    h = hist[t]
-    lim = np.uint64(bound)
-    nbad = 0
-    for i in range(lo, hi):
-        k = keys[i]
-        if np.uint64(k) < lim:
-            h[k >> shift] += 1
-        else:
-            nbad += 1
-    bad[t] = nbad
-
-
 @nb.njit(cache=True, nogil=True)
 def split_scatter_part(t, nparts, keys, other, values, shift, ob, pos, out_words, out_values):
     """Part t's (key << ob | other, value) pairs to their bucket's next slots, in order."""
@@ -283,18 +279,14 @@ def split_take(keys, bound, other, values, nparts, kb, ob):
     nbk = ((bound - 1) >> shift) + 1
     hist = np.zeros((nparts, nbk), np.int64)
     bad = np.zeros(nparts, np.int64)
-    run_parts(split_hist_part, nparts, nparts, keys, bound, shift, hist, bad)
+    run_parts(counting_hist_part, nparts, nparts, keys, bound, shift, hist, bad)
     if bad.any():
         raise_out_of_bounds(keys.reshape(1, -1), (bound,))
-    bucket_starts = np.zeros(nbk + 1, np.int64)
-    np.cumsum(hist.sum(axis=0), out=bucket_starts[1:])
+    bucket_starts, pos = slot_starts(hist)
     lparts = 4 * nparts if nparts > 1 else 1
     longest = int((bucket_starts[1:] - bucket_starts[:-1]).max())
     if longest * lparts > n // 4 + 65536:
         return None
-    pos = np.cumsum(hist, axis=0)
-    pos -= hist
-    pos += bucket_starts[:-1]
     vals = values.view(_WORDS[values.dtype.itemsize])[:, 0]  # moved as bits
     # the split pass writes into the result's memory (fresh pages cost as much as a pass)
     out_idx = np.empty((2, n), np.int64)

@@ -543,14 +543,10 @@ def counting_take(keys, bound, indices, values):
     nparts = 1 if bound > n else nparts  # a part holds a histogram of the whole key space
     hist = np.zeros((nparts, bound), _i64)
     bad = np.zeros(nparts, _i64)
-    _run_parts(_join.counting_hist_part, nparts, nparts, keys, bound, hist, bad)
+    _run_parts(_join.counting_hist_part, nparts, nparts, keys, bound, 0, hist, bad)
     if bad.any():
         raise_out_of_bounds(keys.reshape(1, -1), (bound,))
-    offsets = np.zeros(bound + 1, _i64)
-    np.cumsum(hist.sum(axis=0), out=offsets[1:])
-    pos = np.cumsum(hist, axis=0)
-    pos -= hist
-    pos += offsets[:-1]
+    offsets, pos = _join.slot_starts(hist)
     out_idx = np.empty((indices.shape[0], n), _i64)
     out_val = np.empty((n, values.shape[1]), values.dtype)
     _run_parts(_join.counting_scatter_part, nparts, nparts, keys, indices, values, pos, out_idx, out_val)
