@@ -313,6 +313,15 @@ def _one_pass(products, entries):
     return products <= max(ONE_PASS_PRODUCTS, 2 * entries)
 
 
+def _rows_output(counts, dtype):
+    """The second pass's output, from the first pass's entries per row: (row offsets, (2, m) row
+    keys and columns, m values)."""
+    out_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=out_offsets[1:])
+    m = int(out_offsets[-1])
+    return out_offsets, np.empty((2, m), dtype=np.int64), np.empty(m, dtype=dtype)
+
+
 def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,
            nthreads, on_flags):
     """The product (see the module docstring); ``on_flags(flags)`` raises for what the checks found.
@@ -339,12 +348,8 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     if ncols > SPA_MAX_COLS:
         run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
                   a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
-        out_offsets = np.zeros(nrows + 1, dtype=np.int64)
-        np.cumsum(counts, out=out_offsets[1:])
-        m = int(out_offsets[-1])
-        out_rc = np.empty((2, m), dtype=np.int64)
-        out_values = np.empty(m, dtype=a_values.dtype)
-        if m:
+        out_offsets, out_rc, out_values = _rows_output(counts, a_values.dtype)
+        if out_values.shape[0]:
             run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a,
                       a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rc,
                       out_values, counts)
@@ -381,12 +386,8 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
         return rc, values
     run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, flops, *rows, counts[:0], empty_rc, empty_v,
               bitmaps, stacks, totals)
-    out_offsets = np.zeros(nrows + 1, dtype=np.int64)
-    np.cumsum(counts, out=out_offsets[1:])
-    m = int(out_offsets[-1])
-    out_rc = np.empty((2, m), dtype=np.int64)
-    out_values = np.empty(m, dtype=a_values.dtype)
-    if m:
+    out_offsets, out_rc, out_values = _rows_output(counts, a_values.dtype)
+    if out_values.shape[0]:
         run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, out_offsets, out_rc, out_values,
                   bitmaps, stacks, totals)
     return out_rc, out_values
