@@ -51,7 +51,6 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
     ndim = indices.shape[0]
     lo, hi = part_range(t, nparts, indices.shape[1])
     nbuckets = hist.shape[1]
-    k = values.shape[1]
     h = hist[t]
     keys = keybuf[t]
     low_mask = (np.int64(1) << top_shift) - 1
@@ -95,8 +94,11 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
                 dst64[j] = word
             else:
                 dst32[j] = word
-            for c in range(k):
-                vdst[j, c] = values[b0 + q, c]
+            if values.ndim == 1:
+                vdst[j] = values[b0 + q]
+            else:
+                for c in range(values.shape[1]):
+                    vdst[j, c] = values[b0 + q, c]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -119,7 +121,6 @@ def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets
     The bodies are written out here, not inlined helpers: Numba copies an inlined function's IR
     at every inlining, which cost more compile time than its code.
     """
-    k = vals.shape[1]
     b0 = thread_buckets[t]
     b1 = thread_buckets[t + 1]
     if output:
@@ -139,8 +140,11 @@ def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets
                         x = r // strides[d]
                         r -= x * strides[d]
                     out_idx[d, o + q] = x
-                for c in range(k):
-                    out_val[o + q, c] = vals[lo + q, c]
+                if vals.ndim == 1:
+                    out_val[o + q] = vals[lo + q]
+                else:
+                    for c in range(vals.shape[1]):
+                        out_val[o + q, c] = vals[lo + q, c]
         return
     hist = hists[t]
     scratch = scratches[t]
@@ -154,21 +158,31 @@ def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets
         srt = scratch if _sort.sort_bucket(seg, scratch, 0, m, sb, nbits, hist) else seg
         # a sequential copy of the bucket's values: the reads by slot below are then
         # L1 hits instead of one cache miss per line in random order
-        for j in range(m):
-            for c in range(k):
-                local[j, c] = vals[lo + j, c]
+        if vals.ndim == 1:
+            for j in range(m):
+                local[j] = vals[lo + j]
+        else:
+            for j in range(m):
+                for c in range(vals.shape[1]):
+                    local[j, c] = vals[lo + j, c]
         u = 0
         j = 0
         while j < m:
             key = srt[j] >> sb
             slot = srt[j] & smask
-            for c in range(k):
-                vals[lo + u, c] = local[slot, c]
+            if vals.ndim == 1:
+                vals[lo + u] = local[slot]
+            else:
+                for c in range(vals.shape[1]):
+                    vals[lo + u, c] = local[slot, c]
             j += 1
             while j < m and (srt[j] >> sb) == key:
                 slot = srt[j] & smask
-                for c in range(k):
-                    vals[lo + u, c] += local[slot, c]
+                if vals.ndim == 1:
+                    vals[lo + u] += local[slot]
+                else:
+                    for c in range(vals.shape[1]):
+                        vals[lo + u, c] += local[slot, c]
                 j += 1
             seg[u] = key  # u <= j: never overwrites a word still to be read from seg
             u += 1
@@ -208,9 +222,16 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     # allocation routines too (a cold-cache cost); each part still works in its own buffers
     keybuf = np.empty((nparts, _BLOCK), dtype=np.int64)
     k = values.shape[1]
+    # one value per entry (the common case) travels as a 1-D array: the kernels' loops over a
+    # value row's k columns are then not compiled (a fifth of their compile time), and k > 1
+    # (complex pairs, dense dimensions) compiles the 2-D specialisation when first met
+    def vshape(rows):
+        return (rows,) if k == 1 else (rows, k)
+
+    values = values.reshape(vshape(n))
     no_words32, no_words64 = np.empty(0, dtype=np.uint32), np.empty(0, dtype=np.int64)
     run_parts(_bucket_part, nparts, nthreads, False, indices, strides, limits, low_bits, hist, bad, keybuf, 0, False,
-              no_words32, no_words64, values, np.empty((0, k), dtype=values.dtype), no_words64)
+              no_words32, no_words64, values, np.empty(vshape(0), dtype=values.dtype), no_words64)
     if bad.any():
         raise_out_of_bounds(indices, row_major_sizes(strides, bound))
     _sort.check_hist(hist, n)
@@ -219,7 +240,7 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     sb = max(biggest - 1, 0).bit_length()
     wide = low_bits + sb > 32
     sorted_words = np.empty(n, dtype=np.int64 if wide else np.uint32)
-    vals = np.empty((n, k), dtype=values.dtype)
+    vals = np.empty(vshape(n), dtype=values.dtype)
     run_parts(_bucket_part, nparts, nthreads, True, indices, strides, limits, low_bits, offsets, bad, keybuf, sb, wide,
               no_words32 if wide else sorted_words, sorted_words if wide else no_words64, values, vals, bucket_starts)
     word_dtype = sorted_words.dtype
@@ -235,21 +256,21 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     for t in range(nparts):
         b0, b1 = part_buckets[t], part_buckets[t + 1]
         local_starts[t + 1] = local_starts[t] + (int(sizes[b0:b1].max()) if b1 > b0 else 0)
-    locals_ = np.empty((int(local_starts[nparts]), values.shape[1]), dtype=values.dtype)
+    locals_ = np.empty(vshape(int(local_starts[nparts])), dtype=values.dtype)
     ndim = strides.shape[0]
     shifts = stride_shifts(strides)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
     reduce_args = (sorted_words, vals, bucket_starts, part_buckets, sb, low_bits, ucount, hists, scratches, locals_,
                    local_starts)
     run_parts(_reduce_part, nparts, nthreads, False, *reduce_args, out_starts, low_bits, strides, shifts,
-              np.empty((ndim, 0), dtype=np.int64), np.empty((0, k), dtype=values.dtype))
+              np.empty((ndim, 0), dtype=np.int64), np.empty(vshape(0), dtype=values.dtype))
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
     out_idx = np.empty((ndim, m), dtype=np.int64)
-    out_val = np.empty((m, k), dtype=values.dtype)
+    out_val = np.empty(vshape(m), dtype=values.dtype)
     run_parts(_reduce_part, nparts, nthreads, True, *reduce_args, out_starts, low_bits, strides, shifts, out_idx,
               out_val)
-    return out_idx, out_val
+    return out_idx, out_val.reshape(m, k)
 
 
 def coalesce_linear(indices, strides, bound, values, nthreads):

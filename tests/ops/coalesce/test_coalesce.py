@@ -89,6 +89,23 @@ def test_large_random_with_duplicates(backend):
     np.testing.assert_array_equal(c.values, sums)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+def test_large_random_with_a_dense_dimension(backend, dtype):
+    # value rows of several columns (a dense dimension; complex sums travel as pairs) through
+    # the multi-bucket, multi-part route, which moves one value per entry differently
+    rng = np.random.default_rng(4)
+    n = 120_000
+    idx = rng.integers(0, 300, size=(2, n))
+    vals = (rng.random((n, 3)) + (1j * rng.random((n, 3)) if dtype == np.complex64 else 0)).astype(dtype)
+    c = backend.get(backend.put(COO(idx, vals, (300, 300, 3))).coalesce())
+    flat = np.ravel_multi_index(tuple(idx), (300, 300))
+    uniq, seg = np.unique(flat, return_inverse=True)
+    sums = np.zeros((uniq.size, 3), dtype=dtype)
+    np.add.at(sums, seg, vals)  # sequential, in original order within each segment
+    np.testing.assert_array_equal(np.ravel_multi_index(tuple(c.indices), (300, 300)), uniq)
+    np.testing.assert_array_equal(c.values, sums)
+
+
 def test_sorted_not_unique_and_unique_not_sorted(backend):
     rng = np.random.default_rng(5)
     flat = np.sort(rng.integers(0, 50, 200))
