@@ -102,7 +102,7 @@ def merge_gather_serial(a_idx, b_idx, strides, limits, flags, a_words, b_words, 
 _PAST = np.int64(2**63 - 1)  # above every column (columns are below a size <= 2**63 - 1)
 
 
-# the per-row union of union._row_add_part (two CSR matrices through their row pointers, only
+# the per-row union of rowmerge._row_add_part (two CSR matrices through their row pointers, only
 # the columns read), writing each side's words or its fill instead of a sum
 @nb.njit(cache=True, nogil=True)
 def _row_gather_part(t, nparts, ap, bp, acol, bcol, sizes, a_words, b_words, a_fill, b_fill, out_idx, out_a,

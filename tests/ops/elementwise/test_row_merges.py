@@ -105,6 +105,26 @@ def test_probe_repeats_go_to_the_global_merge(backend, merge):
     assert r.is_sorted and not r.is_unique
 
 
+@pytest.mark.parametrize("order", ["ab", "ba"])
+def test_repeats_on_one_side_go_to_the_global_merge(backend, merge, order):
+    # one side sorted with repeated columns (the source, whatever the argument order), the other
+    # coalesced: the row merge (which advances both sides on a match) hands the pair to the merge
+    # over keys, which keeps the source's repeats (and sums a probe's)
+    rep = _random((60, 50), 900, 11, unique=False)
+    assert rep.nnz > np.unique(rep.indices[0] * 50 + rep.indices[1]).size
+    co = _random((60, 50), 800, 12)
+    a, b = (rep, co) if order == "ab" else (co, rep)
+    r = backend.get(coosparse.multiply(backend.put(a), backend.put(b)))
+    assert r.is_sorted and not r.is_unique
+    close(dense_of(r), dense_of(a) * dense_of(b), np.float64)
+    if backend.device == "cpu":  # the layer's row, with either side probing
+        for src, probe in ((a, b), (b, a)):
+            args = (src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), np.array([50, 1]))
+            want = layer.merge_multiply(*args, sizes=(60, 50))
+            got = layer.merge_multiply(*args, sizes=(60, 50), pointers=(src.row_pointer(), probe.row_pointer()))
+            assert all(w.tobytes() == g.tobytes() for w, g in zip(want, got))
+
+
 def test_small_operands_use_pointers_only_when_cached():
     a, b = _random((300, 500), 2000, 8), _random((300, 500), 2000, 9)
     assert row_pointers(a, b) is None and a._cached_companion(POINTER + (300,)) is None
@@ -126,14 +146,16 @@ def test_no_pointer_where_it_does_not_pay():
     assert row_pointers(c, c) is None
 
 
-@pytest.mark.parametrize("where", ["column", "row"])
+@pytest.mark.parametrize("where", ["column", "row", "middle"])
 def test_row_merges_refuse_indices_out_of_bounds(backend, where, merge):
     g = backend.put(_random((50, 40), 300, 1))
-    idx = [[0, 1, 2], [1, 40, 3]] if where == "column" else [[0, 1, 50], [1, 5, 3]]
+    idx = {"column": [[0, 1, 2], [1, 40, 3]], "row": [[0, 1, 50], [1, 5, 3]],
+           # inside a row whose order is broken too (its first and last columns are inside)
+           "middle": [[1, 1, 1], [5, 45, 3]]}[where]
     bad = backend.put(COO(np.array(idx), np.ones(3), (50, 40), sorted=True, unique=True, check=False))
     for f in (lambda: coosparse.multiply(bad, g), lambda: coosparse.multiply(g, bad),
               lambda: coosparse.add(bad, g), lambda: coosparse.subtract(g, bad)):
-        expect_error(backend, IndexError, f, f"out of bounds for dimension {int(where == 'column')}",
+        expect_error(backend, IndexError, f, f"out of bounds for dimension {int(where != 'row')}",
                      "out of bounds")
 
 
