@@ -97,6 +97,10 @@ def _row_multiply_part(t, nparts, sp, pp, scol, pcol, svals, pvals, per, out_idx
     u = np.uint64(per[t])
     uend = np.uint64(per[t + 1])
     k = svals.shape[1]
+    # one value per entry (no dense dimension) through 1-D views: an inner loop over k per step
+    # costs about as much as the rest of the step
+    sv, pv, ov = svals[:, 0], pvals[:, 0], out_vals[:, 0]
+    rows, cols = out_idx[0], out_idx[1]
     for r in range(rlo, rhi):
         if u >= uend:
             break
@@ -104,13 +108,26 @@ def _row_multiply_part(t, nparts, sp, pp, scol, pcol, svals, pvals, per, out_idx
         row = np.int64(r)
         # every step writes the slot of the next match (kept when it matches); the part's last
         # match ends its merge, so no step writes into the next part's output
+        if k == 1:
+            while i < ie and j < je and u < uend:
+                ks = scol[i]
+                kp = pcol[j]
+                ts = ks <= kp
+                tp = kp <= ks
+                rows[u] = row
+                cols[u] = ks
+                ov[u] = sv[i] * pv[j]
+                u += np.uint64(ts & tp)
+                i += np.uint64(ts)
+                j += np.uint64(tp)
+            continue
         while i < ie and j < je and u < uend:
             ks = scol[i]
             kp = pcol[j]
             ts = ks <= kp
             tp = kp <= ks
-            out_idx[0, u] = row
-            out_idx[1, u] = ks
+            rows[u] = row
+            cols[u] = ks
             for c in range(k):
                 out_vals[u, c] = svals[i, c] * pvals[j, c]
             u += np.uint64(ts & tp)
@@ -145,38 +162,61 @@ def _row_add_part(t, nparts, ap, bp, acol, bcol, sizes, a_values, b_values, nega
     rlo, rhi = row_range(t, nparts, ap, bp)
     u = np.uint64(sizes[t])
     k = a_values.shape[1]
+    # one value per entry through 1-D views (see _row_multiply_part)
+    av, bv, ov = a_values[:, 0], b_values[:, 0], out_val[:, 0]
+    rows, cols = out_idx[0], out_idx[1]
     for r in range(rlo, rhi):
         i, ie, j, je = np.uint64(ap[r]), np.uint64(ap[r + 1]), np.uint64(bp[r]), np.uint64(bp[r + 1])
         row = np.int64(r)
-        while i < ie and j < je:
-            ka = acol[i]
-            kb = bcol[j]
-            ta = ka <= kb
-            tb = kb <= ka
-            out_idx[0, u] = row
-            out_idx[1, u] = ka if ta else kb
-            for c in range(k):
-                x = a_values[i, c]
-                y = b_values[j, c]
+        if k == 1:
+            while i < ie and j < je:
+                ka = acol[i]
+                kb = bcol[j]
+                ta = ka <= kb
+                tb = kb <= ka
+                rows[u] = row
+                cols[u] = ka if ta else kb
+                x = av[i]
+                y = bv[j]
                 if negate:
                     s = x - y
                     y = -y
                 else:
                     s = x + y
                 # one side alone keeps its value as it is (a -0.0 stays -0.0)
-                out_val[u, c] = s if ta and tb else (x if ta else y)
-            i += np.uint64(ta)
-            j += np.uint64(tb)
-            u += _ONE
+                ov[u] = s if ta and tb else (x if ta else y)
+                i += np.uint64(ta)
+                j += np.uint64(tb)
+                u += _ONE
+        else:
+            while i < ie and j < je:
+                ka = acol[i]
+                kb = bcol[j]
+                ta = ka <= kb
+                tb = kb <= ka
+                rows[u] = row
+                cols[u] = ka if ta else kb
+                for c in range(k):
+                    x = a_values[i, c]
+                    y = b_values[j, c]
+                    if negate:
+                        s = x - y
+                        y = -y
+                    else:
+                        s = x + y
+                    out_val[u, c] = s if ta and tb else (x if ta else y)
+                i += np.uint64(ta)
+                j += np.uint64(tb)
+                u += _ONE
         for q in range(i, ie):
-            out_idx[0, u] = row
-            out_idx[1, u] = acol[q]
+            rows[u] = row
+            cols[u] = acol[q]
             for c in range(k):
                 out_val[u, c] = a_values[q, c]
             u += _ONE
         for q in range(j, je):
-            out_idx[0, u] = row
-            out_idx[1, u] = bcol[q]
+            rows[u] = row
+            cols[u] = bcol[q]
             for c in range(k):
                 out_val[u, c] = -b_values[q, c] if negate else b_values[q, c]
             u += _ONE
