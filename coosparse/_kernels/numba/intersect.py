@@ -43,7 +43,7 @@ from ..bounds import lying_flag_error, row_major_sizes, size_limits
 from .parts import lower_bound as _lower_bound
 from .parts import part_range
 from .rowmerge import raise_merge_flags
-from .rowmerge import row_multiply  # noqa: F401 (a row of this family: the layer calls it here)
+from .rowmerge import row_mask_values, row_multiply  # noqa: F401 (rows of this family: the layer calls them here)
 from .sort import bucket_offsets, split_buckets
 from .threads import plan, run_parts
 

@@ -247,3 +247,68 @@ def row_add(a_idx, b_idx, a_values, b_values, ap, bp, limits, negate, nthreads):
     run_parts(_row_add_part, sizes.shape[0] - 1, nthreads, ap, bp, a_idx[1], b_idx[1], sizes, a_values, b_values,
               negate, out_idx, out_val)
     return out_idx, out_val
+
+
+# ---- sparse mask ------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _row_mask_part(t, nparts, sp, pp, scol, pcol, limit, pvals, out, flags):
+    """out[i]: the probe's value at source entry i's column (in its row), 0 where the probe has
+    none; flags[t]: (a row's first or last column outside ``limit``, columns decreasing within a
+    row, the probe repeating a column within a row). One pass: the output's size is the source's."""
+    rlo, rhi = row_range(t, nparts, sp, pp)
+    bad = down = dup = np.int64(0)
+    k = pvals.shape[1]
+    pv, ov = pvals[:, 0], out[:, 0]  # one value per entry through 1-D views (see _row_multiply_part)
+    for r in range(rlo, rhi):
+        i, ie, j, je = np.uint64(sp[r]), np.uint64(sp[r + 1]), np.uint64(pp[r]), np.uint64(pp[r + 1])
+        for q in range(i + _ONE, ie):
+            down |= np.int64(scol[q] < scol[q - _ONE])  # the source may repeat a column: each reads it
+        for q in range(j + _ONE, je):
+            down |= np.int64(pcol[q] < pcol[q - _ONE])
+            dup |= np.int64(pcol[q] == pcol[q - _ONE])
+        if i < ie:
+            bad |= np.int64(np.uint64(scol[i]) >= limit) | np.int64(np.uint64(scol[ie - _ONE]) >= limit)
+        if j < je:
+            bad |= np.int64(np.uint64(pcol[j]) >= limit) | np.int64(np.uint64(pcol[je - _ONE]) >= limit)
+        # every step writes source entry i (a zero, unless it matches); the step that consumes it
+        # writes last. A match advances the source only: its repeats read the same probe entry
+        if k == 1:
+            while i < ie and j < je:
+                ks = scol[i]
+                kp = pcol[j]
+                ov[i] = pv[j] if ks == kp else 0
+                i += np.uint64(ks <= kp)
+                j += np.uint64(kp < ks)
+        else:
+            while i < ie and j < je:
+                ks = scol[i]
+                kp = pcol[j]
+                for c in range(k):
+                    out[i, c] = pvals[j, c] if ks == kp else 0
+                i += np.uint64(ks <= kp)
+                j += np.uint64(kp < ks)
+        for q in range(i, ie):
+            for c in range(k):
+                out[q, c] = 0
+    flags[t, 0] = bad
+    flags[t, 1] = down
+    flags[t, 2] = dup
+
+
+def row_mask_values(src_idx, probe_idx, probe_values, sp, pp, limits, nthreads):
+    """The probe's values at the source's entries (zeros where it has none), through the row pointers
+    ``sp``, ``pp`` of two 2-D sorted operands: values[n, k], or None when the probe repeats a column
+    within a row (its repeats are summed by the merge over keys then).
+
+    Columns outside ``limits[1]`` raise IndexError and columns out of order within a row
+    ValueError; the output (fresh) is returned only when neither was found.
+    """
+    n = src_idx.shape[1]
+    nparts, nthreads = plan(n + probe_idx.shape[1], nthreads)
+    out = np.empty((n, probe_values.shape[1]), dtype=probe_values.dtype)
+    flags = np.zeros((nparts, 3), dtype=np.int64)
+    run_parts(_row_mask_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1], np.uint64(limits[1]), probe_values,
+              out, flags)
+    flags[:, 0] |= flags[:, 1]  # see _row_counts
+    raise_merge_flags(flags[:, :2], limits, src_idx, probe_idx)
+    return None if flags[:, 2].any() else out

@@ -12,7 +12,9 @@ import pytest
 
 import coosparse
 from coosparse import COO
+from coosparse._core import dtypes
 from coosparse._core.arrays import rows2d
+from coosparse._kernels.backend import backend_for
 from coosparse._kernels.numba import layer
 from coosparse._kernels.numba.parts import row_range
 from coosparse.ops.elementwise import operands as _operands
@@ -211,3 +213,75 @@ def test_engine_union_through_rows_equals_keys(monkeypatch, fn, fills):
     assert got.values.tobytes() == want.values.tobytes()
     # the dense meaning, fills included (dense_of ignores a fill; to_dense writes it)
     np.testing.assert_array_equal(got.to_dense(), fn(a.to_dense(), b.to_dense()))
+
+
+# ---- sparse_mask of two sorted matrices: one pass per row writing each mask entry's value ------
+def _mask_by_keys(x, mask):
+    """sparse_mask's values through the merge over keys (the path without pointers)."""
+    strides = np.array([x.shape[1], 1])
+    v = layer.mask_values(mask.indices, x.indices, dtypes.to_accumulation(rows2d(x.values)), strides,
+                          sizes=x.sparse_shape)
+    return dtypes.from_accumulation(v, x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.uint8, np.complex128, bool])
+@pytest.mark.parametrize("k", [None, 3])
+@pytest.mark.parametrize("nnz", [0, 1, 200, 60_000])
+def test_sparse_mask_through_rows_equals_keys_bit_for_bit(dtype, k, nnz):
+    shape = (300, 500)
+    x = _random(shape, nnz, 1, dtype, k)
+    # the mask only in every third row, with repeated columns (a mask need not be unique)
+    mask = _random(shape, nnz // 2 + 1, 2, rows=np.arange(0, 300, 3), unique=False)
+    if k:
+        mask = COO(mask.indices, np.ones((mask.nnz, k)), shape + (k,), sorted=True, unique=False)
+    x.row_pointer(), mask.row_pointer()  # cached: the op takes the row path at any size
+    assert row_pointers(mask, x) is not None
+    r = coosparse.sparse_mask(x, mask)
+    want = _mask_by_keys(x, mask).reshape(r.values.shape)
+    assert r.values.dtype == want.dtype and r.values.tobytes() == want.tobytes()
+    assert r.indices is mask.indices and r.is_sorted and r.is_unique == mask.is_unique
+    np.testing.assert_array_equal(r.values, dense_of(x)[tuple(mask.indices)])  # each mask entry: x there
+
+
+def test_sparse_mask_through_rows_against_dense(backend, merge):
+    shape = (400, 8000)
+    rows = np.concatenate([np.repeat(np.arange(400), 20), np.full(800, 7), np.full(800, 350)])
+    x, mask = _random(shape, 45_000, 3, rows=rows), _random(shape, 35_000, 4)
+    r = backend.get(coosparse.sparse_mask(backend.put(x), backend.put(mask)))
+    np.testing.assert_array_equal(dense_of(r), np.where(dense_of(mask) != 0, dense_of(x), 0))
+    assert r.indices.tolist() == mask.indices.tolist()
+
+
+def test_sparse_mask_probe_repeats_go_to_the_keys():
+    # x flagged unique but repeating a column (check=False): the row pass hands it to the merge
+    # over keys, whose ordered sums are sparse_mask's meaning of duplicates
+    x = COO(np.array([[0, 0, 0, 1], [1, 1, 2, 0]]), np.array([1e16, 1.0, 5.0, 7.0]), (2, 3), sorted=True,
+            unique=True, check=False)
+    mask = COO(np.array([[0, 0, 1], [1, 2, 0]]), np.ones(3), (2, 3), sorted=True, unique=True)
+    x.row_pointer(), mask.row_pointer()
+    assert coosparse.sparse_mask(x, mask).values.tolist() == [1e16 + 1.0, 5.0, 7.0]
+
+
+def test_sparse_mask_rows_refuse_bad_columns(backend, merge):
+    g = _random((50, 40), 300, 1)
+    bad = COO(np.array([[1, 1, 1], [5, 45, 3]]), np.ones(3), (50, 40), sorted=True, unique=True, check=False)
+    lie = COO(np.array([[0, 1, 1, 2], [1, 9, 5, 3]]), np.ones(4), (50, 40), sorted=True, unique=True, check=False)
+    for x, m in ((bad, g), (g, bad)):
+        expect_error(backend, IndexError, lambda: coosparse.sparse_mask(backend.put(x), backend.put(m)),
+                     "out of bounds for dimension 1", "out of bounds")
+    if backend.device == "cpu":  # the key path on a device reports no order (its binary search stays in bounds)
+        for x, m in ((lie, g), (g, lie)):
+            if merge == "rows":
+                with pytest.raises(ValueError, match="flag sorted=True"):
+                    coosparse.sparse_mask(x, m)
+
+
+def test_mask_values_rows_agree_across_layers(backend):
+    # the row itself: the CUDA layer's composition gives the Numba layer's bits
+    x, mask = _random((60, 70), 900, 5, k=2), _random((60, 70), 700, 6, unique=False)
+    strides = np.array([70, 1])
+    want = layer.mask_values(mask.indices, x.indices, rows2d(x.values), strides, sizes=(60, 70),
+                             pointers=(mask.row_pointer(), x.row_pointer()))
+    si, pi, pv = backend.put(mask.indices), backend.put(x.indices), backend.put(rows2d(x.values))
+    got = backend.get(backend_for(si).mask_values(si, pi, pv, strides, sizes=(60, 70)))
+    assert np.asarray(got).tobytes() == want.tobytes()
