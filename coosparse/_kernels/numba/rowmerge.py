@@ -7,9 +7,9 @@ row's two column runs. The rows come from the pointers, so only the column index
 side and advances the side(s) whose column is not larger (a random-key merge mispredicts a
 branch per step otherwise).
 
-Both share one count pass (``_row_count_part``): per row, the columns of each side are first
-checked in a loop of their own (strictly increasing; with that, the row's first and last
-columns bound the others), then merged by a loop that does nothing but count the matches.
+Both share one count pass (``_row_count_part``): the columns of a block of rows are first
+checked in loops of their own (inside the bounds, strictly increasing within each row), then
+each row is merged by a loop that does nothing but count the matches.
 Checking inside the merge put six more operations and two more loop-carried values into each
 step (the merge is a chain of dependent loads: 2.5-3x slower measured). Indices are unsigned:
 a signed index costs a wrap-around of negative indices in Numba, inside that chain. The write
@@ -42,34 +42,55 @@ def raise_merge_flags(flags, limits, *index_arrays, in_order=True):
         raise lying_flag_error(unique=True)
 
 
+_BLOCK = 256  # rows checked together: their columns stay in cache for the merge that follows
+
+
 @nb.njit(cache=True, nogil=True)
 def _row_count_part(t, nparts, ap, bp, acol, bcol, limit, matches, flags):
-    """matches[t + 1]: the columns both sides of part t's rows hold; flags[t]: (a row's first or last
-    column outside ``limit``, columns decreasing within a row, a column repeated within a row, the
-    part's entries on both sides)."""
+    """matches[t + 1]: the columns both sides of part t's rows hold; flags[t]: (a column outside
+    ``limit``, columns decreasing within a row, a column repeated within a row, the part's entries
+    on both sides)."""
     rlo, rhi = row_range(t, nparts, ap, bp)
     bad = down = dup = np.int64(0)
     cnt = np.uint64(0)
-    for r in range(rlo, rhi):
-        i, ie, j, je = np.uint64(ap[r]), np.uint64(ap[r + 1]), np.uint64(bp[r]), np.uint64(bp[r + 1])
-        for q in range(i + _ONE, ie):
-            down |= np.int64(acol[q] < acol[q - _ONE])
-            dup |= np.int64(acol[q] == acol[q - _ONE])
-        for q in range(j + _ONE, je):
-            down |= np.int64(bcol[q] < bcol[q - _ONE])
-            dup |= np.int64(bcol[q] == bcol[q - _ONE])
-        if i < ie:
-            bad |= np.int64(np.uint64(acol[i]) >= limit) | np.int64(np.uint64(acol[ie - _ONE]) >= limit)
-        if j < je:
-            bad |= np.int64(np.uint64(bcol[j]) >= limit) | np.int64(np.uint64(bcol[je - _ONE]) >= limit)
-        while i < ie and j < je:
-            ka = acol[i]
-            kb = bcol[j]
-            ta = ka <= kb
-            tb = kb <= ka
-            cnt += np.uint64(ta & tb)
-            i += np.uint64(ta)
-            j += np.uint64(tb)
+    for rb in range(rlo, rhi, _BLOCK):
+        re = rhi if rb + _BLOCK > rhi else rb + _BLOCK
+        # the block's columns of each side checked as one flat run (loops without a branch, which
+        # vectorise); a pair across a row start is not an order and is taken back below
+        alo, ahi, blo, bhi = np.uint64(ap[rb]), np.uint64(ap[re]), np.uint64(bp[rb]), np.uint64(bp[re])
+        dn = eq = np.int64(0)
+        for q in range(alo, ahi):
+            bad |= np.int64(np.uint64(acol[q]) >= limit)
+        for q in range(blo, bhi):
+            bad |= np.int64(np.uint64(bcol[q]) >= limit)
+        for q in range(alo + _ONE, ahi):
+            dn += np.int64(acol[q] < acol[q - _ONE])
+            eq += np.int64(acol[q] == acol[q - _ONE])
+        for q in range(blo + _ONE, bhi):
+            dn += np.int64(bcol[q] < bcol[q - _ONE])
+            eq += np.int64(bcol[q] == bcol[q - _ONE])
+        for r in range(rb, re):
+            i, ie, j, je = np.uint64(ap[r]), np.uint64(ap[r + 1]), np.uint64(bp[r]), np.uint64(bp[r + 1])
+            # a non-empty row's start past the block's first entry: its pair with the entry
+            # before was counted above (reads stay at i: no index below the block's start)
+            ca = (i < ie) & (i > alo)
+            ip = i - _ONE if ca else i
+            dn -= np.int64(ca & (acol[i] < acol[ip]))
+            eq -= np.int64(ca & (acol[i] == acol[ip]))
+            cb = (j < je) & (j > blo)
+            jp = j - _ONE if cb else j
+            dn -= np.int64(cb & (bcol[j] < bcol[jp]))
+            eq -= np.int64(cb & (bcol[j] == bcol[jp]))
+            while i < ie and j < je:
+                ka = acol[i]
+                kb = bcol[j]
+                ta = ka <= kb
+                tb = kb <= ka
+                cnt += np.uint64(ta & tb)
+                i += np.uint64(ta)
+                j += np.uint64(tb)
+        down |= dn
+        dup |= eq
     matches[t + 1] = cnt
     flags[t, 0] = bad
     flags[t, 1] = down
@@ -84,8 +105,6 @@ def _row_counts(a_idx, b_idx, ap, bp, limits, nthreads):
     matches = np.zeros(nparts + 1, dtype=np.int64)
     flags = np.zeros((nparts, 4), dtype=np.int64)
     run_parts(_row_count_part, nparts, nthreads, ap, bp, a_idx[1], b_idx[1], np.uint64(limits[1]), matches, flags)
-    # columns out of order make the first/last bound no bound: then every column is looked at
-    flags[:, 0] |= flags[:, 1]
     raise_merge_flags(flags[:, :2], limits, a_idx, b_idx)
     return matches, flags[:, 3], bool(flags[:, 2].any()), nparts, nthreads
 
@@ -309,6 +328,7 @@ def row_mask_values(src_idx, probe_idx, probe_values, sp, pp, limits, nthreads):
     flags = np.zeros((nparts, 3), dtype=np.int64)
     run_parts(_row_mask_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1], np.uint64(limits[1]), probe_values,
               out, flags)
-    flags[:, 0] |= flags[:, 1]  # see _row_counts
+    # columns out of order make a row's first and last column no bound: then every column is looked at
+    flags[:, 0] |= flags[:, 1]
     raise_merge_flags(flags[:, :2], limits, src_idx, probe_idx)
     return None if flags[:, 2].any() else out
