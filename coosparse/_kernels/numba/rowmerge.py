@@ -1,8 +1,8 @@
 """Per-row merges of two CSR matrices through their row pointers (2-D, pointers cached with the arrays).
 
-The product (``row_multiply``, the intersection family) and the union (``row_add``; the
-elementwise family's ``row_gather_write`` reuses its count) of two sorted matrices merge each
-row's two column runs. The rows come from the pointers, so only the column index is read
+The product (``row_multiply``) and the sparse mask (``row_mask_values``) of the intersection
+family and the union (``row_add``; the elementwise family's ``row_gather_write`` reuses its
+count) of two sorted matrices merge each row's two column runs. The rows come from the pointers, so only the column index is read
 (8 bytes an entry, not 16), and every merge step is branch-free: it reads one column of each
 side and advances the side(s) whose column is not larger (a random-key merge mispredicts a
 branch per step otherwise).
