@@ -137,6 +137,14 @@ multiply_search    (src_keys int64[n] any order, src_values[n, k], probe_keys
                    matches, 0 where none (= match_search + multiply_matched
                    with rows None; one arithmetic dtype; never synchronises).
                    Numba carries the values through its partition
+mask_values        (src_idx int64[d, n] sorted, probe_idx int64[d, np] sorted,
+                   probe_values[np, k], strides int64[d]) -> [n, k]: row i =
+                   ordered sum of the probe rows at src_idx[:, i], 0 where
+                   none (= linear_index + match_merge + probe_sum); ``sizes=``
+                   bounds every index; ``pointers=`` (both row pointers, 2-D):
+                   Numba merges row by row over the columns in one pass (same
+                   result; a probe repeating a column takes the key path);
+                   CUDA ignores it. Never synchronises
 ---- union -------------------------------------------------------------------
 merge_union        (a_keys, b_keys strictly increasing) -> (a_pos, b_pos)
                    int64[m]: the sorted union; position in a / in b, or -1
@@ -304,7 +312,7 @@ KERNEL_FAMILIES = {
     "coalesce": ("coalesce_linear",),
     "scatter": ("scatter_add", "scatter_set", "strided_scatter_sorted", "strided_scatter_ordered"),
     "intersect": ("match_merge", "match_search", "merge_matches", "compact_matches", "probe_sum",
-                  "multiply_matched", "merge_multiply", "multiply_search"),
+                  "multiply_matched", "merge_multiply", "multiply_search", "mask_values"),
     "union": ("merge_union", "union_columns", "merge_add"),
     "elementwise": ("merge_gather",),
     "reduce": ("segment_prod", "segment_minmax", "segment_arg", "segment_reduce", "reduce_sorted", "reduce_by_key"),

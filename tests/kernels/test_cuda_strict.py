@@ -279,7 +279,7 @@ def test_sparse_sparse_matmul_reads_twice():
                                  "multiply_matched shared", "scatter_set distinct", "scatter_add sorted",
                                  "segment_prod", "segment_minmax", "segment_arg",
                                  "row_offsets", "spmm", "spmm batched", "spmm_unsorted", "dense_spmm",
-                                 "dense_spmm batched", "sddmm"])
+                                 "dense_spmm batched", "sddmm", "mask_values"])
 def test_sync_free_rows_make_no_transfer(row):
     from coosparse._kernels.api import KERNEL_API
 
@@ -337,7 +337,10 @@ def test_sync_free_rows_make_no_transfer(row):
         "dense_spmm batched": lambda: L.dense_spmm(dense.T.copy(), batch_base[:2] * 0, 3, boff, None, keys,
                                                    keys % 7, vals[:, 0], 7),
         "sddmm": lambda: L.sddmm(keys, 3, keys % 7, 1, dense.reshape(-1), 1, dense.reshape(-1), 7, 3),
+        # sorted (5, 10) indices from the sorted keys, as source and probe
+        "mask_values": lambda: L.mask_values(sidx, sidx, vals, np.array([10, 1]), sizes=(5, 10)),
     }
+    sidx = strict.xp.stack([keys // 10, keys % 10])
     offsets = L.row_offsets(keys, 50)
     calls[row]()
     with strict.sync_free():

@@ -177,6 +177,19 @@ class IntersectRows:
                       i64(nprobe), words)
         return out
 
+    def mask_values(self, src_indices, probe_indices, probe_values, strides, *, sizes=None, pointers=None):
+        """The sorted probe's values at the sorted source's indices (ordered sums, 0 where none). Sync-free.
+
+        Composed of this layer's rows (linear index, match_merge, probe_sum): the row's meaning,
+        bit for bit the Numba layer's one-pass merge. ``pointers`` is not used (one thread per
+        entry computes its key). Indices outside ``sizes`` are reported as ``linear_index`` does.
+        """
+        sizes = row_major_sizes(strides) if sizes is None else sizes
+        first, count = self.match_merge(
+            self.linear_index(src_indices, strides, sizes), self.linear_index(probe_indices, strides, sizes)
+        )
+        return self.probe_sum(probe_values, None, first, count)
+
     def multiply_search(self, src_keys, src_values, probe_keys, probe_values, perm, *, shared_runs=False):
         """match_search + multiply_matched (rows None): the product of every source row. Sync-free.
 

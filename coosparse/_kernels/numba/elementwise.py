@@ -102,32 +102,44 @@ def merge_gather_serial(a_idx, b_idx, strides, limits, flags, a_words, b_words, 
 _PAST = np.int64(2**63 - 1)  # above every column (columns are below a size <= 2**63 - 1)
 
 
-# the per-row union of union._row_add_part (two CSR matrices through their row pointers, only
-# the columns read), writing each side's words or its fill instead of a sum
+# the per-row union of rowmerge._row_add_part (two CSR matrices through their row pointers, only
+# the columns read), writing each side's words or its fill instead of a sum; unsigned indices and
+# 1-D views of one-word values, as there (a wrap-around of signed indices and an inner loop per
+# step cost about as much as the rest of the step)
 @nb.njit(cache=True, nogil=True)
 def _row_gather_part(t, nparts, ap, bp, acol, bcol, sizes, a_words, b_words, a_fill, b_fill, out_idx, out_a,
                      out_b):
     rlo, rhi = row_range(t, nparts, ap, bp)
-    u = sizes[t]
+    u = np.uint64(sizes[t])
+    one = np.uint64(1)
     ka = a_words.shape[1]
     kb = b_words.shape[1]
+    aw, bw, oa, ob = a_words[:, 0], b_words[:, 0], out_a[:, 0], out_b[:, 0]
+    rows, cols = out_idx[0], out_idx[1]
     for r in range(rlo, rhi):
-        i, ie, j, je = ap[r], ap[r + 1], bp[r], bp[r + 1]
+        i, ie, j, je = np.uint64(ap[r]), np.uint64(ap[r + 1]), np.uint64(bp[r]), np.uint64(bp[r + 1])
+        row = np.int64(r)
         while i < ie or j < je:
             # past a side's end its column reads as larger than any (branch-free inside the row)
             ca = acol[i] if i < ie else _PAST
             cb = bcol[j] if j < je else _PAST
             ta = ca <= cb
             tb = cb <= ca
-            out_idx[0, u] = r
-            out_idx[1, u] = ca if ta else cb
-            for c in range(ka):
-                out_a[u, c] = a_words[i, c] if ta else a_fill[c]
-            for c in range(kb):
-                out_b[u, c] = b_words[j, c] if tb else b_fill[c]
-            i += np.int64(ta)
-            j += np.int64(tb)
-            u += 1
+            rows[u] = row
+            cols[u] = ca if ta else cb
+            if ka == 1:
+                oa[u] = aw[i] if ta else a_fill[0]
+            else:
+                for c in range(ka):
+                    out_a[u, c] = a_words[i, c] if ta else a_fill[c]
+            if kb == 1:
+                ob[u] = bw[j] if tb else b_fill[0]
+            else:
+                for c in range(kb):
+                    out_b[u, c] = b_words[j, c] if tb else b_fill[c]
+            i += np.uint64(ta)
+            j += np.uint64(tb)
+            u += one
 
 
 def row_gather_write(a_idx, b_idx, ap, bp, sizes, a_words, b_words, a_fill, b_fill, out_idx, out_a, out_b,

@@ -39,9 +39,11 @@ loops used by one part kernel are inlined into it.
 import numba as nb
 import numpy as np
 
-from ..bounds import first_out_of_bounds, lying_flag_error, raise_out_of_bounds, row_major_sizes, size_limits
+from ..bounds import lying_flag_error, row_major_sizes, size_limits
 from .parts import lower_bound as _lower_bound
-from .parts import part_range, row_range
+from .parts import part_range
+from .rowmerge import raise_merge_flags
+from .rowmerge import row_mask_values, row_multiply  # noqa: F401 (rows of this family: the layer calls them here)
 from .sort import bucket_offsets, split_buckets
 from .threads import plan, run_parts
 
@@ -635,20 +637,6 @@ def _key_at(indices, strides, i):
     return int(indices[:, i] @ np.asarray(strides, dtype=np.int64))
 
 
-def raise_merge_flags(flags, limits, *index_arrays, in_order=True):
-    """IndexError / ValueError for what a fused merge pass counted."""
-    if not in_order:
-        flags = flags.copy()
-        flags[:, 1] += 1
-    if flags[:, 0].any():
-        sizes = tuple(int(v) for v in limits)
-        for idx in index_arrays:
-            if first_out_of_bounds(idx, sizes) is not None:
-                raise_out_of_bounds(idx, sizes)
-    if flags[:, 1].any():
-        raise lying_flag_error(unique=True)
-
-
 def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nthreads, sizes=None):
     """Fused compact multiply of a sorted source and a sorted probe (narrow shapes)."""
     n = src_idx.shape[1]
@@ -676,103 +664,4 @@ def merge_multiply(src_idx, src_vals, probe_idx, probe_vals, strides, nthreads, 
     out_vals = np.empty((total, src_vals.shape[1]), dtype=src_vals.dtype)
     run_parts(_merge_multiply_pack_part, nparts, nthreads, rows_tmp, first_tmp, per, chunk, src_idx, src_vals,
               probe_idx, probe_vals, strides, out_idx, out_vals)
-    return out_idx, out_vals
-
-
-# ---- per-row product of two CSR matrices (2-D, row pointers cached with the arrays) -----------
-# Each row's two column runs are merged branch-free: every step reads one column of each side
-# and advances the side(s) whose column is not larger (a random-key merge mispredicts a branch
-# per step otherwise). The rows come from the pointers, so only the column index is read (8
-# bytes an entry, not 16). A count pass checks every column (bounds, order within the row) and
-# finds each part's output size; the write pass then writes the product straight into the
-# output (the slot of the next match is written every step and kept when it matches).
-@nb.njit(cache=True, nogil=True)
-def _row_match_count_part(t, nparts, sp, pp, scol, pcol, limit, per, last, flags):
-    """per[t + 1]: the matches of part t's rows; last[t]: the source position of its last match
-    (-1: none); flags[t]: columns outside ``limit``, columns out of order, a repeated probe column."""
-    rlo, rhi = row_range(t, nparts, sp, pp)
-    bad = down = dup = cnt = np.int64(0)
-    lm = np.int64(-1)
-    for r in range(rlo, rhi):
-        i, ie, j, je = sp[r], sp[r + 1], pp[r], pp[r + 1]
-        ls = lp = np.int64(-1)  # the last column consumed on each side
-        while i < ie and j < je:
-            ks = scol[i]
-            kp = pcol[j]
-            bad |= np.int64(np.uint64(ks) >= limit) | np.int64(np.uint64(kp) >= limit)
-            ts = ks <= kp
-            tp = kp < ks
-            down |= np.int64(ts & (ks < ls)) | np.int64(tp & (kp < lp))
-            dup |= np.int64(tp & (kp == lp))
-            ls = ks if ts else ls
-            lp = kp if tp else lp
-            lm = i if ks == kp else lm
-            cnt += np.int64(ks == kp)
-            i += np.int64(ts)
-            j += np.int64(tp)
-        for q in range(i, ie):
-            ks = scol[q]
-            bad |= np.int64(np.uint64(ks) >= limit)
-            down |= np.int64(ks < ls)
-            ls = ks
-        for q in range(j, je):
-            kp = pcol[q]
-            bad |= np.int64(np.uint64(kp) >= limit)
-            down |= np.int64(kp < lp)
-            dup |= np.int64(kp == lp)
-            lp = kp
-    per[t + 1] = cnt
-    last[t] = lm
-    flags[t, 0] = bad
-    flags[t, 1] = down
-    flags[t, 2] = dup
-
-
-@nb.njit(cache=True, nogil=True)
-def _row_multiply_part(t, nparts, sp, pp, scol, pcol, svals, pvals, per, last, out_idx, out_vals):
-    rlo, rhi = row_range(t, nparts, sp, pp)
-    stop = last[t]
-    u = per[t]
-    k = svals.shape[1]
-    for r in range(rlo, rhi):
-        if stop < sp[r]:
-            break
-        # the part's last match ends its merge: no step writes past the part's output
-        i, ie, j, je = sp[r], (sp[r + 1] if sp[r + 1] <= stop else stop + 1), pp[r], pp[r + 1]
-        while i < ie and j < je:
-            ks = scol[i]
-            kp = pcol[j]
-            out_idx[0, u] = r
-            out_idx[1, u] = ks
-            for c in range(k):
-                out_vals[u, c] = svals[i, c] * pvals[j, c]
-            u += np.int64(ks == kp)
-            i += np.int64(ks <= kp)
-            j += np.int64(kp < ks)
-
-
-def row_multiply(src_idx, src_vals, probe_idx, probe_vals, sp, pp, limits, nthreads):
-    """``merge_multiply`` of two 2-D operands through their row pointers ``sp``, ``pp`` (built from
-    their leading rows, which they checked): (indices, values), or None when the probe repeats a
-    column within a row (its duplicates are summed by ``merge_multiply`` then).
-
-    Columns outside ``limits[1]`` raise IndexError and columns out of order within a row
-    ValueError, before anything is written.
-    """
-    n, m = src_idx.shape[1], probe_idx.shape[1]
-    scol, pcol = src_idx[1], probe_idx[1]
-    nparts, nthreads = plan(n + m, nthreads)
-    per = np.zeros(nparts + 1, dtype=np.int64)
-    last = np.empty(nparts, dtype=np.int64)
-    flags = np.zeros((nparts, 3), dtype=np.int64)
-    run_parts(_row_match_count_part, nparts, nthreads, sp, pp, scol, pcol, np.uint64(limits[1]), per, last, flags)
-    raise_merge_flags(flags[:, :2], limits, src_idx, probe_idx)
-    if flags[:, 2].any():
-        return None
-    np.cumsum(per, out=per)
-    total = int(per[-1])
-    out_idx = np.empty((2, total), dtype=np.int64)
-    out_vals = np.empty((total, src_vals.shape[1]), dtype=src_vals.dtype)
-    run_parts(_row_multiply_part, nparts, nthreads, sp, pp, scol, pcol, src_vals, probe_vals, per, last, out_idx,
-              out_vals)
     return out_idx, out_vals

@@ -304,6 +304,20 @@ def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides
     return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _nthreads(), sizes)
 
 
+def mask_values(src_indices, probe_indices, probe_values, strides, *, sizes=None, pointers=None):
+    """The sorted probe's values at the sorted source's indices (ordered sums, zeros where none).
+
+    ``pointers``: both operands' row pointers (2-D only): one merge row by row over the columns.
+    """
+    if pointers is not None and src_indices.shape[0] == 2:
+        out = _ix.row_mask_values(src_indices, probe_indices, probe_values, writeable(pointers[0]),
+                                  writeable(pointers[1]), _ix.merge_limits(strides, sizes), _nthreads())
+        if out is not None:
+            return out
+    first, count = match_merge(linear_index(src_indices, strides, sizes), linear_index(probe_indices, strides, sizes))
+    return probe_sum(probe_values, None, first, count)
+
+
 def multiply_search(src_keys, src_values, probe_keys, probe_values, perm, *, shared_runs=False):
     """match_search + multiply_matched (rows None) in one pass: the values travel through the partition.
 

@@ -10,8 +10,9 @@ the per-chunk merge loops are inlined into the part kernels.
 import numba as nb
 import numpy as np
 
-from .intersect import _key, _lower_bound, _lower_bound_idx, _outside, raise_merge_flags
-from .parts import part_range, row_range
+from .intersect import _key, _lower_bound, _lower_bound_idx, _outside
+from .parts import part_range
+from .rowmerge import row_add, row_union_offsets  # noqa: F401 (the layer calls them here)
 from .threads import plan, run_parts
 
 
@@ -263,110 +264,3 @@ def merge_add_idx_write(a_idx, b_idx, strides, sizes, blo, chunk, a_values, b_va
                         nthreads):
     run_parts(_merge_add_idx_part, sizes.shape[0] - 1, nthreads, a_idx, b_idx, strides, sizes, blo, chunk,
               a_values, b_values, negate, out_idx, out_val)
-
-
-# ---- per-row union of two CSR matrices (2-D, row pointers cached with the arrays) -------------
-# As the per-row product (intersect.py): each row's column runs merged branch-free, only the
-# columns read (the row of an output entry is the row being merged), a count pass that checks
-# every column (bounds, strictly increasing within the row), then a write pass.
-@nb.njit(cache=True, nogil=True)
-def _row_union_count_part(t, nparts, ap, bp, acol, bcol, limit, sizes, flags):
-    rlo, rhi = row_range(t, nparts, ap, bp)
-    bad = down = cnt = np.int64(0)
-    for r in range(rlo, rhi):
-        i, ie, j, je = ap[r], ap[r + 1], bp[r], bp[r + 1]
-        la = lb = np.int64(-1)  # the last column consumed on each side
-        while i < ie and j < je:
-            ka = acol[i]
-            kb = bcol[j]
-            bad |= np.int64(np.uint64(ka) >= limit) | np.int64(np.uint64(kb) >= limit)
-            ta = ka <= kb
-            tb = kb <= ka
-            down |= np.int64(ta & (ka <= la)) | np.int64(tb & (kb <= lb))
-            la = ka if ta else la
-            lb = kb if tb else lb
-            i += np.int64(ta)
-            j += np.int64(tb)
-            cnt += 1
-        cnt += (ie - i) + (je - j)
-        for q in range(i, ie):
-            ka = acol[q]
-            bad |= np.int64(np.uint64(ka) >= limit)
-            down |= np.int64(ka <= la)
-            la = ka
-        for q in range(j, je):
-            kb = bcol[q]
-            bad |= np.int64(np.uint64(kb) >= limit)
-            down |= np.int64(kb <= lb)
-            lb = kb
-    sizes[t + 1] = cnt
-    flags[t, 0] = bad
-    flags[t, 1] = down
-
-
-@nb.njit(cache=True, nogil=True)
-def _row_add_part(t, nparts, ap, bp, acol, bcol, sizes, a_values, b_values, negate, out_idx, out_val):
-    rlo, rhi = row_range(t, nparts, ap, bp)
-    u = sizes[t]
-    k = a_values.shape[1]
-    for r in range(rlo, rhi):
-        i, ie, j, je = ap[r], ap[r + 1], bp[r], bp[r + 1]
-        while i < ie and j < je:
-            ka = acol[i]
-            kb = bcol[j]
-            ta = ka <= kb
-            tb = kb <= ka
-            out_idx[0, u] = r
-            out_idx[1, u] = ka if ta else kb
-            for c in range(k):
-                x = a_values[i, c]
-                y = b_values[j, c]
-                if negate:
-                    s = x - y
-                    y = -y
-                else:
-                    s = x + y
-                # one side alone keeps its value as it is (a -0.0 stays -0.0)
-                out_val[u, c] = s if ta and tb else (x if ta else y)
-            i += np.int64(ta)
-            j += np.int64(tb)
-            u += 1
-        for q in range(i, ie):
-            out_idx[0, u] = r
-            out_idx[1, u] = acol[q]
-            for c in range(k):
-                out_val[u, c] = a_values[q, c]
-            u += 1
-        for q in range(j, je):
-            out_idx[0, u] = r
-            out_idx[1, u] = bcol[q]
-            for c in range(k):
-                out_val[u, c] = -b_values[q, c] if negate else b_values[q, c]
-            u += 1
-
-
-def row_add(a_idx, b_idx, a_values, b_values, ap, bp, limits, negate, nthreads):
-    """``merge_add`` of two 2-D operands through their row pointers ``ap``, ``bp`` (built from their
-    leading rows, which they checked). Columns outside ``limits[1]`` raise IndexError and columns not
-    strictly increasing within a row ValueError, before anything is written."""
-    sizes, nthreads = row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads)
-    total = int(sizes[-1])
-    out_idx = np.empty((2, total), dtype=np.int64)
-    out_val = np.empty((total, a_values.shape[1]), dtype=a_values.dtype)
-    run_parts(_row_add_part, sizes.shape[0] - 1, nthreads, ap, bp, a_idx[1], b_idx[1], sizes, a_values, b_values,
-              negate, out_idx, out_val)
-    return out_idx, out_val
-
-
-def row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads):
-    """(sizes, nthreads): the prefix-summed union sizes of the parts of a per-row union (parts cut by
-    ``parts.row_range``), after the count pass found every column inside ``limits[1]`` and strictly
-    increasing within its row (IndexError / ValueError otherwise)."""
-    nparts, nthreads = plan(a_idx.shape[1] + b_idx.shape[1], nthreads)
-    sizes = np.zeros(nparts + 1, dtype=np.int64)
-    flags = np.zeros((nparts, 2), dtype=np.int64)
-    run_parts(_row_union_count_part, nparts, nthreads, ap, bp, a_idx[1], b_idx[1], np.uint64(limits[1]), sizes,
-              flags)
-    raise_merge_flags(flags, limits, a_idx, b_idx)
-    np.cumsum(sizes, out=sizes)
-    return sizes, nthreads

@@ -228,7 +228,15 @@ def sparse_mask(x, mask):
         )
     _dtypes.check_dtype(x.dtype)
     be = backend_for(mask.indices, x.indices if isinstance(x, COO) else x)
-    if isinstance(x, COO):
+    pointers = row_pointers(mask, x) if isinstance(x, COO) and x.is_unique else None
+    if pointers is not None:
+        # sorted matrices on the CPU: one merge per row over the columns, writing each mask
+        # entry's value (the operands keep their row pointers, as for a product)
+        strides = np.array(strides_of(mask.sparse_shape)[0], dtype=np.int64)
+        v = be.mask_values(mask.indices, x.indices, _dtypes.to_accumulation(rows2d(x.values)), strides,
+                           sizes=mask.sparse_shape, pointers=pointers)
+        values = _dtypes.from_accumulation(v, x.dtype).reshape((mask.nnz,) + x.dense_shape)
+    elif isinstance(x, COO):
         _, first, count, perm = match(mask, x)
         values = _probe_values(be, x, perm, first, count, shared_runs=not mask.is_unique)
     else:

@@ -12,7 +12,9 @@ import pytest
 
 import coosparse
 from coosparse import COO
+from coosparse._core import dtypes
 from coosparse._core.arrays import rows2d
+from coosparse._kernels.backend import backend_for
 from coosparse._kernels.numba import layer
 from coosparse._kernels.numba.parts import row_range
 from coosparse.ops.elementwise import operands as _operands
@@ -105,6 +107,26 @@ def test_probe_repeats_go_to_the_global_merge(backend, merge):
     assert r.is_sorted and not r.is_unique
 
 
+@pytest.mark.parametrize("order", ["ab", "ba"])
+def test_repeats_on_one_side_go_to_the_global_merge(backend, merge, order):
+    # one side sorted with repeated columns (the source, whatever the argument order), the other
+    # coalesced: the row merge (which advances both sides on a match) hands the pair to the merge
+    # over keys, which keeps the source's repeats (and sums a probe's)
+    rep = _random((60, 50), 900, 11, unique=False)
+    assert rep.nnz > np.unique(rep.indices[0] * 50 + rep.indices[1]).size
+    co = _random((60, 50), 800, 12)
+    a, b = (rep, co) if order == "ab" else (co, rep)
+    r = backend.get(coosparse.multiply(backend.put(a), backend.put(b)))
+    assert r.is_sorted and not r.is_unique
+    close(dense_of(r), dense_of(a) * dense_of(b), np.float64)
+    if backend.device == "cpu":  # the layer's row, with either side probing
+        for src, probe in ((a, b), (b, a)):
+            args = (src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), np.array([50, 1]))
+            want = layer.merge_multiply(*args, sizes=(60, 50))
+            got = layer.merge_multiply(*args, sizes=(60, 50), pointers=(src.row_pointer(), probe.row_pointer()))
+            assert all(w.tobytes() == g.tobytes() for w, g in zip(want, got))
+
+
 def test_small_operands_use_pointers_only_when_cached():
     a, b = _random((300, 500), 2000, 8), _random((300, 500), 2000, 9)
     assert row_pointers(a, b) is None and a._cached_companion(POINTER + (300,)) is None
@@ -126,14 +148,16 @@ def test_no_pointer_where_it_does_not_pay():
     assert row_pointers(c, c) is None
 
 
-@pytest.mark.parametrize("where", ["column", "row"])
+@pytest.mark.parametrize("where", ["column", "row", "middle"])
 def test_row_merges_refuse_indices_out_of_bounds(backend, where, merge):
     g = backend.put(_random((50, 40), 300, 1))
-    idx = [[0, 1, 2], [1, 40, 3]] if where == "column" else [[0, 1, 50], [1, 5, 3]]
+    idx = {"column": [[0, 1, 2], [1, 40, 3]], "row": [[0, 1, 50], [1, 5, 3]],
+           # inside a row whose order is broken too (its first and last columns are inside)
+           "middle": [[1, 1, 1], [5, 45, 3]]}[where]
     bad = backend.put(COO(np.array(idx), np.ones(3), (50, 40), sorted=True, unique=True, check=False))
     for f in (lambda: coosparse.multiply(bad, g), lambda: coosparse.multiply(g, bad),
               lambda: coosparse.add(bad, g), lambda: coosparse.subtract(g, bad)):
-        expect_error(backend, IndexError, f, f"out of bounds for dimension {int(where == 'column')}",
+        expect_error(backend, IndexError, f, f"out of bounds for dimension {int(where != 'row')}",
                      "out of bounds")
 
 
@@ -189,3 +213,103 @@ def test_engine_union_through_rows_equals_keys(monkeypatch, fn, fills):
     assert got.values.tobytes() == want.values.tobytes()
     # the dense meaning, fills included (dense_of ignores a fill; to_dense writes it)
     np.testing.assert_array_equal(got.to_dense(), fn(a.to_dense(), b.to_dense()))
+
+
+# ---- sparse_mask of two sorted matrices: one pass per row writing each mask entry's value ------
+def _mask_by_keys(x, mask):
+    """sparse_mask's values through the merge over keys (the path without pointers)."""
+    strides = np.array([x.shape[1], 1])
+    v = layer.mask_values(mask.indices, x.indices, dtypes.to_accumulation(rows2d(x.values)), strides,
+                          sizes=x.sparse_shape)
+    return dtypes.from_accumulation(v, x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.uint8, np.complex128, bool])
+@pytest.mark.parametrize("k", [None, 3])
+@pytest.mark.parametrize("nnz", [0, 1, 200, 60_000])
+def test_sparse_mask_through_rows_equals_keys_bit_for_bit(dtype, k, nnz):
+    shape = (300, 500)
+    x = _random(shape, nnz, 1, dtype, k)
+    # the mask only in every third row, with repeated columns (a mask need not be unique)
+    mask = _random(shape, nnz // 2 + 1, 2, rows=np.arange(0, 300, 3), unique=False)
+    if k:
+        mask = COO(mask.indices, np.ones((mask.nnz, k)), shape + (k,), sorted=True, unique=False)
+    x.row_pointer(), mask.row_pointer()  # cached: the op takes the row path at any size
+    assert row_pointers(mask, x) is not None
+    r = coosparse.sparse_mask(x, mask)
+    want = _mask_by_keys(x, mask).reshape(r.values.shape)
+    assert r.values.dtype == want.dtype and r.values.tobytes() == want.tobytes()
+    assert r.indices is mask.indices and r.is_sorted and r.is_unique == mask.is_unique
+    np.testing.assert_array_equal(r.values, dense_of(x)[tuple(mask.indices)])  # each mask entry: x there
+
+
+def test_sparse_mask_through_rows_against_dense(backend, merge):
+    shape = (400, 8000)
+    rows = np.concatenate([np.repeat(np.arange(400), 20), np.full(800, 7), np.full(800, 350)])
+    x, mask = _random(shape, 45_000, 3, rows=rows), _random(shape, 35_000, 4)
+    r = backend.get(coosparse.sparse_mask(backend.put(x), backend.put(mask)))
+    np.testing.assert_array_equal(dense_of(r), np.where(dense_of(mask) != 0, dense_of(x), 0))
+    assert r.indices.tolist() == mask.indices.tolist()
+
+
+def test_sparse_mask_probe_repeats_go_to_the_keys():
+    # x flagged unique but repeating a column (check=False): the row pass hands it to the merge
+    # over keys, whose ordered sums are sparse_mask's meaning of duplicates
+    x = COO(np.array([[0, 0, 0, 1], [1, 1, 2, 0]]), np.array([1e16, 1.0, 5.0, 7.0]), (2, 3), sorted=True,
+            unique=True, check=False)
+    mask = COO(np.array([[0, 0, 1], [1, 2, 0]]), np.ones(3), (2, 3), sorted=True, unique=True)
+    x.row_pointer(), mask.row_pointer()
+    assert coosparse.sparse_mask(x, mask).values.tolist() == [1e16 + 1.0, 5.0, 7.0]
+
+
+def test_sparse_mask_rows_refuse_bad_columns(backend, merge):
+    g = _random((50, 40), 300, 1)
+    bad = COO(np.array([[1, 1, 1], [5, 45, 3]]), np.ones(3), (50, 40), sorted=True, unique=True, check=False)
+    lie = COO(np.array([[0, 1, 1, 2], [1, 9, 5, 3]]), np.ones(4), (50, 40), sorted=True, unique=True, check=False)
+    for x, m in ((bad, g), (g, bad)):
+        expect_error(backend, IndexError, lambda: coosparse.sparse_mask(backend.put(x), backend.put(m)),
+                     "out of bounds for dimension 1", "out of bounds")
+    if backend.device == "cpu":  # the key path on a device reports no order (its binary search stays in bounds)
+        for x, m in ((lie, g), (g, lie)):
+            if merge == "rows":
+                with pytest.raises(ValueError, match="flag sorted=True"):
+                    coosparse.sparse_mask(x, m)
+
+
+def test_mask_values_rows_agree_across_layers(backend):
+    # the row itself: the CUDA layer's composition gives the Numba layer's bits
+    x, mask = _random((60, 70), 900, 5, k=2), _random((60, 70), 700, 6, unique=False)
+    strides = np.array([70, 1])
+    want = layer.mask_values(mask.indices, x.indices, rows2d(x.values), strides, sizes=(60, 70),
+                             pointers=(mask.row_pointer(), x.row_pointer()))
+    si, pi, pv = backend.put(mask.indices), backend.put(x.indices), backend.put(rows2d(x.values))
+    got = backend.get(backend_for(si).mask_values(si, pi, pv, strides, sizes=(60, 70)))
+    assert np.asarray(got).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("row", [0, 255, 256, 600, 999])
+def test_count_pass_finds_a_lie_in_any_block_of_rows(row):
+    # the count pass checks blocks of rows as flat runs and takes back the pairs across row starts:
+    # a lie inside any row of any block is found, the legal drops at row starts are not lies
+    shape = (1000, 300)
+    g = _random(shape, 20_000, 21)
+    idx = g.indices.copy()
+    s, e = int(np.searchsorted(idx[0], row)), int(np.searchsorted(idx[0], row, "right"))
+    assert e - s >= 3
+    strides, p = np.array([300, 1]), g.row_pointer()
+    for change, product_ok in (("swap", False), ("repeat", True)):
+        bad = idx.copy()
+        if change == "swap":
+            bad[1, s + 1], bad[1, s + 2] = idx[1, s + 2], idx[1, s + 1]
+        else:
+            bad[1, s + 1] = idx[1, s]
+        v = rows2d(g.values)
+        if product_ok:  # a repeat goes to the merge over keys: the product is still right
+            got = layer.merge_multiply(bad, v, idx, v, strides, sizes=shape, pointers=(p, p))
+            want = layer.merge_multiply(bad, v, idx, v, strides, sizes=shape)
+            assert all(w.tobytes() == x.tobytes() for w, x in zip(want, got))
+        else:
+            with pytest.raises(ValueError, match="flag sorted=True"):
+                layer.merge_multiply(bad, v, idx, v, strides, sizes=shape, pointers=(p, p))
+        with pytest.raises(ValueError, match="flag sorted=True"):
+            layer.merge_add(idx, bad, v, v, strides, False, sizes=shape, pointers=(p, p))

@@ -1,0 +1,334 @@
+"""Per-row merges of two CSR matrices through their row pointers (2-D, pointers cached with the arrays).
+
+The product (``row_multiply``) and the sparse mask (``row_mask_values``) of the intersection
+family and the union (``row_add``; the elementwise family's ``row_gather_write`` reuses its
+count) of two sorted matrices merge each row's two column runs. The rows come from the pointers, so only the column index is read
+(8 bytes an entry, not 16), and every merge step is branch-free: it reads one column of each
+side and advances the side(s) whose column is not larger (a random-key merge mispredicts a
+branch per step otherwise).
+
+Both share one count pass (``_row_count_part``): the columns of a block of rows are first
+checked in loops of their own (inside the bounds, strictly increasing within each row), then
+each row is merged by a loop that does nothing but count the matches.
+Checking inside the merge put six more operations and two more loop-carried values into each
+step (the merge is a chain of dependent loads: 2.5-3x slower measured). Indices are unsigned:
+a signed index costs a wrap-around of negative indices in Numba, inside that chain. The write
+passes then merge again, writing straight into the output.
+
+Helpers of kernel families, not a family of its own: no kernel API row lands here.
+"""
+import numba as nb
+import numpy as np
+
+from ..bounds import first_out_of_bounds, lying_flag_error, raise_out_of_bounds
+from .parts import row_range
+from .threads import plan, run_parts
+
+_ONE = np.uint64(1)
+
+
+def raise_merge_flags(flags, limits, *index_arrays, in_order=True):
+    """IndexError / ValueError for what a fused merge pass counted (flags[:, 0]: an index may be
+    outside ``limits``, looked for in ``index_arrays``; flags[:, 1]: keys out of order)."""
+    if not in_order:
+        flags = flags.copy()
+        flags[:, 1] += 1
+    if flags[:, 0].any():
+        sizes = tuple(int(v) for v in limits)
+        for idx in index_arrays:
+            if first_out_of_bounds(idx, sizes) is not None:
+                raise_out_of_bounds(idx, sizes)
+    if flags[:, 1].any():
+        raise lying_flag_error(unique=True)
+
+
+_BLOCK = 256  # rows checked together: their columns stay in cache for the merge that follows
+
+
+@nb.njit(cache=True, nogil=True)
+def _row_count_part(t, nparts, ap, bp, acol, bcol, limit, matches, flags):
+    """matches[t + 1]: the columns both sides of part t's rows hold; flags[t]: (a column outside
+    ``limit``, columns decreasing within a row, a column repeated within a row, the part's entries
+    on both sides)."""
+    rlo, rhi = row_range(t, nparts, ap, bp)
+    bad = down = dup = np.int64(0)
+    cnt = np.uint64(0)
+    for rb in range(rlo, rhi, _BLOCK):
+        re = rhi if rb + _BLOCK > rhi else rb + _BLOCK
+        # the block's columns of each side checked as one flat run (loops without a branch, which
+        # vectorise); a pair across a row start is not an order and is taken back below
+        alo, ahi, blo, bhi = np.uint64(ap[rb]), np.uint64(ap[re]), np.uint64(bp[rb]), np.uint64(bp[re])
+        dn = eq = np.int64(0)
+        for q in range(alo, ahi):
+            bad |= np.int64(np.uint64(acol[q]) >= limit)
+        for q in range(blo, bhi):
+            bad |= np.int64(np.uint64(bcol[q]) >= limit)
+        for q in range(alo + _ONE, ahi):
+            dn += np.int64(acol[q] < acol[q - _ONE])
+            eq += np.int64(acol[q] == acol[q - _ONE])
+        for q in range(blo + _ONE, bhi):
+            dn += np.int64(bcol[q] < bcol[q - _ONE])
+            eq += np.int64(bcol[q] == bcol[q - _ONE])
+        for r in range(rb, re):
+            i, ie, j, je = np.uint64(ap[r]), np.uint64(ap[r + 1]), np.uint64(bp[r]), np.uint64(bp[r + 1])
+            # a non-empty row's start past the block's first entry: its pair with the entry
+            # before was counted above (reads stay at i: no index below the block's start)
+            ca = (i < ie) & (i > alo)
+            ip = i - _ONE if ca else i
+            dn -= np.int64(ca & (acol[i] < acol[ip]))
+            eq -= np.int64(ca & (acol[i] == acol[ip]))
+            cb = (j < je) & (j > blo)
+            jp = j - _ONE if cb else j
+            dn -= np.int64(cb & (bcol[j] < bcol[jp]))
+            eq -= np.int64(cb & (bcol[j] == bcol[jp]))
+            while i < ie and j < je:
+                ka = acol[i]
+                kb = bcol[j]
+                ta = ka <= kb
+                tb = kb <= ka
+                cnt += np.uint64(ta & tb)
+                i += np.uint64(ta)
+                j += np.uint64(tb)
+        down |= dn
+        dup |= eq
+    matches[t + 1] = cnt
+    flags[t, 0] = bad
+    flags[t, 1] = down
+    flags[t, 2] = dup
+    flags[t, 3] = (ap[rhi] - ap[rlo]) + (bp[rhi] - bp[rlo])
+
+
+def _row_counts(a_idx, b_idx, ap, bp, limits, nthreads):
+    """(matches[1:] per part, entries per part, dup found, nparts, nthreads) of the count pass, after
+    raising IndexError for a column outside ``limits[1]`` and ValueError for columns out of order."""
+    nparts, nthreads = plan(a_idx.shape[1] + b_idx.shape[1], nthreads)
+    matches = np.zeros(nparts + 1, dtype=np.int64)
+    flags = np.zeros((nparts, 4), dtype=np.int64)
+    run_parts(_row_count_part, nparts, nthreads, ap, bp, a_idx[1], b_idx[1], np.uint64(limits[1]), matches, flags)
+    raise_merge_flags(flags[:, :2], limits, a_idx, b_idx)
+    return matches, flags[:, 3], bool(flags[:, 2].any()), nparts, nthreads
+
+
+# ---- product ----------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _row_multiply_part(t, nparts, sp, pp, scol, pcol, svals, pvals, per, out_idx, out_vals):
+    rlo, rhi = row_range(t, nparts, sp, pp)
+    u = np.uint64(per[t])
+    uend = np.uint64(per[t + 1])
+    k = svals.shape[1]
+    # one value per entry (no dense dimension) through 1-D views: an inner loop over k per step
+    # costs about as much as the rest of the step
+    sv, pv, ov = svals[:, 0], pvals[:, 0], out_vals[:, 0]
+    rows, cols = out_idx[0], out_idx[1]
+    for r in range(rlo, rhi):
+        if u >= uend:
+            break
+        i, ie, j, je = np.uint64(sp[r]), np.uint64(sp[r + 1]), np.uint64(pp[r]), np.uint64(pp[r + 1])
+        row = np.int64(r)
+        # every step writes the slot of the next match (kept when it matches); the part's last
+        # match ends its merge, so no step writes into the next part's output
+        if k == 1:
+            while i < ie and j < je and u < uend:
+                ks = scol[i]
+                kp = pcol[j]
+                ts = ks <= kp
+                tp = kp <= ks
+                rows[u] = row
+                cols[u] = ks
+                ov[u] = sv[i] * pv[j]
+                u += np.uint64(ts & tp)
+                i += np.uint64(ts)
+                j += np.uint64(tp)
+            continue
+        while i < ie and j < je and u < uend:
+            ks = scol[i]
+            kp = pcol[j]
+            ts = ks <= kp
+            tp = kp <= ks
+            rows[u] = row
+            cols[u] = ks
+            for c in range(k):
+                out_vals[u, c] = svals[i, c] * pvals[j, c]
+            u += np.uint64(ts & tp)
+            i += np.uint64(ts)
+            j += np.uint64(tp)
+
+
+def row_multiply(src_idx, src_values, probe_idx, probe_values, sp, pp, limits, nthreads):
+    """The product of two 2-D sorted operands through their row pointers ``sp``, ``pp`` (built from
+    their leading rows, which they checked): (indices, values), or None when either side repeats a
+    column within a row (the merge over keys sums the probe's duplicates and keeps the source's).
+
+    Columns outside ``limits[1]`` raise IndexError and columns out of order within a row
+    ValueError, before anything is written.
+    """
+    per, _, dup, nparts, nthreads = _row_counts(src_idx, probe_idx, sp, pp, limits, nthreads)
+    if dup:
+        return None
+    np.cumsum(per, out=per)
+    total = int(per[-1])
+    out_idx = np.empty((2, total), dtype=np.int64)
+    out_vals = np.empty((total, src_values.shape[1]), dtype=src_values.dtype)
+    if total:
+        run_parts(_row_multiply_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1], src_values, probe_values,
+                  per, out_idx, out_vals)
+    return out_idx, out_vals
+
+
+# ---- union -----------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _row_add_part(t, nparts, ap, bp, acol, bcol, sizes, a_values, b_values, negate, out_idx, out_val):
+    rlo, rhi = row_range(t, nparts, ap, bp)
+    u = np.uint64(sizes[t])
+    k = a_values.shape[1]
+    # one value per entry through 1-D views (see _row_multiply_part)
+    av, bv, ov = a_values[:, 0], b_values[:, 0], out_val[:, 0]
+    rows, cols = out_idx[0], out_idx[1]
+    for r in range(rlo, rhi):
+        i, ie, j, je = np.uint64(ap[r]), np.uint64(ap[r + 1]), np.uint64(bp[r]), np.uint64(bp[r + 1])
+        row = np.int64(r)
+        if k == 1:
+            while i < ie and j < je:
+                ka = acol[i]
+                kb = bcol[j]
+                ta = ka <= kb
+                tb = kb <= ka
+                rows[u] = row
+                cols[u] = ka if ta else kb
+                x = av[i]
+                y = bv[j]
+                if negate:
+                    s = x - y
+                    y = -y
+                else:
+                    s = x + y
+                # one side alone keeps its value as it is (a -0.0 stays -0.0)
+                ov[u] = s if ta and tb else (x if ta else y)
+                i += np.uint64(ta)
+                j += np.uint64(tb)
+                u += _ONE
+        else:
+            while i < ie and j < je:
+                ka = acol[i]
+                kb = bcol[j]
+                ta = ka <= kb
+                tb = kb <= ka
+                rows[u] = row
+                cols[u] = ka if ta else kb
+                for c in range(k):
+                    x = a_values[i, c]
+                    y = b_values[j, c]
+                    if negate:
+                        s = x - y
+                        y = -y
+                    else:
+                        s = x + y
+                    out_val[u, c] = s if ta and tb else (x if ta else y)
+                i += np.uint64(ta)
+                j += np.uint64(tb)
+                u += _ONE
+        for q in range(i, ie):
+            rows[u] = row
+            cols[u] = acol[q]
+            for c in range(k):
+                out_val[u, c] = a_values[q, c]
+            u += _ONE
+        for q in range(j, je):
+            rows[u] = row
+            cols[u] = bcol[q]
+            for c in range(k):
+                out_val[u, c] = -b_values[q, c] if negate else b_values[q, c]
+            u += _ONE
+
+
+def row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads):
+    """(sizes, nthreads): the prefix-summed union sizes of the parts of a per-row union (parts cut by
+    ``parts.row_range``), after the count pass found every column inside ``limits[1]`` and strictly
+    increasing within its row (IndexError / ValueError otherwise)."""
+    sizes, entries, dup, nparts, nthreads = _row_counts(a_idx, b_idx, ap, bp, limits, nthreads)
+    if dup:
+        raise lying_flag_error(unique=True)
+    # a part's union holds its entries of both sides less the columns both hold
+    sizes[1:] = entries - sizes[1:]
+    np.cumsum(sizes, out=sizes)
+    return sizes, nthreads
+
+
+def row_add(a_idx, b_idx, a_values, b_values, ap, bp, limits, negate, nthreads):
+    """The sum (difference with ``negate``) of two 2-D sorted operands through their row pointers
+    ``ap``, ``bp`` (built from their leading rows, which they checked). Columns outside
+    ``limits[1]`` raise IndexError and columns not strictly increasing within a row ValueError,
+    before anything is written."""
+    sizes, nthreads = row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads)
+    total = int(sizes[-1])
+    out_idx = np.empty((2, total), dtype=np.int64)
+    out_val = np.empty((total, a_values.shape[1]), dtype=a_values.dtype)
+    run_parts(_row_add_part, sizes.shape[0] - 1, nthreads, ap, bp, a_idx[1], b_idx[1], sizes, a_values, b_values,
+              negate, out_idx, out_val)
+    return out_idx, out_val
+
+
+# ---- sparse mask ------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _row_mask_part(t, nparts, sp, pp, scol, pcol, limit, pvals, out, flags):
+    """out[i]: the probe's value at source entry i's column (in its row), 0 where the probe has
+    none; flags[t]: (a row's first or last column outside ``limit``, columns decreasing within a
+    row, the probe repeating a column within a row). One pass: the output's size is the source's."""
+    rlo, rhi = row_range(t, nparts, sp, pp)
+    bad = down = dup = np.int64(0)
+    k = pvals.shape[1]
+    pv, ov = pvals[:, 0], out[:, 0]  # one value per entry through 1-D views (see _row_multiply_part)
+    for r in range(rlo, rhi):
+        i, ie, j, je = np.uint64(sp[r]), np.uint64(sp[r + 1]), np.uint64(pp[r]), np.uint64(pp[r + 1])
+        for q in range(i + _ONE, ie):
+            down |= np.int64(scol[q] < scol[q - _ONE])  # the source may repeat a column: each reads it
+        for q in range(j + _ONE, je):
+            down |= np.int64(pcol[q] < pcol[q - _ONE])
+            dup |= np.int64(pcol[q] == pcol[q - _ONE])
+        if i < ie:
+            bad |= np.int64(np.uint64(scol[i]) >= limit) | np.int64(np.uint64(scol[ie - _ONE]) >= limit)
+        if j < je:
+            bad |= np.int64(np.uint64(pcol[j]) >= limit) | np.int64(np.uint64(pcol[je - _ONE]) >= limit)
+        # every step writes source entry i (a zero, unless it matches); the step that consumes it
+        # writes last. A match advances the source only: its repeats read the same probe entry
+        if k == 1:
+            while i < ie and j < je:
+                ks = scol[i]
+                kp = pcol[j]
+                ov[i] = pv[j] if ks == kp else 0
+                i += np.uint64(ks <= kp)
+                j += np.uint64(kp < ks)
+        else:
+            while i < ie and j < je:
+                ks = scol[i]
+                kp = pcol[j]
+                for c in range(k):
+                    out[i, c] = pvals[j, c] if ks == kp else 0
+                i += np.uint64(ks <= kp)
+                j += np.uint64(kp < ks)
+        for q in range(i, ie):
+            for c in range(k):
+                out[q, c] = 0
+    flags[t, 0] = bad
+    flags[t, 1] = down
+    flags[t, 2] = dup
+
+
+def row_mask_values(src_idx, probe_idx, probe_values, sp, pp, limits, nthreads):
+    """The probe's values at the source's entries (zeros where it has none), through the row pointers
+    ``sp``, ``pp`` of two 2-D sorted operands: values[n, k], or None when the probe repeats a column
+    within a row (its repeats are summed by the merge over keys then).
+
+    Columns outside ``limits[1]`` raise IndexError and columns out of order within a row
+    ValueError; the output (fresh) is returned only when neither was found.
+    """
+    n = src_idx.shape[1]
+    nparts, nthreads = plan(n + probe_idx.shape[1], nthreads)
+    out = np.empty((n, probe_values.shape[1]), dtype=probe_values.dtype)
+    flags = np.zeros((nparts, 3), dtype=np.int64)
+    run_parts(_row_mask_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1], np.uint64(limits[1]), probe_values,
+              out, flags)
+    # columns out of order make a row's first and last column no bound: then every column is looked at
+    flags[:, 0] |= flags[:, 1]
+    raise_merge_flags(flags[:, :2], limits, src_idx, probe_idx)
+    return None if flags[:, 2].any() else out
