@@ -248,7 +248,8 @@ row_offsets        (rows int64[n] non-decreasing in [0, nrows), nrows) ->
                    int64[nrows + 1]: CSR row pointer (first i with
                    rows[i] >= r); rows outside or stepping down are
                    refused (see above). Sync-free
-spmm               (offsets int64[R+1], perm | None, cols int64[n],
+spmm               (offsets int64[R+1], perm | None, cols int64[n] (Numba:
+                   or int32[n], a sorted matrix's cached narrow copy),
                    values[n], dense[D, N], rows_per_batch, batch_base int64[B]
                    | None, col_bound=None: D) -> [R, N]: out[r, j] = sum over p in
                    offsets[r]..offsets[r+1]-1 (e = perm[p] or p), in p
