@@ -521,6 +521,7 @@ def _sparse_dense(a, amap, arows, acols, x, xmap, xrows, xcols, batch_shape, dty
     xp = be.xp
     if parts is None:
         return xp.zeros(out_shape, dtype=dtype)
+    kept = a.dense_ndim == 0  # (a hybrid operand is sparsified into a temporary: nothing to keep on it)
     a, s, x2, dmap, k, n = parts
     m = prod(a.shape[ax] for ax in arows)
     nb = prod(batch_shape)
@@ -535,7 +536,7 @@ def _sparse_dense(a, amap, arows, acols, x, xmap, xrows, xcols, batch_shape, dty
     nrows = nb * m
     if s.sorted:
         offsets = _cached_offsets(be, s.source, s.lead, nrows, lambda: be.row_offsets(rowkey, nrows))
-        out = be.spmm(offsets, None, _narrow_columns(s, cols, k, x2.shape[1] == 1) if len(acols) == 1 else cols,
+        out = be.spmm(offsets, None, _narrow_columns(s, cols, k, kept and x2.shape[1] == 1) if len(acols) == 1 else cols,
                       s.values, x2, m, base, k)
     elif is_device_array(rowkey):
         # a GPU groups the rows by a stable sort (spmm_unsorted's own way): done once per array and

@@ -81,3 +81,19 @@ def test_bad_index_keeps_the_int64_path_and_raises():
         with pytest.raises(IndexError, match="out of bounds for dimension 1"):
             b @ np.ones(2500)
         assert b._cached_companion(KEY) is None
+
+
+def test_hybrid_operand_builds_no_copy_on_its_temporary(monkeypatch):
+    """A hybrid matrix is sparsified into a temporary per product: no copy is built for it (it
+    would be thrown away with the temporary), and the result is the int64 path's."""
+    rng = np.random.default_rng(4)
+    rows = np.arange(0, 80_000, 2)[None, :]
+    h = COO(rows, rng.standard_normal((rows.shape[1], 2)), (80_000, 2), sorted=True, unique=True)
+    assert h.dense_ndim == 1 and h.nnz * 2 >= core.NARROW_COLUMNS_MIN
+    x = rng.standard_normal(2)
+    built = []
+    real = core._narrow_columns
+    monkeypatch.setattr(core, "_narrow_columns", lambda *args: built.append(args[3]) or real(*args))
+    got = h @ x
+    assert built == [False]
+    np.testing.assert_allclose(got, h.to_dense() @ x, rtol=1e-10)
