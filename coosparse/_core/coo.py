@@ -312,7 +312,8 @@ class COO(OperatorsMixin):
     # ------------------------------------------------------------------ compressed companions
     @property
     def nbytes(self):
-        """Bytes held: indices, values and the cached companions (:meth:`row_pointer`); pydata's ``nbytes``."""
+        """Bytes held: indices, values and the cached companions (:meth:`row_pointer`, SpMV's int32
+        column copy); pydata's ``nbytes``."""
         cache = self.__dict__.get("_companions")
         extra = 0
         for c in (cache.values() if cache else ()):
@@ -400,8 +401,9 @@ class COO(OperatorsMixin):
         Keys used: ``("row_pointer", lead, nrows)``: the CSR pointer over the
         first ``lead`` sparse axes fused (``lead == 1``: :meth:`row_pointer`);
         ``("row_pointer", ("stable sort", lead), nrows)``: (row offsets, stable
-        permutation) of an unsorted array's rows on a GPU. A companion is an
-        array or a tuple of arrays.
+        permutation) of an unsorted array's rows on a GPU; ``("int32 index",
+        axis)``: index row ``axis`` as int32, checked in bounds (SpMV on the
+        CPU, docs/linalg.md). A companion is an array or a tuple of arrays.
         """
         companions = self.__dict__.get("_companions")
         hit = companions.get(key) if companions else None
@@ -419,8 +421,8 @@ class COO(OperatorsMixin):
         return companions.get(key) if companions else None
 
     def drop_companions(self):
-        """Forget the cached companions (:meth:`row_pointer`): their memory is freed; they are
-        rebuilt when needed again. Returns None."""
+        """Forget the cached companions (:meth:`row_pointer`, SpMV's int32 column copy): their
+        memory is freed; they are rebuilt when needed again. Returns None."""
         self.__dict__.pop("_companions", None)
 
     def copy(self):

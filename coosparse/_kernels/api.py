@@ -256,7 +256,8 @@ row_offsets        (rows int64[n] non-decreasing in [0, nrows), nrows) ->
                    int64[nrows + 1]: CSR row pointer (first i with
                    rows[i] >= r); rows outside or stepping down are
                    refused (see above). Sync-free
-spmm               (offsets int64[R+1], perm | None, cols int64[n],
+spmm               (offsets int64[R+1], perm | None, cols int64[n] (Numba:
+                   or int32[n], a sorted matrix's cached narrow copy),
                    values[n], dense[D, N], rows_per_batch, batch_base int64[B]
                    | None, col_bound=None: D) -> [R, N]: out[r, j] = sum over p in
                    offsets[r]..offsets[r+1]-1 (e = perm[p] or p), in p
@@ -284,6 +285,9 @@ sddmm              (rows int64[n], row_stride, cols int64[n], col_stride,
                    combined ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)); rows in
                    [0, row_bound), cols in [0, col_bound) (None: 2**63,
                    for addresses from a checked linear_index). Sync-free
+dense_transpose    (a[K, N], any strides) -> [N, K] C-contiguous: a.T copied
+                   (Numba: in cache-sized tiles, in parallel parts; CUDA:
+                   CuPy's copy). Sync-free
 ---- spgemm ------------------------------------------------------------------
 spgemm             (a_offsets int64[R+1], a_rows int64[R] | None, a_perm |
                    None, a_cols int64[na], a_values, b_offsets int64[K+1],
@@ -318,7 +322,7 @@ KERNEL_FAMILIES = {
     "reduce": ("segment_prod", "segment_minmax", "segment_arg", "segment_reduce", "reduce_sorted", "reduce_by_key"),
     "indexing": ("mask_positions", "search_ranges", "expand_ranges", "take_ranges"),
     "join": ("merge_take", "counting_take", "join_rows"),
-    "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm"),
+    "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm", "dense_transpose"),
     "spgemm": ("spgemm",),
 }
 

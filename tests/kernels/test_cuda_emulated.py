@@ -909,6 +909,29 @@ def test_sddmm_kernel(launched, dtype, k, sorted_rows):
 
 
 
+@pytest.mark.parametrize("dtype", ACC_DTYPES)
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (1, 1), (3, 200), (67, 9), (64, 64), (9, 1000)])
+def test_dense_transpose(dtype, shape):
+    """The tiled transpose (tiles of 8 x 64, ragged edges) is a.T exactly, on both layers,
+    from C-ordered, Fortran-ordered and strided inputs; parts of several threads too."""
+    import numba
+
+    rng = np.random.default_rng(36)
+    a = _linalg_values(rng, (shape[0] * 2, shape[1] * 3), dtype)[::2, ::3]
+    old = numba.get_num_threads()
+    for src in (np.ascontiguousarray(a), np.asfortranarray(a), a):
+        want = np.ascontiguousarray(src.T)
+        for threads in (1, old):
+            numba.set_num_threads(threads)
+            try:
+                got = nb.dense_transpose(src)
+            finally:
+                numba.set_num_threads(old)
+            assert got.flags.c_contiguous
+            _same(got, want)
+        _same(H.dense_transpose(src), want)
+
+
 @pytest.mark.parametrize("bad_at", [0, 1, 2, 6])
 def test_sddmm_kernel_bad_column_in_a_run(launched, bad_at):
     """A bad column as the first or second entry of a pair (the CPU takes entries two at a time):

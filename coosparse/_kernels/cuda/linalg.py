@@ -197,3 +197,8 @@ class LinalgRows:
                   xv, i64(xv.shape[0]), i64(x_inner), yv, i64(yv.shape[0]), i64(y_inner), i64(k), i64(n), ov,
                   self._err())
         return out
+
+    def dense_transpose(self, a):
+        """A C-contiguous copy of 2-D ``a``'s transpose (CuPy's copy: a GPU's transpose is not the
+        CPU's cache-miss-bound strided walk). Sync-free."""
+        return self.xp.ascontiguousarray(a.T)

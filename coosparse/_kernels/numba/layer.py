@@ -731,6 +731,11 @@ def sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, row_bou
     return out
 
 
+def dense_transpose(a):
+    """A C-contiguous copy of 2-D ``a``'s transpose, copied in cache-sized tiles."""
+    return _la.dense_transpose(a, _nthreads())
+
+
 def _bound(b):
     return 2**63 if b is None else min(int(b), 2**63)
 

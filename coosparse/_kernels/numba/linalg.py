@@ -38,7 +38,7 @@ import numba as nb
 import numpy as np
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from .threads import run_parts
 
@@ -462,6 +462,111 @@ def _dot8_pair(x, xa, xb, y, ya, yb, k8, zero):
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), ((t0 + t1) + (t2 + t3)) + ((t4 + t5) + (t6 + t7))
 
 
+# The lanes as one vector each: Numba's scalar code of the eight sums is not vectorised by LLVM
+# (sixteen scalar multiplies and adds per step of a pair: compute-bound with every row in cache),
+# while lane l of a vector adds exactly lane l's terms in the same order, so the bits are the
+# ones above. No fused multiply-add (the IR asks for none): products are rounded on their own.
+def _lanes_codegen(context, builder, sig, args, m):
+    """Lane sums of ``m`` dot products (x[xo_i + j] * y[yo_i + j], lane j % 8, j < k8) as a tuple."""
+    xty, yty = sig.args[0], sig.args[1 + m]
+    xdata = context.make_array(xty)(context, builder, args[0]).data
+    ydata = context.make_array(yty)(context, builder, args[1 + m]).data
+    xoffs, yoffs, k8 = args[1:1 + m], args[2 + m:2 + 2 * m], args[-1]
+    is_float = isinstance(xty.dtype, types.Float)
+    vty = llir.VectorType(context.get_value_type(xty.dtype), 8)
+    align = xty.dtype.bitwidth // 8
+    accs = [cgutils.alloca_once_value(builder, llir.Constant(vty, None)) for _ in range(m)]
+    i64 = llir.IntType(64)
+    with cgutils.for_range(builder, builder.lshr(k8, i64(3))) as loop:
+        off = builder.shl(loop.index, i64(3))
+        for i in range(m):
+            vx = builder.load(builder.bitcast(builder.gep(xdata, [builder.add(xoffs[i], off)]), vty.as_pointer()),
+                              align=align)
+            vy = builder.load(builder.bitcast(builder.gep(ydata, [builder.add(yoffs[i], off)]), vty.as_pointer()),
+                              align=align)
+            acc = builder.load(accs[i])
+            acc = builder.fadd(acc, builder.fmul(vx, vy)) if is_float else builder.add(acc, builder.mul(vx, vy))
+            builder.store(acc, accs[i])
+    lanes = []
+    for i in range(m):
+        v = builder.load(accs[i])
+        lanes += [builder.extract_element(v, llir.Constant(llir.IntType(32), lane)) for lane in range(8)]
+    return context.make_tuple(builder, sig.return_type, lanes)
+
+
+def _lanes_sig(x, offsets, y, k8, m):
+    ints = all(isinstance(t, types.Integer) and t.bitwidth == 64 for t in (*offsets, k8))
+    if not (ints and isinstance(x.dtype, (types.Float, types.Integer)) and x.dtype == y.dtype
+            and x.dtype.bitwidth in (32, 64)):
+        return None
+    return types.UniTuple(x.dtype, 8 * m)(x, *offsets[:m], y, *offsets[m:], k8)
+
+
+@intrinsic
+def _lanes8(typingctx, x, xa, y, ya, k8):
+    """The eight lane sums of x[xa:xa + k8] . y[ya:ya + k8] (k8 a multiple of 8; int64 offsets)."""
+    sig = _lanes_sig(x, (xa, ya), y, k8, 1)
+    return sig, (lambda context, builder, sig, args: _lanes_codegen(context, builder, sig, args, 1))
+
+
+@intrinsic
+def _lanes8x2(typingctx, x, xa, xb, y, ya, yb, k8):
+    """The lane sums of two dot products (entries xa.ya and xb.yb): sixteen independent sums."""
+    sig = _lanes_sig(x, (xa, xb, ya, yb), y, k8, 2)
+    return sig, (lambda context, builder, sig, args: _lanes_codegen(context, builder, sig, args, 2))
+
+
+def _dot_unit(x, xa, y, ya, k, zero):
+    """_dot8 with unit strides (vector lanes for real and integer dtypes)."""
+
+
+@overload(_dot_unit, jit_options={"cache": True, "nogil": True})
+def _dot_unit_impl(x, xa, y, ya, k, zero):
+    if isinstance(x.dtype, types.Complex):
+        return lambda x, xa, y, ya, k, zero: _dot8(x, xa, 1, y, ya, 1, k, zero)
+
+    def impl(x, xa, y, ya, k, zero):
+        k8 = k - k % 8
+        s0, s1, s2, s3, s4, s5, s6, s7 = _lanes8(x, xa, y, ya, k8)
+        r = k - k8
+        p = xa + k8
+        q = ya + k8
+        if r > 0:
+            s0 += x[_u(p)] * y[_u(q)]
+        if r > 1:
+            s1 += x[_u(p + 1)] * y[_u(q + 1)]
+        if r > 2:
+            s2 += x[_u(p + 2)] * y[_u(q + 2)]
+        if r > 3:
+            s3 += x[_u(p + 3)] * y[_u(q + 3)]
+        if r > 4:
+            s4 += x[_u(p + 4)] * y[_u(q + 4)]
+        if r > 5:
+            s5 += x[_u(p + 5)] * y[_u(q + 5)]
+        if r > 6:
+            s6 += x[_u(p + 6)] * y[_u(q + 6)]
+        return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+    return impl
+
+
+def _dot_pair(x, xa, xb, y, ya, yb, k8, zero):
+    """_dot8_pair (vector lanes for real and integer dtypes)."""
+
+
+@overload(_dot_pair, jit_options={"cache": True, "nogil": True})
+def _dot_pair_impl(x, xa, xb, y, ya, yb, k8, zero):
+    if isinstance(x.dtype, types.Complex):
+        return lambda x, xa, xb, y, ya, yb, k8, zero: _dot8_pair(x, xa, xb, y, ya, yb, k8, zero)
+
+    def impl(x, xa, xb, y, ya, yb, k8, zero):
+        s = _lanes8x2(x, xa, xb, y, ya, yb, k8)
+        return (((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])),
+                ((s[8] + s[9]) + (s[10] + s[11])) + ((s[12] + s[13]) + (s[14] + s[15])))
+
+    return impl
+
+
 # three kernels, chosen in Python: a call compiles only the layout it has
 @nb.njit(cache=True, nogil=True)
 def _sddmm_pairs_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zero, out, flags):
@@ -496,7 +601,7 @@ def _sddmm_pairs_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, ze
             bad += g > e
             r2, c2 = r, c
         if ok or ok2:
-            v, w = _dot8_pair(x, r * rs, r2 * rs, y, c * cs, c2 * cs, k, z)
+            v, w = _dot_pair(x, r * rs, r2 * rs, y, c * cs, c2 * cs, k, z)
         else:
             v = w = z
         out[e] = v if ok else z
@@ -529,7 +634,7 @@ def _sddmm_unit_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zer
             bad += 1
             out[e] = z
             continue
-        out[e] = _dot8(x, r * rs, 1, y, c * cs, 1, k, z)
+        out[e] = _dot_unit(x, r * rs, y, c * cs, k, z)
     flags[t, 0] = bad
 
 
@@ -567,3 +672,32 @@ def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, 
     run_parts(kernel, nparts, nthreads, rows, int(row_stride), _u(row_bound), cols, int(col_stride),
               _u(col_bound), x, int(x_inner), y, int(y_inner), int(k), np.zeros(1, dtype=x.dtype), out, flags)
     return out, flags
+
+
+# ---------------------------------------------------------------------------- dense transpose
+TRANSPOSE_TILE = 64  # columns of a per tile: 64 output rows of one cache line per 8 rows of a
+
+
+@nb.njit(cache=True, nogil=True)
+def _transpose_part(t, nparts, a, out):
+    """out[c, k] = a[k, c] for part t's blocks of TRANSPOSE_TILE columns, in 8 x TILE tiles: each
+    tile reads 8 runs of a row and writes a cache line of each of TILE output rows (NumPy's
+    strided copy walks a whole column of ``a`` per output row, a cache miss per element)."""
+    kk, nn = a.shape
+    nblocks = (nn + TRANSPOSE_TILE - 1) // TRANSPOSE_TILE
+    for b in range(nblocks * t // nparts, nblocks * (t + 1) // nparts):
+        c0 = b * TRANSPOSE_TILE
+        c1 = c0 + TRANSPOSE_TILE if c0 + TRANSPOSE_TILE < nn else nn
+        for k0 in range(0, kk, 8):
+            k1 = k0 + 8 if k0 + 8 < kk else kk
+            for c in range(c0, c1):
+                for k in range(k0, k1):
+                    out[_u(c), _u(k)] = a[_u(k), _u(c)]
+
+
+def dense_transpose(a, nthreads):
+    """A C-contiguous copy of ``a.T`` (``a`` 2-D, any strides)."""
+    out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
+    if a.size:
+        run_parts(_transpose_part, nparts_for(a.size, nthreads), nthreads, a, out)
+    return out

@@ -92,72 +92,53 @@ def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_c
 # columns come out in order by walking the set bits of that range (trailing-zero counts), or,
 # when the row is much sparser than its range, by sorting its list of touched columns.
 _ONE = np.uint64(1)
-_SORT_STACK = 100  # pending ranges of _sort_ints: at most log2(n) (the larger side waits)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _sort_ints(a, stack):
-    """Sort the 1-D array ``a`` in place: Numba's own quicksort for ``ndarray.sort`` (median of
-    three, the larger side stacked, insertion sort below 15 elements), written out as one function
-    so that it compiles inside its caller instead of as Numba's generic sort routines."""
+def _sort_ints(a):
+    """Sort the 1-D array ``a`` of distinct ints in place: insertion sort below 16 elements, else
+    heapsort. Written out so that it compiles inside its caller (not as Numba's generic sort
+    routines), and small: Numba's quicksort written out here cost ~0.5 s of this kernel's first
+    compile. Distinct values have one sorted order: the result does not depend on the algorithm."""
     n = a.shape[0]
-    if n < 2:
-        return
-    stack[0, 0] = 0
-    stack[1, 0] = n - 1
-    top = 1
-    while top > 0:
-        top -= 1
-        low = stack[0, top]
-        high = stack[1, top]
-        while high - low >= 15:
-            mid = (low + high) >> 1
-            if a[mid] < a[low]:
-                a[low], a[mid] = a[mid], a[low]
-            if a[high] < a[mid]:
-                a[high], a[mid] = a[mid], a[high]
-            if a[mid] < a[low]:
-                a[low], a[mid] = a[mid], a[low]
-            pivot = a[mid]
-            a[high], a[mid] = a[mid], a[high]
-            i = low
-            j = high - 1
-            while True:
-                while i < high and a[i] < pivot:
-                    i += 1
-                while j >= low and pivot < a[j]:
-                    j -= 1
-                if i >= j:
-                    break
-                a[i], a[j] = a[j], a[i]
-                i += 1
-                j -= 1
-            a[i], a[high] = a[high], a[i]
-            if high - i > i - low:
-                if high > i:
-                    stack[0, top] = i + 1
-                    stack[1, top] = high
-                    top += 1
-                high = i - 1
-            else:
-                if i > low:
-                    stack[0, top] = low
-                    stack[1, top] = i - 1
-                    top += 1
-                low = i + 1
-        for i in range(low + 1, high + 1):
+    if n < 16:
+        for i in range(1, n):
             v = a[i]
             j = i
-            while j > low and v < a[j - 1]:
+            while j > 0 and v < a[j - 1]:
                 a[j] = a[j - 1]
                 j -= 1
             a[j] = v
+        return
+    # heapsort: heapify from the middle, then move the largest to the end, one sift-down loop
+    end = n
+    start = n >> 1
+    while end > 1:
+        if start > 0:
+            start -= 1
+            v = a[start]
+            root = start
+        else:
+            end -= 1
+            v = a[end]
+            a[end] = a[0]
+            root = 0
+        child = 2 * root + 1
+        while child < end:
+            if child + 1 < end and a[child] < a[child + 1]:
+                child += 1
+            if not (v < a[child]):
+                break
+            a[root] = a[child]
+            root = child
+            child = 2 * root + 1
+        a[root] = v
 
 
 @nb.njit(cache=True, nogil=True)
 def _spgemm_rows_part(t, nparts, bounds, counting, flops, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
                       a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, starts, out_rc,
-                      out_values, bitmaps, stacks, totals):
+                      out_values, bitmaps, totals):
     """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output.
 
     Rows are written one after another from ``starts[r0]`` (r0: the part's first row):
@@ -165,8 +146,8 @@ def _spgemm_rows_part(t, nparts, bounds, counting, flops, a_offsets, a_rows, has
     product of each row) in a single pass, whose rows then lie packed at the front of the
     part's room. ``totals[t]`` = the entries the part wrote; ``counts[r]`` each row's.
 
-    Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` (all clear) and
-    ``stacks[t]`` are the part's scratch; the bitmap is left clear again.
+    Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` (all clear) is
+    the part's scratch; it is left clear again.
     """
     r0 = bounds[t]
     r1 = bounds[t + 1]
@@ -174,7 +155,6 @@ def _spgemm_rows_part(t, nparts, bounds, counting, flops, a_offsets, a_rows, has
         return
     bits = bitmaps[t]
     acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
-    stack = stacks[t]
     base = 0 if counting else starts[r0]
     first = base
     for r in range(r0, r1):
@@ -234,7 +214,7 @@ def _spgemm_rows_part(t, nparts, bounds, counting, flops, a_offsets, a_rows, has
                     i += 1
                     word &= word - _ONE
         else:
-            _sort_ints(out_rc[1, base:base + m], stack)
+            _sort_ints(out_rc[1, base:base + m])
             for i in range(base, base + m):
                 col = out_rc[1, i]
                 out_rc[0, i] = row
@@ -354,9 +334,8 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
                       a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, False, out_offsets, out_rc,
                       out_values, counts)
         return out_rc, out_values
-    # each part's column bitmap (small), sort stack and count of entries written
+    # each part's column bitmap (small) and count of entries written
     bitmaps = np.zeros((nparts, (ncols + 63) >> 6), dtype=np.uint64)
-    stacks = np.empty((nparts, 2, _SORT_STACK), dtype=np.int64)
     totals = np.zeros(nparts, dtype=np.int64)
     rows = (a_offsets, ar, has_r, ap, has_a, a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts)
     if _one_pass(total, a_cols.shape[0] + b_cols.shape[0]):
@@ -366,7 +345,7 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
         out_values = np.empty(total, dtype=a_values.dtype)
         if total:
             run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, flops,
-                      buf.reshape(2, total), out_values, bitmaps, stacks, totals)
+                      buf.reshape(2, total), out_values, bitmaps, totals)
         m = int(totals.sum())
         if m == total:
             return buf.reshape(2, total), out_values
@@ -385,9 +364,9 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
             rc, values = rc.copy(), values.copy()
         return rc, values
     run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, flops, *rows, counts[:0], empty_rc, empty_v,
-              bitmaps, stacks, totals)
+              bitmaps, totals)
     out_offsets, out_rc, out_values = _rows_output(counts, a_values.dtype)
     if out_values.shape[0]:
         run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, out_offsets, out_rc, out_values,
-                  bitmaps, stacks, totals)
+                  bitmaps, totals)
     return out_rc, out_values
