@@ -210,7 +210,7 @@ def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, 
     n = dense.shape[1]
     z = zero[0]
     flat = dense.reshape(-1)
-    line = max(64 // dense.itemsize, 1)
+    line = 64 // dense.itemsize if dense.itemsize <= 64 else 1  # not max(): a compiled function of its own
     pend = offsets[r1]
     bend, db = _batch_at(r0, rpb, base)
     for r in range(r0, r1):
