@@ -29,6 +29,7 @@ import numba as nb
 import numpy as np
 
 from .intersect import _lower_bound
+from .parts import prefetch
 
 
 # the kernels' bounds are conditional expressions, not min(): Numba compiles its min() as a
@@ -159,6 +160,10 @@ def expand_part(t, nparts, start, ends, total, rows, owner):
         i += 1
 
 
+TAKE_PREFETCH = 8
+"""The fused range gather hints the first cache lines of the range this many ranges ahead."""
+
+
 @nb.njit(cache=True, nogil=True)
 def take_ranges_part(t, nparts, indices, values, start, ends, total, out_idx, out_val):
     """Part t of the fused range gather: out_idx[0] = owner, out_idx[1:] = indices[:, rows],
@@ -168,22 +173,35 @@ def take_ranges_part(t, nparts, indices, values, start, ends, total, out_idx, ou
     p0, p1, i = _range_part(t, nparts, ends, total)
     if d == 1 and k == 1:
         # a matrix of scalars: one loop per range copies an entry's owner, column and value
-        # together (the loops over index rows and value words below cost twice the copy)
+        # together (the loops over index rows and value words below cost twice the copy).
+        # Positions are unsigned (np.uint64): with signed ones Numba tests every index for
+        # wraparound, and LLVM vectorises the loop with scatter/gather instructions on that
+        # account (3-8x slower than plain copies, measured on AVX-512 AMD Zen 4)
         col = indices[0]
         own = out_idx[0]
         out_col = out_idx[1]
+        m = start.shape[0]
         p = p0
         while p < p1:
+            if i + TAKE_PREFETCH < m:  # a later range's first lines: random rows miss the cache
+                ahead = np.uint64(start[i + TAKE_PREFETCH])
+                prefetch(col, ahead)
+                prefetch(col, ahead + np.uint64(8))
+                prefetch(values, ahead)
+                prefetch(values, ahead + np.uint64(8))
             begin = ends[i - 1] if i > 0 else 0
             stop = ends[i] if ends[i] < p1 else p1
-            src = start[i] + (p - begin)
-            for q in range(stop - p):
-                own[p + q] = i
-                out_col[p + q] = col[src + q]
-                out_val[p + q, 0] = values[src + q, 0]
+            src = np.uint64(start[i] + (p - begin))
+            dst = np.uint64(p)
+            for q in range(np.uint64(stop - p)):
+                own[dst + q] = i
+                out_col[dst + q] = col[src + q]
+                out_val[dst + q, 0] = values[src + q, 0]
             p = stop
             i += 1
         return
+    # (signed positions here: unsigned ones measured +0.1 s of compilation for this path, which
+    # serves only hybrid values and arrays of more than two dimensions)
     p = p0
     while p < p1:
         begin = ends[i - 1] if i > 0 else 0

@@ -2,9 +2,38 @@
 
 Kernels run part by part (``threads.run_parts``): a part kernel ``fn(t, nparts, ...)``
 works on ``part_range(t, nparts, n)``, or cuts a sorted array with ``lower_bound``.
-The helpers are inlined into each kernel (no compilation of their own).
+The helpers are inlined into each kernel (no compilation of their own). ``prefetch``
+hints a cache line of a later random read (a row reached through a row pointer).
 """
+import llvmlite.ir as llir
 import numba as nb
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint the CPU to fetch the cache line of ``arr[idx]`` (``llvm.prefetch``, read, high locality).
+
+    A prefetch never faults, and nothing is read into the program: an index past the end
+    only wastes the hint.
+    """
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, sig, args):
+        aty = sig.args[0]
+        a = context.make_array(aty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aty, a, [args[1]], wraparound=False)
+        i8p = llir.IntType(8).as_pointer()
+        i32 = llir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, llir.FunctionType(llir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), llir.Constant(i32, 0), llir.Constant(i32, 3),
+                          llir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
