@@ -40,6 +40,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from .parts import prefetch
 from .threads import run_parts
 
 # below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
@@ -52,30 +53,6 @@ OWNERSHIP_MAX_THREADS = 4
 # SDDMM fetches the rows of the entry this many positions ahead, SpMM the dense row
 SDDMM_PREFETCH = 8
 SPMM_PREFETCH = 4
-
-
-@intrinsic
-def prefetch(typingctx, arr, idx):
-    """Hint the CPU to fetch the cache line of ``arr[idx]`` (``llvm.prefetch``, read, high locality).
-
-    A prefetch never faults, and nothing is read into the program: an index past the end
-    only wastes the hint.
-    """
-    sig = types.void(arr, idx)
-
-    def codegen(context, builder, sig, args):
-        aty = sig.args[0]
-        a = context.make_array(aty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aty, a, [args[1]], wraparound=False)
-        i8p = llir.IntType(8).as_pointer()
-        i32 = llir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, llir.FunctionType(llir.VoidType(), [i8p, i32, i32, i32]),
-                                            "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), llir.Constant(i32, 0), llir.Constant(i32, 3),
-                          llir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 def nparts_for(work, nthreads, per_thread=4):
