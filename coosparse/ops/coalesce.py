@@ -96,6 +96,18 @@ def _column_major(a):
 
 def _in_column_order(idx):
     xp = backend_for(idx).xp
+    if xp is not np:
+        return _chunk_in_column_order(xp, idx)  # one synchronisation for the whole array
+    # on the CPU in pieces whose temporaries stay in cache (one pass over memory, not six)
+    n = idx.shape[1]
+    return all(_chunk_in_column_order(np, idx[:, lo:lo + _ORDER_CHUNK + 1])
+               for lo in range(0, max(n - 1, 1), _ORDER_CHUNK))
+
+
+_ORDER_CHUNK = 1 << 16
+
+
+def _chunk_in_column_order(xp, idx):
     r, c = idx
     step = c[1:] - c[:-1]
     return bool(xp.all((step > 0) | ((step == 0) & (r[1:] > r[:-1]))))  # synchronize!

@@ -5,6 +5,7 @@ from hypothesis import given
 
 import coosparse
 from coosparse import COO, SUPPORTED_DTYPES
+from coosparse.ops.coalesce import _in_column_order
 from reference import dense_reference
 from strategies import coo_parts, values_of
 
@@ -267,3 +268,21 @@ def test_column_order_is_checked_before_the_counting_sort():
     c = a.coalesce()
     np.testing.assert_array_equal(c.to_dense(), [[0.0, 1.0], [3.0, 2.0], [0.0, 0.0]])
     assert c.is_coalesced and np.all(np.diff(c.indices[0] * 2 + c.indices[1]) > 0)
+
+
+@pytest.mark.parametrize("where", [1, 65535, 65536, 65537, 131072, 149998])
+def test_column_order_check_sees_a_break_anywhere(where):
+    # the CPU checks the order in pieces: a break in any pair, at a piece's edge too, is found
+    # (the array then takes the general path, whose answer the dense reference gives)
+    n = 150000
+    keys = np.arange(n, dtype=np.int64) * 3  # column-major keys of a (n, n) matrix: col * n + row
+    idx = np.stack([keys % n, keys // n])
+    assert _in_column_order(idx)
+    idx[:, [where - 1, where]] = idx[:, [where, where - 1]]
+    assert not _in_column_order(idx)
+    a = coosparse.COO(idx, np.arange(n, dtype=np.float64), (n, n), unique=True)
+    c = a.coalesce()
+    lin = c.indices[0] * n + c.indices[1]
+    assert c.is_coalesced and np.all(np.diff(lin) > 0)
+    order = np.argsort(idx[0] * n + idx[1], kind="stable")
+    np.testing.assert_array_equal(c.values, np.arange(n, dtype=np.float64)[order])
