@@ -126,10 +126,10 @@ def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets
     if output:
         ndim = strides.shape[0]
         for b in range(b0, b1):
-            lo = bucket_starts[b]
-            o = out_starts[b]
+            lo = np.uint64(bucket_starts[b])  # unsigned positions, as in the bucket copy below
+            o = np.uint64(out_starts[b])
             high = np.int64(b) << low_bits
-            for q in range(out_starts[b + 1] - o):
+            for q in range(np.uint64(out_starts[b + 1]) - o):
                 r = high | np.int64(words[lo + q])
                 for d in range(ndim):
                     sh = shifts[d]
@@ -158,9 +158,12 @@ def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets
         srt = scratch if _sort.sort_bucket(seg, scratch, 0, m, sb, nbits, hist) else seg
         # a sequential copy of the bucket's values: the reads by slot below are then
         # L1 hits instead of one cache miss per line in random order
+        # (unsigned positions: with signed ones Numba tests each for wraparound and LLVM
+        # vectorises the copy with gather/scatter instructions, slow on AVX-512 machines)
         if vals.ndim == 1:
-            for j in range(m):
-                local[j] = vals[lo + j]
+            ulo = np.uint64(lo)
+            for j in range(np.uint64(m)):
+                local[j] = vals[ulo + j]
         else:
             for j in range(m):
                 for c in range(vals.shape[1]):

@@ -40,14 +40,17 @@ def _linear_index_checked_part(t, nparts, indices, strides, limits, keys, bad):
     ndim, n = indices.shape
     lo, hi = part_range(t, nparts, n)
     count = 0
+    # unsigned positions: a signed one is tested for wraparound at every access, and LLVM
+    # vectorised the loop with scatter instructions for the keys on that account (slow on
+    # AVX-512 machines)
     for i in range(lo, hi):
         h = np.int64(0)
         o = np.int64(0)
         for d in range(ndim):
-            v = indices[d, i]
+            v = indices[d, np.uint64(i)]
             o |= np.int64(np.uint64(v) >= limits[d])  # no branch: the loop stays as fast as the unchecked one
             h += v * strides[d]
-        keys[i] = h
+        keys[np.uint64(i)] = h
         count += o
     bad[t] = count
 
