@@ -12,7 +12,7 @@ import numba as nb
 import numpy as np
 
 from .intersect import _key
-from .parts import row_range
+from .parts import chunk_bounds, row_range
 from .threads import run_parts
 from .union import _union_size_idx
 
@@ -69,8 +69,8 @@ def _merge_gather_part(t, nparts, a_idx, b_idx, strides, sizes, blo, chunk, a_wo
                        out_idx, out_a, out_b):
     """Chunk t merges a[t*chunk:(t+1)*chunk] with b[blo[t]:blo[t+1]] into out[sizes[t]:]."""
     n = a_idx.shape[1]
-    i = t * chunk if t * chunk < n else n  # not min(): compiled as a function of its own
-    _merge_gather_chunk(a_idx, i, n if n < i + chunk else i + chunk, b_idx, blo[t], blo[t + 1], strides,
+    i, hi = chunk_bounds(t, chunk, n)
+    _merge_gather_chunk(a_idx, i, hi, b_idx, blo[t], blo[t + 1], strides,
                         a_words, b_words, a_fill, b_fill, out_idx, out_a, out_b, sizes[t])
 
 

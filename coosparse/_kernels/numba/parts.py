@@ -1,7 +1,8 @@
 """Part geometry shared by the kernel families: the contiguous range of part ``t``.
 
 Kernels run part by part (``threads.run_parts``): a part kernel ``fn(t, nparts, ...)``
-works on ``part_range(t, nparts, n)``, or cuts a sorted array with ``lower_bound``.
+works on ``part_range(t, nparts, n)`` (or ``chunk_bounds`` of fixed-size chunks), or cuts a
+sorted array with ``lower_bound``.
 The helpers are inlined into each kernel (no compilation of their own). ``prefetch``
 hints a cache line of a later random read (a row reached through a row pointer).
 """
@@ -44,6 +45,14 @@ def part_range(t, nparts, n):
     hi = lo + c
     # conditional expressions, not min(): Numba compiles its min() for tuples separately
     return (n if lo > n else lo), (n if hi > n else hi)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def chunk_bounds(t, chunk, n):
+    """Chunk t's range [t * chunk, t * chunk + chunk) clipped to n. Conditional expressions,
+    not min(): Numba compiles min() on integers as a function of its own (a first call pays for it)."""
+    lo = t * chunk if t * chunk < n else n
+    return lo, (lo + chunk if lo + chunk < n else n)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")

@@ -11,7 +11,7 @@ import numba as nb
 import numpy as np
 
 from .intersect import _key, _lower_bound, _lower_bound_idx, _outside
-from .parts import part_range
+from .parts import chunk_bounds, part_range
 from .rowmerge import row_add, row_union_offsets  # noqa: F401 (the layer calls them here)
 from .threads import plan, run_parts
 
@@ -63,18 +63,10 @@ def _union_pos_chunk(a_keys, i, ie, b_keys, j, je, u, a_pos, b_pos):
         u += 1
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _chunk_bounds(t, chunk, n):
-    """Chunk t's entries of a: [t * chunk, t * chunk + chunk) clipped to n. Conditional expressions,
-    not min(): Numba compiles min() on integers as a function of its own (a first call pays for it)."""
-    lo = t * chunk if t * chunk < n else n
-    return lo, (lo + chunk if lo + chunk < n else n)
-
-
 @nb.njit(cache=True, nogil=True)
 def _union_size_part(t, nparts, a_keys, b_keys, blo, chunk, sizes):
     n = a_keys.shape[0]
-    i, hi = _chunk_bounds(t, chunk, n)
+    i, hi = chunk_bounds(t, chunk, n)
     sizes[t + 1] = _union_size(a_keys, i, hi, b_keys, blo[t], blo[t + 1])
 
 
@@ -91,7 +83,7 @@ def union_offsets(a_keys, b_keys, nthreads):
 @nb.njit(cache=True, nogil=True)
 def _union_positions_part(t, nparts, a_keys, b_keys, sizes, blo, chunk, a_pos, b_pos):
     n = a_keys.shape[0]
-    i, hi = _chunk_bounds(t, chunk, n)
+    i, hi = chunk_bounds(t, chunk, n)
     _union_pos_chunk(a_keys, i, hi, b_keys, blo[t], blo[t + 1], sizes[t], a_pos, b_pos)
 
 
@@ -242,7 +234,7 @@ def _merge_add_idx_chunk(a_idx, i, ie, b_idx, j, je, strides, a_values, b_values
 @nb.njit(cache=True, nogil=True)
 def _union_size_idx_part(t, nparts, a_idx, b_idx, strides, limits, blo, chunk, sizes, flags):
     n = a_idx.shape[1]
-    i, hi = _chunk_bounds(t, chunk, n)
+    i, hi = chunk_bounds(t, chunk, n)
     sizes[t + 1] = _union_size_idx(a_idx, i, hi, b_idx, blo[t], blo[t + 1], strides, limits,
                                    flags[t])
 
@@ -263,7 +255,7 @@ def union_offsets_idx(a_idx, b_idx, strides, limits, nthreads):
 def _merge_add_idx_part(t, nparts, a_idx, b_idx, strides, sizes, blo, chunk, a_values, b_values, negate,
                         out_idx, out_val):
     n = a_idx.shape[1]
-    i, hi = _chunk_bounds(t, chunk, n)
+    i, hi = chunk_bounds(t, chunk, n)
     _merge_add_idx_chunk(a_idx, i, hi, b_idx, blo[t], blo[t + 1], strides,
                          a_values, b_values, negate, out_idx, out_val, sizes[t])
 
