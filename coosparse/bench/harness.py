@@ -32,6 +32,7 @@ class Impl:
     library: str
     fn: Callable[[], Any]
     note: str = ""
+    calls: int = 1  # back-to-back calls per timed sample (set by :func:`time_alternating`)
 
 
 @dataclass
@@ -189,34 +190,65 @@ def floor_impl(nbytes, device="cpu"):
     return impl
 
 
-def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
-    """Run each impl ``warmup`` times, then ``repeat`` rounds of all impls in turn (round r starts at impl r).
+SAMPLE_S = 0.005  # a host-timed sample of a fast call runs back-to-back calls for about this long
+MAX_CALLS = 64
 
-    Returns {library: [seconds, ...]}. ``sync`` (e.g. a device synchronise)
-    is called before each clock read. ``timer(fn) -> seconds`` replaces the
-    host clock (:func:`cuda_event_timer`: CUDA events over many calls).
+
+def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
+    """Run each impl ``warmup`` times, then ``repeat`` rounds of all impls in turn.
+
+    Returns {library: [seconds per call, ...]}. ``sync`` (e.g. a device
+    synchronise) is called before each clock read. ``timer(fn) -> seconds``
+    replaces the host clock (:func:`cuda_event_timer`: CUDA events over many
+    calls).
+
+    Round r starts at impl r and even rounds run the list forwards, odd ones
+    backwards, so no library always runs first, nor always right after the
+    same peer. On the host clock an impl whose last warm-up call took under
+    :data:`SAMPLE_S` is timed over back-to-back calls (``impl.calls``, up to
+    :data:`MAX_CALLS`) per sample: a sub-millisecond call would otherwise
+    read a scheduler stall or a previous peer's threads leaving the cores
+    (~5 ms on a loaded machine) as its own time. Without warm-up calls the
+    first round's single calls measure that.
     """
     sync = sync or (lambda: None)
+
+    def batch(impl, seconds):
+        if timer is None and seconds < SAMPLE_S:
+            impl.calls = min(MAX_CALLS, max(1, int(SAMPLE_S / max(seconds, 1e-6))))
+
     for impl in impls:
-        for _ in range(warmup):
+        impl.calls = 1
+        for w in range(warmup):
+            sync()
+            t0 = time.perf_counter()
             impl.fn()
-        sync()
+            sync()
+            if w == warmup - 1:
+                batch(impl, time.perf_counter() - t0)
     times = {impl.library: [] for impl in impls}
+    n = len(impls)
     for r in range(repeat):
         # each round starts with the next library: the first allocation of a round can pay the
         # kernel's page-allocator stalls (measured: 200-400 ms for a fresh 64 MiB array, whoever
         # asks first, 20 ms after), so no library may always be first
-        k = r % len(impls) if impls else 0
-        for impl in impls[k:] + impls[:k]:
+        order = impls[r % n:] + impls[:r % n] if n else []
+        if r % 2:
+            order = order[::-1]
+        for impl in order:
             gc.collect()  # (the peers' idle OpenMP threads sleep: cli.PEER_ENV)
             if timer is not None:
                 times[impl.library].append(timer(impl.fn))
                 continue
             sync()
             t0 = time.perf_counter()
-            impl.fn()
+            for _ in range(impl.calls):
+                impl.fn()
             sync()
-            times[impl.library].append(time.perf_counter() - t0)
+            times[impl.library].append((time.perf_counter() - t0) / impl.calls)
+        if r == 0 and not warmup:
+            for impl in impls:
+                batch(impl, times[impl.library][0])
     return times
 
 
@@ -283,6 +315,7 @@ def run_case(case, repeat=5, warmup=1, sync=None, timer=None, device="cpu"):
                 "floor_s": floor_s,
                 "x_floor": (med / floor_s) if floor_s else None,
                 "note": impl.note,
+                "calls_per_sample": impl.calls,
             }
         )
     return rows

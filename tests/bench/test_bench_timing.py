@@ -1,0 +1,54 @@
+"""The benchmark's timing loop: order of the libraries within rounds, and batched samples of fast calls."""
+import time
+
+from coosparse.bench import harness
+from coosparse.bench.harness import Impl
+
+
+def _recording(names, log, sleep=0.0):
+    def make(name):
+        def fn():
+            log.append(name)
+            if sleep:
+                time.sleep(sleep)
+        return Impl(name, fn)
+    return [make(n) for n in names]
+
+
+def test_no_library_always_follows_the_same_peer():
+    log = []
+    impls = _recording("abc", log, sleep=harness.SAMPLE_S)  # slow enough: one call per sample
+    harness.time_alternating(impls, repeat=4, warmup=1)
+    rounds = log[3:]
+    assert [rounds[i:i + 3] for i in range(0, 12, 3)] == [list("abc"), list("acb"), list("cab"), list("cba")]
+    followers = {}
+    for prev, cur in zip(rounds, rounds[1:]):
+        followers.setdefault(cur, set()).add(prev)
+    assert all(len(f) >= 2 for f in followers.values())
+
+
+def test_fast_calls_are_timed_in_batches_and_reported_per_call():
+    log = []
+    fast, slow = _recording(["fast"], log)[0], _recording(["slow"], log, sleep=2 * harness.SAMPLE_S)[0]
+    times = harness.time_alternating([fast, slow], repeat=3, warmup=1)
+    assert 1 < fast.calls <= harness.MAX_CALLS and slow.calls == 1
+    assert log.count("fast") == 1 + 3 * fast.calls and log.count("slow") == 1 + 3
+    assert max(times["fast"]) < harness.SAMPLE_S and min(times["slow"]) >= 2 * harness.SAMPLE_S
+
+
+def test_without_warmup_the_first_round_calibrates():
+    log = []
+    fast = _recording(["fast"], log)[0]
+    times = harness.time_alternating([fast], repeat=3, warmup=0)
+    assert fast.calls > 1 and log.count("fast") == 1 + 2 * fast.calls and len(times["fast"]) == 3
+
+
+def test_a_custom_timer_is_never_batched():
+    fast = _recording(["fast"], [])[0]
+    times = harness.time_alternating([fast], repeat=2, warmup=1, timer=lambda fn: (fn(), 1.0)[1])
+    assert fast.calls == 1 and times["fast"] == [1.0, 1.0]
+
+
+def test_rows_say_how_many_calls_each_sample_ran():
+    rows = harness.run_case(harness.Case("noop", "w", [Impl("coosparse", lambda: None)]), repeat=2, warmup=1)
+    assert rows[0]["calls_per_sample"] > 1 and rows[0]["median_s"] < harness.SAMPLE_S
