@@ -216,3 +216,33 @@ def test_arraymath_import_is_left_alone_once_imported():
     before = arraymath.ensure_blas
     cache.import_arraymath_lightly()  # already imported in this process: nothing to do
     assert arraymath.ensure_blas is before is linalg.ensure_blas
+
+
+def test_kernels_do_not_load_third_party_numba_extensions_but_user_code_still_does(tmp_path):
+    # Numba runs every installed package's numba_extensions entry point before a process's first
+    # compile or cache load (pydata/sparse registers one, so our first call imported it); coosparse's
+    # kernels loading from the cache skip that (a compilation still runs them: the compiler's own
+    # refresh does), and the user's first own jitted call still runs them
+    code = """
+        import sys
+        import numpy as np, coosparse
+        from numba.core import entrypoints
+        a = coosparse.COO(np.array([[3, 1, 3, 0]]), np.array([1.0, 2.0, 4.0, 0.5]), (5,))
+        c = a.coalesce()
+        assert c.indices.tolist() == [[0, 1, 3]] and c.values.tolist() == [0.5, 2.0, 5.0], c
+        print("extensions after ours", entrypoints._already_initialized, "sparse" in sys.modules)
+        import numba
+        @numba.njit
+        def user(x):
+            return x.sum()
+        assert user(np.arange(4.0)) == 6.0
+        print("extensions after the user's", entrypoints._already_initialized)
+    """
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "COOSPARSE_COMPILE_NOTICE": "0"}
+    rc, out, err = _python(code, env)  # cold: compiles, so the compiler loads the extensions
+    assert rc == 0, err
+    assert "extensions after ours True" in out and "extensions after the user's True" in out, out
+    rc, out, err = _python(code, env)  # warm: our kernels load from the cache
+    assert rc == 0, err
+    assert "extensions after ours False False" in out, out
+    assert "extensions after the user's True" in out, out

@@ -91,8 +91,20 @@ def _load_light(cache, sig, target_context):
         return type(cache).load_overload(cache, sig, target_context)
 
 
+def _no_extensions():
+    pass
+
+
 def load_lightly(modules):
-    """Let the kernels of ``modules`` load from Numba's cache without a full refresh (once each)."""
+    """Let the kernels of ``modules`` load from Numba's cache without a full refresh (once each).
+
+    Their first call also skips loading third-party Numba extensions: before a dispatcher's first
+    compile or cache load Numba runs every installed package's ``numba_extensions`` entry point
+    (once per process), which imported pydata/sparse when it is installed (about 0.07 s of CPU,
+    0.25-0.35 s of wall time at load 4, at every process's first call). Our kernels use no
+    third-party types; a compilation still loads the extensions (the compiler's refresh does), and
+    so does the first call of any other jitted function (the user's, another library's).
+    """
     import functools
 
     from numba.core.caching import Cache
@@ -103,7 +115,11 @@ def load_lightly(modules):
             continue
         _light_modules.add(module.__name__)
         for obj in vars(module).values():
-            cache = getattr(obj, "_cache", None) if isinstance(obj, Dispatcher) else None
+            if not isinstance(obj, Dispatcher):
+                continue
+            if hasattr(obj, "_compilation_chain_init_hook"):
+                obj._compilation_chain_init_hook = _no_extensions
+            cache = getattr(obj, "_cache", None)
             if isinstance(cache, Cache) and hasattr(cache, "_load_overload"):
                 cache.load_overload = functools.partial(_load_light, cache)
 
