@@ -174,3 +174,75 @@ def test_a_light_load_that_fails_takes_numbas_own_path():
             return ("numba's own load", sig)
 
     assert cache._load_light(MovedInternals(), "sig", object()) == ("numba's own load", "sig")
+
+
+def test_first_compile_does_not_import_scipy_linalg_and_blas_code_still_compiles(tmp_path):
+    # Numba's compiler imports numba.np.arraymath, which imported scipy.linalg only to ask whether
+    # BLAS is there; coosparse's first compilation imports arraymath with that answered by whether
+    # SciPy is installed. A user's own BLAS-backed njit code still compiles and runs (Numba then
+    # imports scipy.linalg for real), and gives NumPy's results.
+    code = """
+        import sys
+        import numpy as np, coosparse
+        a = coosparse.COO(np.array([[3, 1, 3, 0]]), np.array([1.0, 2.0, 4.0, 0.5]), (5,))
+        c = a.coalesce()
+        assert c.indices.tolist() == [[0, 1, 3]] and c.values.tolist() == [0.5, 2.0, 5.0], c
+        print("arraymath", "numba.np.arraymath" in sys.modules, "scipy.linalg", "scipy.linalg" in sys.modules)
+        import numba
+        from numba.np import arraymath, linalg
+        assert arraymath.ensure_blas is linalg.ensure_blas  # Numba's own check is back in place
+        @numba.njit
+        def user(x, y):
+            return np.dot(x, y), np.vdot(x[0], y[:, 0]), np.linalg.solve(x, y)
+        x = np.array([[2.0, 1.0], [1.0, 3.0]])
+        y = np.array([[1.0, 0.5], [2.0, -1.0]])
+        got = user(x, y)
+        assert np.allclose(got[0], x @ y) and np.isclose(got[1], np.vdot(x[0], y[:, 0]))
+        assert np.allclose(got[2], np.linalg.solve(x, y))
+        print("user ok", "scipy.linalg" in sys.modules)
+    """
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "COOSPARSE_COMPILE_NOTICE": "0"}
+    rc, out, err = _python(code, env)
+    assert rc == 0, err
+    assert "arraymath True scipy.linalg False" in out, out
+    assert "user ok True" in out, out
+
+
+def test_arraymath_import_is_left_alone_once_imported():
+    from numba.np import arraymath, linalg
+
+    from coosparse._kernels.numba import cache
+
+    before = arraymath.ensure_blas
+    cache.import_arraymath_lightly()  # already imported in this process: nothing to do
+    assert arraymath.ensure_blas is before is linalg.ensure_blas
+
+
+def test_kernels_do_not_load_third_party_numba_extensions_but_user_code_still_does(tmp_path):
+    # Numba runs every installed package's numba_extensions entry point before a process's first
+    # compile or cache load (pydata/sparse registers one, so our first call imported it); coosparse's
+    # kernels loading from the cache skip that (a compilation still runs them: the compiler's own
+    # refresh does), and the user's first own jitted call still runs them
+    code = """
+        import sys
+        import numpy as np, coosparse
+        from numba.core import entrypoints
+        a = coosparse.COO(np.array([[3, 1, 3, 0]]), np.array([1.0, 2.0, 4.0, 0.5]), (5,))
+        c = a.coalesce()
+        assert c.indices.tolist() == [[0, 1, 3]] and c.values.tolist() == [0.5, 2.0, 5.0], c
+        print("extensions after ours", entrypoints._already_initialized, "sparse" in sys.modules)
+        import numba
+        @numba.njit
+        def user(x):
+            return x.sum()
+        assert user(np.arange(4.0)) == 6.0
+        print("extensions after the user's", entrypoints._already_initialized)
+    """
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "COOSPARSE_COMPILE_NOTICE": "0"}
+    rc, out, err = _python(code, env)  # cold: compiles, so the compiler loads the extensions
+    assert rc == 0, err
+    assert "extensions after ours True" in out and "extensions after the user's True" in out, out
+    rc, out, err = _python(code, env)  # warm: our kernels load from the cache
+    assert rc == 0, err
+    assert "extensions after ours False False" in out, out
+    assert "extensions after the user's True" in out, out

@@ -91,8 +91,20 @@ def _load_light(cache, sig, target_context):
         return type(cache).load_overload(cache, sig, target_context)
 
 
+def _no_extensions():
+    pass
+
+
 def load_lightly(modules):
-    """Let the kernels of ``modules`` load from Numba's cache without a full refresh (once each)."""
+    """Let the kernels of ``modules`` load from Numba's cache without a full refresh (once each).
+
+    Their first call also skips loading third-party Numba extensions: before a dispatcher's first
+    compile or cache load Numba runs every installed package's ``numba_extensions`` entry point
+    (once per process), which imported pydata/sparse when it is installed (about 0.07 s of CPU,
+    0.25-0.35 s of wall time at load 4, at every process's first call). Our kernels use no
+    third-party types; a compilation still loads the extensions (the compiler's refresh does), and
+    so does the first call of any other jitted function (the user's, another library's).
+    """
     import functools
 
     from numba.core.caching import Cache
@@ -103,6 +115,71 @@ def load_lightly(modules):
             continue
         _light_modules.add(module.__name__)
         for obj in vars(module).values():
-            cache = getattr(obj, "_cache", None) if isinstance(obj, Dispatcher) else None
+            if not isinstance(obj, Dispatcher):
+                continue
+            if hasattr(obj, "_compilation_chain_init_hook"):
+                obj._compilation_chain_init_hook = _no_extensions
+            cache = getattr(obj, "_cache", None)
             if isinstance(cache, Cache) and hasattr(cache, "_load_overload"):
                 cache.load_overload = functools.partial(_load_light, cache)
+
+
+# ---- the first compilation of a process ------------------------------------------------------------
+# The compiler's first refresh imports numba.np.arraymath, whose import asks whether BLAS is there by
+# importing scipy.linalg (with SciPy's array-API layer and numpy.f2py: ~0.25-0.3 s of CPU, a third of
+# Numba's fixed cost at a process's first compile). The answer only picks np.dot's implementation
+# inside jitted code, and Numba asks again (importing scipy.linalg for real, with its clear error)
+# when such code compiles. So before our first compilation arraymath is imported with that question
+# answered by whether SciPy is installed, without importing it.
+_hook = {"installed": False}
+
+
+def _blas_installed():
+    import importlib.util
+
+    if importlib.util.find_spec("scipy") is None:
+        raise ImportError("scipy 0.16+ is required for linear algebra")
+
+
+def import_arraymath_lightly():
+    """Import ``numba.np.arraymath`` without importing scipy.linalg (no-op when already imported).
+
+    Runs under Numba's compiler lock (from a compile event), so no other compilation sees the
+    stand-in; any failure leaves the import to Numba's compiler.
+    """
+    if "numba.np.arraymath" in sys.modules:
+        return
+    try:
+        from numba.np import linalg
+
+        original = linalg.ensure_blas
+    except Exception:  # a Numba whose internals moved: its own import happens at the compile
+        return
+    linalg.ensure_blas = _blas_installed
+    try:
+        from numba.np import arraymath
+
+        arraymath.ensure_blas = original
+    except Exception:
+        sys.modules.pop("numba.np.arraymath", None)  # Numba imports it again, its own way
+    finally:
+        linalg.ensure_blas = original
+
+
+def install_compile_hook():
+    """Before a coosparse kernel's compilation starts: :func:`import_arraymath_lightly` (once)."""
+    if _hook["installed"]:
+        return
+    _hook["installed"] = True
+    from numba.core import event
+
+    class _Listener(event.Listener):
+        def on_start(self, ev):
+            fn = getattr(ev.data["dispatcher"], "py_func", None)
+            if (getattr(fn, "__module__", "") or "").startswith("coosparse._kernels.numba."):
+                import_arraymath_lightly()
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", _Listener())

@@ -154,8 +154,54 @@ def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets
         lo = bucket_starts[b]
         m = bucket_starts[b + 1] - lo
         seg = words[lo:lo + m]
-        # the sorted words are read from wherever the sort left them (no copy back)
-        srt = scratch if _sort.sort_bucket(seg, scratch, 0, m, sb, nbits, hist) else seg
+        # sort the bucket's words: sort.sort_bucket's algorithm, written out here rather than
+        # inlined (Numba deep-copies an inlined helper's blocks, each with the helper's whole
+        # variable scope, twice per call site: about 0.3 s of this kernel's compile; compiled as a
+        # function of its own it cost as much). Small buckets by insertion (words are distinct: whole
+        # words sort stably), larger ones by an LSD radix sort of the key bits above the slot, all
+        # digit histograms in one pass; the sorted words are read from wherever the sort left them.
+        in_tmp = False
+        if m <= 32:
+            for i in range(1, m):
+                w = seg[i]
+                j = i - 1
+                while j >= 0 and seg[j] > w:
+                    seg[j + 1] = seg[j]
+                    j -= 1
+                seg[j + 1] = w
+        else:
+            maxd = 8 if m < 2048 else 10  # the histograms' clear and prefix stay small next to m
+            npass = (nbits + maxd - 1) // maxd
+            digit = (nbits + npass - 1) // npass if npass else 1
+            dmask = (np.int64(1) << digit) - 1
+            nb_ = np.int64(1) << digit
+            for p in range(npass):
+                for d in range(nb_):
+                    hist[p, d] = 0
+            for i in range(m):
+                w = seg[i] >> sb
+                for p in range(npass):
+                    hist[p, (w >> (digit * p)) & dmask] += 1
+            src = seg
+            dst = scratch
+            for p in range(npass):
+                shift = sb + digit * p
+                h = hist[p]
+                if h[(src[0] >> shift) & dmask] == m:
+                    continue  # every word has this digit: nothing moves
+                run = 0
+                for d in range(nb_):
+                    c = h[d]
+                    h[d] = run
+                    run += c
+                for i in range(m):
+                    w = src[i]
+                    d = (w >> shift) & dmask
+                    dst[h[d]] = w
+                    h[d] += 1
+                src, dst = dst, src
+                in_tmp = not in_tmp
+        srt = scratch if in_tmp else seg
         # a sequential copy of the bucket's values: the reads by slot below are then
         # L1 hits instead of one cache miss per line in random order
         # (unsigned positions: with signed ones Numba tests each for wraparound and LLVM

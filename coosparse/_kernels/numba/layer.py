@@ -38,6 +38,7 @@ class _Family:
 
     def __getattr__(self, attr):
         _notice.install()  # before any kernel compiles: a long first compile is announced
+        _cache.install_compile_hook()
         module = importlib.import_module(f"{__package__}.{self._family}")
         # the family and the families it imports load their cached kernels without Numba's refresh
         prefix = f"{__package__}."

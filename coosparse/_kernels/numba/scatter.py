@@ -44,7 +44,8 @@ PARALLEL_MIN = 1 << 15
 @nb.njit(cache=True, nogil=True)
 def _scatter_add_part(t, nparts, target, addresses, values, inner, lo, step, hi, ident, replace):
     a0 = lo + t * step
-    a1 = min(lo + (t + 1) * step, hi)
+    a1 = lo + (t + 1) * step
+    a1 = a1 if a1 < hi else hi  # not min(): Numba compiles min() on integers as a function of its own
     n = addresses.shape[0]
     k = inner.shape[0]
     if replace:  # the elements that receive entries start from the additive identity -0.0
@@ -64,7 +65,8 @@ def _scatter_add_part(t, nparts, target, addresses, values, inner, lo, step, hi,
 @nb.njit(cache=True, nogil=True)
 def _scatter_set_part(t, nparts, target, addresses, values, inner, lo, step, hi):
     a0 = lo + t * step
-    a1 = min(lo + (t + 1) * step, hi)
+    a1 = lo + (t + 1) * step
+    a1 = a1 if a1 < hi else hi  # not min(): Numba compiles min() on integers as a function of its own
     n = addresses.shape[0]
     k = inner.shape[0]
     for i in range(n):
