@@ -112,12 +112,14 @@ def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_c
     return out, flags
 
 
-# The dense accumulator's "touched" marks are a bitmap (one bit per column: 2 KB for 16384
-# columns, L1-resident) with a summary (one bit per bitmap word that has a mark). A row's columns
-# come out in order by walking the summary's set bits over the row's range, then each marked
-# word's set bits (trailing-zero counts), clearing both as they go: the cost is the range / 4096
-# plus the marks, never a sort. A row of fewer than SMALL_ROW columns sorts its list of columns
-# instead (an insertion sort: a few compares, where the range could span a wide matrix).
+# A row of at most SMALL_ROW products is summed in its own output slots (each product finds its
+# column by a search of the row's few columns) and then sorted by insertion: no random access to
+# the accumulator, and a few compares where the row's columns may span a wide matrix. Longer rows
+# use the dense accumulator, whose "touched" marks are a bitmap (one bit per column: 2 KB for
+# 16384 columns, L1-resident) with a summary (one bit per bitmap word that has a mark). Their
+# columns come out in order by walking the summary's set bits over the row's range, then each
+# marked word's set bits (trailing-zero counts), clearing both as they go: the range / 4096 plus
+# the marks, never a sort.
 _ONE = np.uint64(1)
 _SIX = np.uint64(6)
 _63 = np.uint64(63)
@@ -171,18 +173,19 @@ def _spgemm_count_part(t, nparts, bounds, a_offsets, a_perm, has_a_perm, a_cols,
 
 @nb.njit(cache=True, nogil=True)
 def _spgemm_rows_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols, a_values,
-                      b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, starts, out_rc, out_values, bitmaps,
-                      summaries, counts, totals):
+                      b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, flops, starts, out_rc, out_values,
+                      bitmaps, summaries, counts, totals, acc):
     """Gustavson over the rows of part t, written in order (one kernel: no counting branch, so the
     first use of a small product compiles only this).
 
     Rows are written one after another from ``starts[r0]`` (r0: the part's first row):
-    ``starts`` holds the exact row starts after a counting pass, or the products' running total
-    (room for every product of each row) in a single pass, whose rows then lie packed at the
-    front of the part's room. ``totals[t]`` = the entries the part wrote; ``counts[r]`` each row's.
+    ``starts`` holds the exact row starts after a counting pass, or ``flops`` (room for every
+    product of each row) in a single pass, whose rows then lie packed at the front of the
+    part's room. ``totals[t]`` = the entries the part wrote; ``counts[r]`` each row's.
 
     Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` and
-    ``summaries[t]`` (all clear) are the part's scratch; they are left clear again.
+    ``summaries[t]`` (all clear) are the part's scratch; they are left clear again. ``acc``
+    (``ncols`` values, any content) is the part's own accumulator (see :func:`_rows_part`).
     """
     r0 = bounds[t]
     r1 = bounds[t + 1]
@@ -190,11 +193,45 @@ def _spgemm_rows_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, 
         return
     bits = bitmaps[t]
     summ = summaries[t]
-    acc = np.empty(ncols, dtype=a_values.dtype)
     base = starts[r0]
     first = base
     for r in range(r0, r1):
+        row = a_rows[r] if has_a_rows else r
         m = 0
+        if flops[r + 1] - flops[r] <= SMALL_ROW:
+            # few products: summed in the row's own output slots (a search of its few columns, no
+            # random access to the accumulator), then sorted with their values
+            for p in range(a_offsets[r], a_offsets[r + 1]):
+                e = _u(a_perm[p]) if has_a_perm else _u(p)
+                k = a_cols[e]
+                av = a_values[e]
+                for q in range(b_offsets[k], b_offsets[k + 1]):
+                    f = _u(b_perm[q]) if has_b_perm else _u(q)
+                    col = b_cols[f]
+                    i = base
+                    while i < base + m and out_rc[1, i] != col:
+                        i += 1
+                    if i == base + m:
+                        out_rc[1, i] = col
+                        out_values[i] = av * b_values[f]
+                        m += 1
+                    else:
+                        out_values[i] += av * b_values[f]
+            for i in range(base + 1, base + m):  # distinct columns: one sorted order
+                col = out_rc[1, i]
+                v = out_values[i]
+                j = i
+                while j > base and col < out_rc[1, j - 1]:
+                    out_rc[1, j] = out_rc[1, j - 1]
+                    out_values[j] = out_values[j - 1]
+                    j -= 1
+                out_rc[1, j] = col
+                out_values[j] = v
+            for i in range(base, base + m):
+                out_rc[0, i] = row
+            counts[r] = m
+            base += m
+            continue
         lo = ncols
         hi = -1
         for p in range(a_offsets[r], a_offsets[r + 1]):
@@ -212,49 +249,28 @@ def _spgemm_rows_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, 
                         summ[w >> _SIX] |= _ONE << (w & _63)
                     bits[w] = word | b
                     acc[_u(col)] = av * b_values[f]
-                    out_rc[1, base + m] = col
                     m += 1
                     lo = col if col < lo else lo
                     hi = col if col > hi else hi
                 else:
                     acc[_u(col)] += av * b_values[f]
         counts[r] = m
-        if m == 0:
-            continue
-        row = a_rows[r] if has_a_rows else r
-        if m < SMALL_ROW:
-            # a few columns (their list is at base): sorted in place, then their marks cleared
-            for i in range(base + 1, base + m):
-                v = out_rc[1, i]
-                j = i
-                while j > base and v < out_rc[1, j - 1]:
-                    out_rc[1, j] = out_rc[1, j - 1]
-                    j -= 1
-                out_rc[1, j] = v
-            for i in range(base, base + m):
-                col = out_rc[1, i]
-                out_rc[0, i] = row
-                out_values[i] = acc[_u(col)]
-                w = _u(col) >> _SIX
+        i = base
+        for s in range(lo >> 12, (hi >> 12) + 1):
+            sw = summ[s]
+            summ[s] = 0
+            while sw:
+                w = _u(s) * _64 + trailing_zeros(sw)
+                word = bits[w]
                 bits[w] = 0
-                summ[w >> _SIX] = 0
-        else:
-            i = base
-            for s in range(lo >> 12, (hi >> 12) + 1):
-                sw = summ[s]
-                summ[s] = 0
-                while sw:
-                    w = _u(s) * _64 + trailing_zeros(sw)
-                    word = bits[w]
-                    bits[w] = 0
-                    while word:
-                        col = w * _64 + trailing_zeros(word)
-                        out_rc[0, i] = row
-                        out_rc[1, i] = col
-                        out_values[i] = acc[col]
-                        i += 1
-                        word &= word - _ONE
-                    sw &= sw - _ONE
+                while word:
+                    col = w * _64 + trailing_zeros(word)
+                    out_rc[0, i] = row
+                    out_rc[1, i] = col
+                    out_values[i] = acc[col]
+                    i += 1
+                    word &= word - _ONE
+                sw &= sw - _ONE
         base += m
     totals[t] = base - first
 
@@ -312,6 +328,16 @@ def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows,
                 out_values[base] = prods[j]
             else:
                 out_values[base] += prods[j]
+
+
+def _rows_parts(ncols, dtype):
+    """:func:`_spgemm_rows_part` as ``fn(t, nparts, *args)`` for ``run_parts``, each part with a fresh
+    accumulator of ``ncols`` values: allocated here, since an allocation inside the kernel compiles
+    Numba's ``np.empty`` for its dtype (~0.15 s at first use); its pages are touched only where the
+    part's rows write."""
+    def part(t, nparts, *args):
+        _spgemm_rows_part(t, nparts, *args, np.empty(ncols, dtype=dtype))
+    return part
 
 
 def _move(arr, dst, src, n):
@@ -375,13 +401,14 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     summaries = np.zeros((nparts, (words + 63) >> 6), dtype=np.uint64)
     totals = np.zeros(nparts, dtype=np.int64)
     rows = (a_offsets, ar, has_r, ap, has_a, a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, ncols)
+    fill = _rows_parts(ncols, a_values.dtype)
     if _one_pass(total, a_cols.shape[0] + b_cols.shape[0]):
         # one pass into room for every product (few products: a second pass over them would cost
         # as much as the first), then the parts' packed blocks are joined
         buf = np.empty(2 * total, dtype=np.int64)  # row keys in [0, total), columns in [total, 2 total)
         out_values = np.empty(total, dtype=a_values.dtype)
         if total:
-            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, *rows, flops, buf.reshape(2, total), out_values,
+            run_parts(fill, nparts, nthreads, bounds, *rows, flops, flops, buf.reshape(2, total), out_values,
                       bitmaps, summaries, counts, totals)
         m = int(totals.sum())
         if m == total:
@@ -404,6 +431,6 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
               bitmaps, summaries, counts)
     out_offsets, out_rc, out_values = _rows_output(counts, a_values.dtype)
     if out_values.shape[0]:
-        run_parts(_spgemm_rows_part, nparts, nthreads, bounds, *rows, out_offsets, out_rc, out_values, bitmaps,
+        run_parts(fill, nparts, nthreads, bounds, *rows, flops, out_offsets, out_rc, out_values, bitmaps,
                   summaries, counts, totals)
     return out_rc, out_values
