@@ -10,6 +10,7 @@ from coosparse._kernels.numba import spgemm as sg
 
 def _kernel_only(monkeypatch):
     monkeypatch.setattr(la, "NUMPY_BELOW", 0)
+    monkeypatch.setattr(la, "TRANSPOSE_NUMPY_BELOW", 0)
     monkeypatch.setattr(sg, "NUMPY_BELOW", 0)
 
 

@@ -41,7 +41,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from .parts import prefetch
-from .threads import run_parts
+from .threads import SERIAL_BELOW, run_parts
 
 # below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
 SERIAL_WORK = 1 << 18
@@ -99,10 +99,12 @@ def _row_offsets_part(t, nparts, rows, nrows, out, flags):
     flags[t, 1] = down
 
 
-# Below this much work (entries + rows), a few NumPy passes build what a kernel would (row
-# pointers, SpGEMM's products per row, small transposes) about as fast: arrays this small then
-# compile no kernel at their first use (each costs 0.3-0.5 s cold)
-NUMPY_BELOW = 1 << 16
+# Below this much work (entries + rows: the work a kernel would run as one part on the calling
+# thread), a few NumPy passes build row pointers and SpGEMM's products per row about as fast:
+# arrays this small then compile no kernel for them at their first use (each costs 0.3-0.5 s cold)
+NUMPY_BELOW = SERIAL_BELOW
+# a dense transpose of fewer elements is NumPy's strided copy (measured as fast: it stays in cache)
+TRANSPOSE_NUMPY_BELOW = 1 << 16
 
 
 def _row_offsets_numpy(rows, nrows):
@@ -693,7 +695,7 @@ def _transpose_part(t, nparts, a, out):
 
 def dense_transpose(a, nthreads):
     """A C-contiguous copy of ``a.T`` (``a`` 2-D, any strides)."""
-    if a.size < NUMPY_BELOW:  # NumPy's strided copy measured as fast at this size (in cache)
+    if a.size < TRANSPOSE_NUMPY_BELOW:
         return np.ascontiguousarray(a.T)
     out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
     if a.size:
