@@ -4,12 +4,15 @@ For each output row, the products of A's row entries (grouped order) with B's
 row entries (grouped order); an output element is its first product plus the
 next ones in that order, and each row is written by exactly one part, so
 results never depend on the thread schedule and are bit-identical to the CUDA
-layer (expand, stable sort by (row, column), ordered sums). A dense
-accumulator per part (``ncols`` words) when ``ncols <= SPA_MAX_COLS``, else a
-stable per-row sort of the products; then the touched columns are sorted.
-Each row's products are counted first (``_row_flops``, parallel parts): few
-products in all (``_one_pass``) are written in one pass into room for all of
-them and packed; more take two passes (count, then fill), like scipy's.
+layer (expand, stable sort by (row, column), ordered sums). A row of at most
+``SMALL_ROW`` products is summed in its own output slots and sorted by
+insertion; a longer one in a dense accumulator per part (``ncols`` words) when
+``ncols <= SPA_MAX_COLS``, its columns read in order from a bitmap and its
+summary; beyond, a stable per-row sort of the products. Each row's products
+are counted first (``_row_flops``, parallel parts; NumPy passes for a small
+A): few products in all (``_one_pass``) are written in one pass into room for
+all of them and packed; more take two passes (``_spgemm_count_part``, then
+the fill), like scipy's.
 
 Bad input: A's entries are checked in the pass that counts the products
 (``_row_flops``), B's columns in one pass of their own; flags as in
