@@ -183,15 +183,10 @@ def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, kb, 
         return
     z = zero[0]
     bad = 0
-    bend, db = _batch_at(r0, rpb, base)
-    if bend >= r1:  # one batch for the whole part (always, unbatched): no per-row test
-        for r in range(r0, r1):
-            out[r], b = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z)
-            bad += b
-        flags[t, 0] = bad
-        return
+    bend = r0
+    db = 0
     for r in range(r0, r1):
-        if r >= bend:
+        if r >= bend:  # the batch of row r (once per part, unbatched): one predictable test per row
             bend, db = _batch_at(r, rpb, base)
         out[r], b = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z)
         bad += b
