@@ -910,10 +910,11 @@ def test_sddmm_kernel(launched, dtype, k, sorted_rows):
 
 
 @pytest.mark.parametrize("dtype", ACC_DTYPES)
-@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (1, 1), (3, 200), (67, 9), (64, 64), (9, 1000)])
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (1, 1), (3, 200), (67, 9), (64, 64), (9, 1000), (259, 300)])
 def test_dense_transpose(dtype, shape):
     """The tiled transpose (tiles of 8 x 64, ragged edges) is a.T exactly, on both layers,
-    from C-ordered, Fortran-ordered and strided inputs; parts of several threads too."""
+    from C-ordered, Fortran-ordered and strided inputs; parts of several threads too (the last
+    shape is over the size that NumPy's copy takes, so the tiles run)."""
     import numba
 
     rng = np.random.default_rng(36)

@@ -13,7 +13,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coosparse._kernels.numba import gather, layer, sort, threads
-from coosparse._kernels.numba.spgemm import _sort_ints
 from coosparse._kernels.numba.parts import part_range
 
 
@@ -84,18 +83,6 @@ def test_count_does_not_start_a_threading_layer():
         "from numba.np.ufunc import parallel; print(n == numba.config.NUMBA_NUM_THREADS, parallel._is_initialized)")],
         capture_output=True, text=True, check=True).stdout.split()
     assert out == ["True", "False"]
-
-
-@pytest.mark.parametrize("kind", ["random", "sorted", "reversed", "few", "organ"])
-@pytest.mark.parametrize("n", [0, 1, 2, 14, 15, 16, 17, 100, 5000])
-def test_sort_ints_is_a_sort(kind, n):
-    rng = np.random.default_rng(n)
-    a = {"random": rng.integers(-10**12, 10**12, n), "sorted": np.arange(n), "reversed": np.arange(n)[::-1].copy(),
-         "few": rng.integers(0, 3, n),
-         "organ": np.concatenate([np.arange(n // 2), np.arange(n - n // 2)[::-1]])}[kind].astype(np.int64)
-    want = np.sort(a)
-    _sort_ints(a)
-    np.testing.assert_array_equal(a, want)
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int32, np.float32, np.float64, np.complex64,

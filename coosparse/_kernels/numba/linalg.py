@@ -41,7 +41,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from .parts import prefetch
-from .threads import run_parts
+from .threads import SERIAL_BELOW, run_parts
 
 # below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
 SERIAL_WORK = 1 << 18
@@ -99,12 +99,33 @@ def _row_offsets_part(t, nparts, rows, nrows, out, flags):
     flags[t, 1] = down
 
 
+# Below this much work (entries + rows: the work a kernel would run as one part on the calling
+# thread), a few NumPy passes build row pointers and SpGEMM's products per row about as fast:
+# arrays this small then compile no kernel for them at their first use (each costs 0.3-0.5 s cold)
+NUMPY_BELOW = SERIAL_BELOW
+# a dense transpose of fewer elements is NumPy's strided copy (measured as fast: it stays in cache)
+TRANSPOSE_NUMPY_BELOW = 1 << 16
+
+
+def _row_offsets_numpy(rows, nrows):
+    """:func:`row_offsets` for a small array: the same pointer and flags (one part)."""
+    flags = np.zeros((1, 2), dtype=np.int64)
+    flags[0, 0] = np.count_nonzero(rows.view(np.uint64) >= np.uint64(nrows))
+    flags[0, 1] = np.count_nonzero(rows[1:] < rows[:-1])
+    out = np.zeros(nrows + 1, dtype=np.int64)
+    if not flags.any():  # bincount needs the rows in [0, nrows)
+        np.cumsum(np.bincount(rows, minlength=nrows), out=out[1:])
+    return out, flags
+
+
 def row_offsets(rows, nrows, nthreads):
     """(CSR row pointer int64[nrows + 1], flags) of ``rows``, which should be non-decreasing in [0, nrows).
 
     ``flags`` (int64[nparts, 2]): rows out of bounds, steps down. The pointer is
     meaningful only when both are zero.
     """
+    if rows.shape[0] + nrows < NUMPY_BELOW:
+        return _row_offsets_numpy(rows, nrows)
     out = np.empty(nrows + 1, dtype=np.int64)
     nparts = nparts_for(rows.shape[0], nthreads, 1)
     flags = np.zeros((nparts, 2), dtype=np.int64)
@@ -162,15 +183,10 @@ def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, kb, 
         return
     z = zero[0]
     bad = 0
-    bend, db = _batch_at(r0, rpb, base)
-    if bend >= r1:  # one batch for the whole part (always, unbatched): no per-row test
-        for r in range(r0, r1):
-            out[r], b = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z)
-            bad += b
-        flags[t, 0] = bad
-        return
+    bend = r0
+    db = 0
     for r in range(r0, r1):
-        if r >= bend:
+        if r >= bend:  # the batch of row r (once per part, unbatched): one predictable test per row
             bend, db = _batch_at(r, rpb, base)
         out[r], b = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z)
         bad += b
@@ -554,7 +570,7 @@ def _sddmm_pairs_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, ze
     hi = n * (t + 1) // nparts
     z = zero[0]
     bad = 0
-    line = max(64 // x.itemsize, 1)
+    line = 64 // x.itemsize if x.itemsize <= 64 else 1  # not max(): a function of its own
     for e in range(lo, hi, 2):
         g = e + 1 if e + 1 < hi else e
         f = e + SDDMM_PREFETCH
@@ -596,7 +612,7 @@ def _sddmm_unit_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zer
     bad = 0
     # the rows of a later entry are fetched ahead: the entries' y rows (x rows too, for an
     # unsorted mask) are random reads, which measured 2.5x faster with prefetching
-    line = max(64 // x.itemsize, 1)
+    line = 64 // x.itemsize if x.itemsize <= 64 else 1  # not max(): a function of its own
     for e in range(lo, hi):
         f = e + SDDMM_PREFETCH
         if f < hi:
@@ -674,6 +690,8 @@ def _transpose_part(t, nparts, a, out):
 
 def dense_transpose(a, nthreads):
     """A C-contiguous copy of ``a.T`` (``a`` 2-D, any strides)."""
+    if a.size < TRANSPOSE_NUMPY_BELOW:
+        return np.ascontiguousarray(a.T)
     out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
     if a.size:
         run_parts(_transpose_part, nparts_for(a.size, nthreads), nthreads, a, out)

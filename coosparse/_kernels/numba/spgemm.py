@@ -4,12 +4,15 @@ For each output row, the products of A's row entries (grouped order) with B's
 row entries (grouped order); an output element is its first product plus the
 next ones in that order, and each row is written by exactly one part, so
 results never depend on the thread schedule and are bit-identical to the CUDA
-layer (expand, stable sort by (row, column), ordered sums). A dense
-accumulator per part (``ncols`` words) when ``ncols <= SPA_MAX_COLS``, else a
-stable per-row sort of the products; then the touched columns are sorted.
-Each row's products are counted first (``_row_flops``, parallel parts): few
-products in all (``_one_pass``) are written in one pass into room for all of
-them and packed; more take two passes (count, then fill), like scipy's.
+layer (expand, stable sort by (row, column), ordered sums). A row of at most
+``SMALL_ROW`` products is summed in its own output slots and sorted by
+insertion; a longer one in a dense accumulator per part (``ncols`` words) when
+``ncols <= SPA_MAX_COLS``, its columns read in order from a bitmap and its
+summary; beyond, a stable per-row sort of the products. Each row's products
+are counted first (``_row_flops``, parallel parts; NumPy passes for a small
+A): few products in all (``_one_pass``) are written in one pass into room for
+all of them and packed; more take two passes (``_spgemm_count_part``, then
+the fill), like scipy's.
 
 Bad input: A's entries are checked in the pass that counts the products
 (``_row_flops``), B's columns in one pass of their own; flags as in
@@ -22,7 +25,7 @@ import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros  # an LLVM cttz; used by Numba's own code
 
-from .linalg import _u, balanced_bounds, nparts_for
+from .linalg import NUMPY_BELOW, _u, balanced_bounds, nparts_for
 from .parts import prefetch
 from .threads import run_parts
 
@@ -74,9 +77,33 @@ def _row_flops_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, row_bound,
     flags[t, 1] = down
 
 
+def _row_flops_numpy(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets):
+    """:func:`_row_flops` of a small A in NumPy passes: the same checks, and the same totals when
+    they find nothing (otherwise the totals are not used: ``spgemm`` raises first)."""
+    nrows = a_offsets.shape[0] - 1
+    flags = np.zeros((1, 2), dtype=np.int64)
+    out = np.zeros(nrows + 1, dtype=np.int64)
+    if has_a_rows:
+        flags[0, 0] = np.count_nonzero(a_rows.view(np.uint64) >= np.uint64(row_bound))
+        flags[0, 1] = np.count_nonzero(a_rows[1:] <= a_rows[:-1])
+    p0, p1 = int(a_offsets[0]), int(a_offsets[-1])
+    k = a_cols[a_perm[p0:p1]] if has_a_perm else a_cols[p0:p1]
+    kb = b_offsets.shape[0] - 1
+    flags[0, 0] += np.count_nonzero(k.view(np.uint64) >= np.uint64(kb))
+    if flags.any():
+        return out, flags
+    per_entry = np.empty(p1 - p0 + 1, dtype=np.int64)  # running total of B's row lengths, from 0
+    per_entry[0] = 0
+    np.cumsum(b_offsets[k + 1] - b_offsets[k], out=per_entry[1:])
+    np.take(per_entry, a_offsets - p0, out=out)
+    return out, flags
+
+
 def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets, nthreads):
     """(products per output row as a running total int64[nrows + 1], flags int64[nparts, 2])."""
     nrows = a_offsets.shape[0] - 1
+    if a_cols.shape[0] + nrows < NUMPY_BELOW:
+        return _row_flops_numpy(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_cols, b_offsets)
     out = np.empty(nrows + 1, dtype=np.int64)
     out[0] = 0
     nparts = nparts_for(a_cols.shape[0] + nrows, nthreads, 1) if nrows else 1
@@ -88,78 +115,126 @@ def _row_flops(a_offsets, a_rows, has_a_rows, row_bound, a_perm, has_a_perm, a_c
     return out, flags
 
 
-# The dense accumulator's "touched" marks are a bitmap (one bit per column: 2 KB for 16384
-# columns, L1-resident), cleared word by word over the row's range after each row. A row's
-# columns come out in order by walking the set bits of that range (trailing-zero counts), or,
-# when the row is much sparser than its range, by sorting its list of touched columns.
+# A row of at most SMALL_ROW products is summed in its own output slots (each product finds its
+# column by a search of the row's few columns) and then sorted by insertion: no random access to
+# the accumulator, and a few compares where the row's columns may span a wide matrix. Longer rows
+# use the dense accumulator, whose "touched" marks are a bitmap (one bit per column: 2 KB for
+# 16384 columns, L1-resident) with a summary (one bit per bitmap word that has a mark). Their
+# columns come out in order by walking the summary's set bits over the row's range, then each
+# marked word's set bits (trailing-zero counts), clearing both as they go: the range / 4096 plus
+# the marks, never a sort.
 _ONE = np.uint64(1)
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _sort_ints(a):
-    """Sort the 1-D array ``a`` of distinct ints in place: insertion sort below 16 elements, else
-    heapsort. Written out so that it compiles inside its caller (not as Numba's generic sort
-    routines), and small: Numba's quicksort written out here cost ~0.5 s of this kernel's first
-    compile. Distinct values have one sorted order: the result does not depend on the algorithm."""
-    n = a.shape[0]
-    if n < 16:
-        for i in range(1, n):
-            v = a[i]
-            j = i
-            while j > 0 and v < a[j - 1]:
-                a[j] = a[j - 1]
-                j -= 1
-            a[j] = v
-        return
-    # heapsort: heapify from the middle, then move the largest to the end, one sift-down loop
-    end = n
-    start = n >> 1
-    while end > 1:
-        if start > 0:
-            start -= 1
-            v = a[start]
-            root = start
-        else:
-            end -= 1
-            v = a[end]
-            a[end] = a[0]
-            root = 0
-        child = 2 * root + 1
-        while child < end:
-            if child + 1 < end and a[child] < a[child + 1]:
-                child += 1
-            if not (v < a[child]):
-                break
-            a[root] = a[child]
-            root = child
-            child = 2 * root + 1
-        a[root] = v
+_SIX = np.uint64(6)
+_63 = np.uint64(63)
+_64 = np.uint64(64)
+SMALL_ROW = 16
 
 
 @nb.njit(cache=True, nogil=True)
-def _spgemm_rows_part(t, nparts, bounds, counting, flops, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols,
-                      a_values, b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, counts, starts, out_rc,
-                      out_values, bitmaps, totals):
-    """Gustavson over the rows of part t: ``counting`` -> counts[r] only; else the ordered output.
+def _spgemm_count_part(t, nparts, bounds, a_offsets, a_perm, has_a_perm, a_cols, b_offsets, b_perm, has_b_perm,
+                       b_cols, bitmaps, summaries, counts):
+    """counts[r] = the distinct columns of each row of part t (the first of two passes: many
+    products). ``bitmaps[t]`` and ``summaries[t]`` (all clear) are left clear again."""
+    bits = bitmaps[t]
+    summ = summaries[t]
+    for r in range(bounds[t], bounds[t + 1]):
+        m = 0
+        lo = bits.shape[0] << 6
+        hi = -1
+        for p in range(a_offsets[r], a_offsets[r + 1]):
+            k = a_cols[_u(a_perm[p]) if has_a_perm else _u(p)]
+            for q in range(b_offsets[k], b_offsets[k + 1]):
+                col = b_cols[_u(b_perm[q]) if has_b_perm else _u(q)]
+                w = _u(col) >> _SIX
+                b = _ONE << (_u(col) & _63)
+                word = bits[w]
+                if not (word & b):
+                    if not word:
+                        summ[w >> _SIX] |= _ONE << (w & _63)
+                    bits[w] = word | b
+                    m += 1
+                    # not min()/max(): Numba compiles those as functions of their own
+                    lo = col if col < lo else lo
+                    hi = col if col > hi else hi
+        counts[r] = m
+        if m and (hi >> 12) - (lo >> 12) < 4 * m:
+            for s in range(lo >> 12, (hi >> 12) + 1):
+                sw = summ[s]
+                summ[s] = 0
+                while sw:
+                    bits[_u(s) * _64 + trailing_zeros(sw)] = 0
+                    sw &= sw - _ONE
+        elif m:
+            # a few columns spread over a wide range: clear the words the row's products touched
+            for p in range(a_offsets[r], a_offsets[r + 1]):
+                k = a_cols[_u(a_perm[p]) if has_a_perm else _u(p)]
+                for q in range(b_offsets[k], b_offsets[k + 1]):
+                    w = _u(b_cols[_u(b_perm[q]) if has_b_perm else _u(q)]) >> _SIX
+                    bits[w] = 0
+                    summ[w >> _SIX] = 0
+
+
+@nb.njit(cache=True, nogil=True)
+def _spgemm_rows_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, has_a_perm, a_cols, a_values,
+                      b_offsets, b_perm, has_b_perm, b_cols, b_values, ncols, flops, starts, out_rc, out_values,
+                      bitmaps, summaries, counts, totals, acc):
+    """Gustavson over the rows of part t, written in order (one kernel: no counting branch, so the
+    first use of a small product compiles only this).
 
     Rows are written one after another from ``starts[r0]`` (r0: the part's first row):
     ``starts`` holds the exact row starts after a counting pass, or ``flops`` (room for every
     product of each row) in a single pass, whose rows then lie packed at the front of the
     part's room. ``totals[t]`` = the entries the part wrote; ``counts[r]`` each row's.
 
-    Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` (all clear) is
-    the part's scratch; it is left clear again.
+    Every index it reads through was checked before (``spgemm``). ``bitmaps[t]`` and
+    ``summaries[t]`` (all clear) are the part's scratch; they are left clear again. ``acc``
+    (``ncols`` values, any content) is the part's own accumulator (see :func:`_rows_part`).
     """
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
         return
     bits = bitmaps[t]
-    acc = np.empty(0 if counting else ncols, dtype=a_values.dtype)
-    base = 0 if counting else starts[r0]
+    summ = summaries[t]
+    base = starts[r0]
     first = base
     for r in range(r0, r1):
+        row = a_rows[r] if has_a_rows else r
         m = 0
+        if flops[r + 1] - flops[r] <= SMALL_ROW:
+            # few products: summed in the row's own output slots (a search of its few columns, no
+            # random access to the accumulator), then sorted with their values
+            for p in range(a_offsets[r], a_offsets[r + 1]):
+                e = _u(a_perm[p]) if has_a_perm else _u(p)
+                k = a_cols[e]
+                av = a_values[e]
+                for q in range(b_offsets[k], b_offsets[k + 1]):
+                    f = _u(b_perm[q]) if has_b_perm else _u(q)
+                    col = b_cols[f]
+                    i = base
+                    while i < base + m and out_rc[1, i] != col:
+                        i += 1
+                    if i == base + m:
+                        out_rc[1, i] = col
+                        out_values[i] = av * b_values[f]
+                        m += 1
+                    else:
+                        out_values[i] += av * b_values[f]
+            for i in range(base + 1, base + m):  # distinct columns: one sorted order
+                col = out_rc[1, i]
+                v = out_values[i]
+                j = i
+                while j > base and col < out_rc[1, j - 1]:
+                    out_rc[1, j] = out_rc[1, j - 1]
+                    out_values[j] = out_values[j - 1]
+                    j -= 1
+                out_rc[1, j] = col
+                out_values[j] = v
+            for i in range(base, base + m):
+                out_rc[0, i] = row
+            counts[r] = m
+            base += m
+            continue
         lo = ncols
         hi = -1
         for p in range(a_offsets[r], a_offsets[r + 1]):
@@ -169,58 +244,36 @@ def _spgemm_rows_part(t, nparts, bounds, counting, flops, a_offsets, a_rows, has
             for q in range(b_offsets[k], b_offsets[k + 1]):
                 f = _u(b_perm[q]) if has_b_perm else _u(q)
                 col = b_cols[f]
-                w = _u(col >> 6)
-                b = _ONE << _u(col & 63)
-                if not (bits[w] & b):
-                    bits[w] |= b
-                    if not counting:
-                        acc[_u(col)] = av * b_values[f]
-                        out_rc[1, base + m] = col
+                w = _u(col) >> _SIX
+                b = _ONE << (_u(col) & _63)
+                word = bits[w]
+                if not (word & b):
+                    if not word:  # the word's first mark: mark the word in the summary
+                        summ[w >> _SIX] |= _ONE << (w & _63)
+                    bits[w] = word | b
+                    acc[_u(col)] = av * b_values[f]
                     m += 1
-                    # not min()/max(): Numba compiles those as functions of their own
                     lo = col if col < lo else lo
                     hi = col if col > hi else hi
-                elif not counting:
+                else:
                     acc[_u(col)] += av * b_values[f]
         counts[r] = m
-        if counting:
-            if m and (hi >> 6) - (lo >> 6) < 4 * m:
-                for w in range(lo >> 6, (hi >> 6) + 1):
-                    bits[w] = 0
-            elif m:
-                # a few columns spread over a wide range (a sparse product row): clearing the range
-                # word by word would cost more than the row; clear the words the row touched
-                for p in range(a_offsets[r], a_offsets[r + 1]):
-                    e = _u(a_perm[p]) if has_a_perm else _u(p)
-                    k = a_cols[e]
-                    for q in range(b_offsets[k], b_offsets[k + 1]):
-                        f = _u(b_perm[q]) if has_b_perm else _u(q)
-                        bits[_u(b_cols[f] >> 6)] = 0
-            continue
-        if m == 0:
-            continue
-        row = a_rows[r] if has_a_rows else r
-        wlo = lo >> 6
-        whi = hi >> 6
-        if whi - wlo < 4 * m:
-            i = base
-            for w in range(wlo, whi + 1):
+        i = base
+        for s in range(lo >> 12, (hi >> 12) + 1):
+            sw = summ[s]
+            summ[s] = 0
+            while sw:
+                w = _u(s) * _64 + trailing_zeros(sw)
                 word = bits[w]
                 bits[w] = 0
                 while word:
-                    col = (w << 6) + trailing_zeros(word)
+                    col = w * _64 + trailing_zeros(word)
                     out_rc[0, i] = row
                     out_rc[1, i] = col
-                    out_values[i] = acc[_u(col)]
+                    out_values[i] = acc[col]
                     i += 1
                     word &= word - _ONE
-        else:
-            _sort_ints(out_rc[1, base:base + m])
-            for i in range(base, base + m):
-                col = out_rc[1, i]
-                out_rc[0, i] = row
-                out_values[i] = acc[_u(col)]
-                bits[_u(col >> 6)] = 0
+                sw &= sw - _ONE
         base += m
     totals[t] = base - first
 
@@ -280,6 +333,16 @@ def _spgemm_sorted_part(t, nparts, bounds, flops, a_offsets, a_rows, has_a_rows,
                 out_values[base] += prods[j]
 
 
+def _rows_parts(ncols, dtype):
+    """:func:`_spgemm_rows_part` as ``fn(t, nparts, *args)`` for ``run_parts``, each part with a fresh
+    accumulator of ``ncols`` values: allocated here, since an allocation inside the kernel compiles
+    Numba's ``np.empty`` for its dtype (~0.15 s at first use); its pages are touched only where the
+    part's rows write."""
+    def part(t, nparts, *args):
+        _spgemm_rows_part(t, nparts, *args, np.empty(ncols, dtype=dtype))
+    return part
+
+
 def _move(arr, dst, src, n):
     """arr[dst:dst + n] = arr[src:src + n] for a 1-D contiguous array, overlapping ranges included
     (memmove: no temporary copy, which NumPy makes for overlapping slices)."""
@@ -324,9 +387,9 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     nparts = nparts_for(total + nrows, nthreads) if nrows else 1
     bounds = balanced_bounds(flops, nparts) if nrows else np.zeros(2, dtype=np.int64)
     counts = np.zeros(nrows, dtype=np.int64)
-    empty_rc = np.zeros((2, 0), dtype=np.int64)
-    empty_v = np.zeros(0, dtype=a_values.dtype)
     if ncols > SPA_MAX_COLS:
+        empty_rc = np.zeros((2, 0), dtype=np.int64)
+        empty_v = np.zeros(0, dtype=a_values.dtype)
         run_parts(_spgemm_sorted_part, nparts, nthreads, bounds, flops, a_offsets, ar, has_r, ap, has_a, a_cols,
                   a_values, b_offsets, bp, has_b, b_cols, b_values, True, counts[:0], empty_rc, empty_v, counts)
         out_offsets, out_rc, out_values = _rows_output(counts, a_values.dtype)
@@ -336,17 +399,20 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
                       out_values, counts)
         return out_rc, out_values
     # each part's column bitmap (small) and count of entries written
-    bitmaps = np.zeros((nparts, (ncols + 63) >> 6), dtype=np.uint64)
+    words = (ncols + 63) >> 6
+    bitmaps = np.zeros((nparts, words), dtype=np.uint64)
+    summaries = np.zeros((nparts, (words + 63) >> 6), dtype=np.uint64)
     totals = np.zeros(nparts, dtype=np.int64)
-    rows = (a_offsets, ar, has_r, ap, has_a, a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, ncols, counts)
+    rows = (a_offsets, ar, has_r, ap, has_a, a_cols, a_values, b_offsets, bp, has_b, b_cols, b_values, ncols)
+    fill = _rows_parts(ncols, a_values.dtype)
     if _one_pass(total, a_cols.shape[0] + b_cols.shape[0]):
         # one pass into room for every product (few products: a second pass over them would cost
         # as much as the first), then the parts' packed blocks are joined
         buf = np.empty(2 * total, dtype=np.int64)  # row keys in [0, total), columns in [total, 2 total)
         out_values = np.empty(total, dtype=a_values.dtype)
         if total:
-            run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, flops,
-                      buf.reshape(2, total), out_values, bitmaps, totals)
+            run_parts(fill, nparts, nthreads, bounds, *rows, flops, flops, buf.reshape(2, total), out_values,
+                      bitmaps, summaries, counts, totals)
         m = int(totals.sum())
         if m == total:
             return buf.reshape(2, total), out_values
@@ -364,10 +430,10 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
         if 8 * m < 7 * total:  # many products summed: do not keep the room for them alive
             rc, values = rc.copy(), values.copy()
         return rc, values
-    run_parts(_spgemm_rows_part, nparts, nthreads, bounds, True, flops, *rows, counts[:0], empty_rc, empty_v,
-              bitmaps, totals)
+    run_parts(_spgemm_count_part, nparts, nthreads, bounds, a_offsets, ap, has_a, a_cols, b_offsets, bp, has_b, b_cols,
+              bitmaps, summaries, counts)
     out_offsets, out_rc, out_values = _rows_output(counts, a_values.dtype)
     if out_values.shape[0]:
-        run_parts(_spgemm_rows_part, nparts, nthreads, bounds, False, flops, *rows, out_offsets, out_rc, out_values,
-                  bitmaps, totals)
+        run_parts(fill, nparts, nthreads, bounds, *rows, flops, out_offsets, out_rc, out_values, bitmaps,
+                  summaries, counts, totals)
     return out_rc, out_values
