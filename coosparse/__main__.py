@@ -48,8 +48,8 @@ SIZES = (100, 40_000)
 """Entries per operand: one part on the calling thread, and parts spread over the threads."""
 
 STEPS = (
-    "coalesce", "a+b", "a-b", "a*b", "a*b (unsorted)", "maximum", "a>0", "a@x", "a@X", "a@b", "sampled_matmul",
-    "sum", "sum(axis=0)", "sum(axis=1)", "max(axis=1)", "a[idx]", "a[slice]", "transpose", "to_dense",
+    "coalesce", "a+b", "a-b", "a*b", "a*b (unsorted)", "maximum", "a>0", "a@x", "a@X", "a@b", "a@b (many products)",
+    "sampled_matmul", "sum", "sum(axis=0)", "sum(axis=1)", "max(axis=1)", "a[idx]", "a[slice]", "transpose", "to_dense",
     "from_dense", "concatenate",
 )
 """What one worker runs per size (names for ``--ops``)."""
@@ -66,7 +66,11 @@ def _steps(dtype, n):
     b = coosparse.random(shape, nnz=n, dtype=dt, duplicates=True, seed=2)
     ac, bc = a.coalesce(), b.coalesce()
     x = np.ones(shape[1], dt)
-    xx = np.ones((shape[1], 4), dt)
+    # 64 columns: a dense factor above the size where its transpose leaves NumPy for the kernel
+    xx = np.ones((shape[1], 64), dt)
+    yy = np.ascontiguousarray(xx.T)  # a C-ordered K x N factor: sampled_matmul transposes it
+    # 40 entries per row: its square has more products than SpGEMM's one pass takes (the count kernel)
+    wide = coosparse.random(shape, nnz=40 * shape[0], dtype=dt, seed=3).coalesce()
     idx = np.arange(0, shape[0], 7)
     dense = ac[:200].to_dense()
     return [
@@ -80,7 +84,8 @@ def _steps(dtype, n):
         ("a@x", lambda: ac @ x),
         ("a@X", lambda: ac @ xx),
         ("a@b", lambda: ac @ bc),
-        ("sampled_matmul", lambda: coosparse.sampled_matmul(ac, xx, xx.T)),
+        ("a@b (many products)", lambda: wide @ wide),
+        ("sampled_matmul", lambda: coosparse.sampled_matmul(ac, xx, yy)),
         ("sum", lambda: ac.sum()),
         ("sum(axis=0)", lambda: ac.sum(axis=0)),
         ("sum(axis=1)", lambda: ac.sum(axis=1)),
