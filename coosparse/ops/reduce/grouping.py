@@ -12,7 +12,6 @@ from ..._core.coo import COO
 from ..._core.dispatch import sparse_operand
 from ..._core.keys import INT64_LIMIT, is_wide, joint_keys, unravel_keys
 from ..._kernels.backend import backend_for, is_device_array
-from ..._kernels.bounds import lying_flag_error, raise_out_of_bounds
 from ..device import asarray
 
 _NoValue = np._NoValue
@@ -188,10 +187,6 @@ def _from_kernel(op, values, dtype):
 
 # ---------------------------------------------------------------------------------- grouping
 _BY_KEY_MIN = 1 << 16
-# a sorted host array with fewer entries keeps its rows' runs from NumPy instead of building
-# the row pointer (tens of microseconds either way; the pointer's kernel costs 0.5-0.75 s
-# to compile at first use)
-_RUNS_BELOW = 1 << 15
 
 
 def _by_key_fits(bound, n):
@@ -209,10 +204,6 @@ class _Grouping:
       segment of the array's row pointer (:meth:`COO.row_pointer`, cached
       with the array), reduced by the ordered segment kernels; the index
       rows are not read at all once the pointer exists;
-    - ``runs``: the same, for a sorted host array of fewer than 32,768
-      entries whose pointer is not cached: the runs of equal rows come from
-      NumPy, checked as the pointer would be (its first use compiles no
-      pointer kernel);
     - ``bykey``: the kept key space is small (at most max(nnz, 2**16) keys)
       and the array is on the CPU: ``reduce_by_key`` accumulates in stored
       order into a dense table (in parallel runs when the keys are sorted);
@@ -268,10 +259,7 @@ class _Grouping:
         if order is None and K == [0] and a._row_pointer_pays() and n:
             # the leading axis kept: each output row is a segment of the array's row pointer
             # (a companion cached with the array), reduced in stored order like every strategy
-            if n < _RUNS_BELOW and xp is np and a._cached_companion(("row_pointer", 1, a.shape[0])) is None:
-                self._runs_plan()
-            else:
-                self._pointer_plan(a._row_pointer())
+            self._pointer_plan(a._row_pointer())
             return
         rows = K + ([order] if order is not None else [])
         shape = tuple(a.shape[d] for d in rows)
@@ -321,32 +309,6 @@ class _Grouping:
         self.perm, self.starts = perm, starts
         self.out_indices = out_indices
         self._nout = firsts.shape[0]
-
-    def _runs_plan(self):
-        """The runs of equal rows of a small sorted host array found by NumPy (no row pointer).
-
-        Its first use then compiles only the segment kernel, not the pointer's as well; the
-        checks are the pointer's (rows outside the shape IndexError, rows out of order
-        ValueError), and the segments the same.
-        """
-        a = self.a
-        rows = a.indices[0]
-        n0 = a.shape[0]
-        if int(rows.min()) < 0 or int(rows.max()) >= n0:
-            raise_out_of_bounds(rows.reshape(1, -1), (n0,))
-        step = rows[1:] != rows[:-1]
-        if bool((rows[1:] < rows[:-1]).any()):
-            raise lying_flag_error()
-        heads = np.flatnonzero(step)
-        starts = np.empty(heads.shape[0] + 2, dtype=np.int64)
-        starts[0] = 0
-        np.add(heads, 1, out=starts[1:-1])
-        starts[-1] = a.nnz
-        self.strategy = "runs"
-        self.kshape = (n0,)
-        self.perm, self.starts = None, starts
-        self.out_indices = rows[starts[:-1]].astype(np.int64, copy=False).reshape(1, -1)
-        self._nout = starts.shape[0] - 1
 
     def _pointer_plan(self, ptr):
         xp = self.xp
