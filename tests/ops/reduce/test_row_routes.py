@@ -149,3 +149,37 @@ def test_row_sums_signalling_nan_kept_alone_quieted_in_a_sum(backend):
     assert _bits(r) == _bits(COO(idx, v, (3, 2)).sum(axis=1))
     assert r.values[:1].view(np.uint64)[0] == SNAN.view(np.uint64)[0]
     assert np.isnan(r.values[1:]).all()
+
+
+@pytest.mark.parametrize("empty_rows", [True, False])
+def test_row_segments_cached_counted_and_dropped(empty_rows):
+    """The non-empty rows of a sorted CPU array (with their starts) are cached beside its row pointer,
+    counted in nbytes and freed by drop_companions(); later sums read them and give the same result,
+    whose indices stay read-only (the cache is never written)."""
+    rng = np.random.default_rng(3)
+    nrows = 500
+    rows = np.sort(rng.integers(0, nrows // 2 if empty_rows else nrows, 20_000))
+    if not empty_rows:
+        rows[:nrows] = np.arange(nrows)
+        rows.sort()
+    a = COO(np.stack([rows, np.zeros_like(rows)]), rng.standard_normal(rows.shape[0]), (nrows, 1),
+            sorted=True, unique=False, check=False)
+    base = a.nbytes
+    first = a.sum(axis=1)
+    seg = a._cached_companion(("row_segments", 1, nrows))
+    assert seg is not None
+    want_rows = np.unique(rows)
+    if empty_rows:
+        np.testing.assert_array_equal(seg[0], want_rows)
+        np.testing.assert_array_equal(seg[1], np.append(np.searchsorted(rows, want_rows), rows.shape[0]))
+    else:
+        assert seg[0].shape == seg[1].shape == (0,)  # the pointer serves as the starts
+    assert a.nbytes == base + (nrows + 1) * 8 + seg[0].nbytes + seg[1].nbytes
+    again = a.sum(axis=1)
+    assert _bits(again) == _bits(first)
+    np.testing.assert_array_equal(first.indices[0], want_rows)
+    with pytest.raises(ValueError, match="read-only"):
+        again.indices[0, 0] = 7
+    a.drop_companions()
+    assert a.nbytes == base
+    assert _bits(a.sum(axis=1)) == _bits(first)
