@@ -313,7 +313,7 @@ class COO(OperatorsMixin):
     @property
     def nbytes(self):
         """Bytes held: indices, values and the cached companions (:meth:`row_pointer`, SpMV's int32
-        column copy); pydata's ``nbytes``."""
+        column copy, the row reductions' non-empty rows); pydata's ``nbytes``."""
         cache = self.__dict__.get("_companions")
         extra = 0
         for c in (cache.values() if cache else ()):
@@ -403,7 +403,10 @@ class COO(OperatorsMixin):
         ``("row_pointer", ("stable sort", lead), nrows)``: (row offsets, stable
         permutation) of an unsorted array's rows on a GPU; ``("int32 index",
         axis)``: index row ``axis`` as int32, checked in bounds (SpMV on the
-        CPU, docs/linalg.md). A companion is an array or a tuple of arrays.
+        CPU, docs/linalg.md); ``("row_segments", 1, nrows)``: (non-empty rows,
+        their entries' starts) of the row pointer (row reductions on the CPU;
+        two empty arrays when no row is empty). A companion is an array or a
+        tuple of arrays.
         """
         companions = self.__dict__.get("_companions")
         hit = companions.get(key) if companions else None
@@ -421,8 +424,9 @@ class COO(OperatorsMixin):
         return companions.get(key) if companions else None
 
     def drop_companions(self):
-        """Forget the cached companions (:meth:`row_pointer`, SpMV's int32 column copy): their
-        memory is freed; they are rebuilt when needed again. Returns None."""
+        """Forget the cached companions (:meth:`row_pointer`, SpMV's int32 column copy, the row
+        reductions' non-empty rows): their memory is freed; they are rebuilt when needed again.
+        Returns None."""
         self.__dict__.pop("_companions", None)
 
     def copy(self):
