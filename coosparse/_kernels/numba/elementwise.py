@@ -13,7 +13,7 @@ import numpy as np
 
 from .parts import row_range
 from .threads import run_parts
-from .union import _PAST, _union_size_idx_part
+from .union import _PAST
 
 
 @nb.njit(cache=True, nogil=True)
@@ -68,32 +68,6 @@ def merge_gather_write(a_idx, b_idx, strides, sizes, blo, chunk, a_words, b_word
                        out_idx, out_a, out_b, nthreads):
     run_parts(_merge_gather_part, sizes.shape[0] - 1, nthreads, a_idx, b_idx, strides, sizes, blo, chunk,
               a_words, b_words, a_fill, b_fill, out_idx, out_a, out_b)
-
-
-@nb.njit(cache=True, nogil=True)
-def merge_gather_serial(a_idx, b_idx, strides, limits, flags, a_words, b_words, a_fill, b_fill):
-    """The same on one thread: small inputs skip the thread pool's wake-up (milliseconds under load).
-
-    Indices outside ``limits`` and keys out of order are counted in ``flags[0]`` as in
-    the parallel pass; the caller raises on them before reading the output. The two part
-    kernels are called as functions (compiled once, shared with the parallel path).
-    """
-    na = a_idx.shape[1]
-    blo = np.empty(2, dtype=np.int64)
-    blo[0] = 0
-    blo[1] = b_idx.shape[1]
-    sizes = np.zeros(2, dtype=np.int64)
-    _union_size_idx_part(0, 1, a_idx, b_idx, strides, limits, blo, na, sizes, flags)
-    m = sizes[1]
-    out_idx = np.empty((a_idx.shape[0], m), dtype=np.int64)
-    out_a = np.empty((m, a_words.shape[1]), dtype=a_words.dtype)
-    out_b = np.empty((m, b_words.shape[1]), dtype=b_words.dtype)
-    if flags[0, 0] == 0 and flags[0, 1] == 0:  # a bad index must not be read past
-        _merge_gather_part(0, 1, a_idx, b_idx, strides, sizes, blo, na, a_words, b_words, a_fill, b_fill,
-                           out_idx, out_a, out_b)
-    return out_idx, out_a, out_b
-
-
 
 
 # the per-row union of rowmerge._row_add_part (two CSR matrices through their row pointers, only
