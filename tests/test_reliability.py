@@ -449,6 +449,17 @@ def test_fused_merges_name_a_lying_flag(backend):
         expect_error(backend, ValueError, f, "flag sorted=True", "flag sorted=True")
 
 
+def test_fused_union_checks_the_order_past_the_other_sides_end(backend):
+    # the lie sits after the last key of the other side: the merge over keys reads those
+    # entries alone, and still checks their order (the union's result would not be sorted)
+    g = backend.put(COO(np.array([[0, 1], [0, 0]]), np.ones(2), (50, 40)).coalesce())
+    lie = backend.put(COO(np.array([[5, 30, 20], [0, 0, 0]]), np.ones(3), (50, 40), sorted=True, unique=True,
+                          check=False))
+    for f in (lambda: coosparse.add(lie, g), lambda: coosparse.add(g, lie),
+              lambda: coosparse.subtract(g, lie), lambda: np.maximum(g, lie)):
+        expect_error(backend, ValueError, f, "flag sorted=True", "flag sorted=True")
+
+
 def test_linear_index_checks_sizes_in_the_same_pass(backend):
     # the kernel-API row behind every bounds check above
     from coosparse._kernels.backend import backend_for

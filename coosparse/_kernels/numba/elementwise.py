@@ -11,95 +11,63 @@ are parts of ``threads.run_parts``.
 import numba as nb
 import numpy as np
 
-from .intersect import _key
-from .parts import chunk_bounds, row_range
+from .parts import row_range
 from .threads import run_parts
-from .union import _union_size_idx
-
-
-# the take_a/take_b choice repeats union._merge_add_idx_chunk's; the two loops differ in
-# what they write (a sum there, two gathered rows with fills here)
-@nb.njit(cache=True, nogil=True, inline="always")
-def _merge_gather_chunk(a_idx, i, ie, b_idx, j, je, strides, a_words, b_words, a_fill, b_fill,
-                        out_idx, out_a, out_b, u):
-    d = a_idx.shape[0]
-    ka = a_words.shape[1]
-    kb = b_words.shape[1]
-    key_a = _key(a_idx, strides, i) if i < ie else 0
-    key_b = _key(b_idx, strides, j) if j < je else 0
-    while i < ie or j < je:
-        if j >= je:
-            take_a = True
-            take_b = False
-        elif i >= ie:
-            take_a = False
-            take_b = True
-        else:
-            take_a = key_a <= key_b
-            take_b = key_b <= key_a
-        if take_a:
-            for x in range(d):
-                out_idx[x, u] = a_idx[x, i]
-            for c in range(ka):
-                out_a[u, c] = a_words[i, c]
-        else:
-            for x in range(d):
-                out_idx[x, u] = b_idx[x, j]
-            for c in range(ka):
-                out_a[u, c] = a_fill[c]
-        if take_b:
-            for c in range(kb):
-                out_b[u, c] = b_words[j, c]
-        else:
-            for c in range(kb):
-                out_b[u, c] = b_fill[c]
-        if take_a:
-            i += 1
-            if i < ie:
-                key_a = _key(a_idx, strides, i)
-        if take_b:
-            j += 1
-            if j < je:
-                key_b = _key(b_idx, strides, j)
-        u += 1
+from .union import _PAST
 
 
 @nb.njit(cache=True, nogil=True)
 def _merge_gather_part(t, nparts, a_idx, b_idx, strides, sizes, blo, chunk, a_words, b_words, a_fill, b_fill,
                        out_idx, out_a, out_b):
-    """Chunk t merges a[t*chunk:(t+1)*chunk] with b[blo[t]:blo[t+1]] into out[sizes[t]:]."""
+    """Chunk t merges a[t*chunk:(t+1)*chunk] with b[blo[t]:blo[t+1]] into out[sizes[t]:].
+
+    The merge of union._merge_add_idx_part (its loop written out here too: an inlined helper
+    is copied whole into each call site by Numba), writing each side's words or its fill.
+    """
+    d = a_idx.shape[0]
     n = a_idx.shape[1]
-    i, hi = chunk_bounds(t, chunk, n)
-    _merge_gather_chunk(a_idx, i, hi, b_idx, blo[t], blo[t + 1], strides,
-                        a_words, b_words, a_fill, b_fill, out_idx, out_a, out_b, sizes[t])
+    ka = a_words.shape[1]
+    kb = b_words.shape[1]
+    i = t * chunk if t * chunk < n else n
+    ie = i + chunk if i + chunk < n else n
+    j = blo[t]
+    je = blo[t + 1]
+    u = sizes[t]
+    key_a = key_b = _PAST
+    ta = tb = True
+    while True:
+        if ta:
+            key_a = _PAST
+            if i < ie:
+                key_a = np.int64(0)
+                for x in range(d):
+                    key_a += a_idx[x, i] * strides[x]
+        if tb:
+            key_b = _PAST
+            if j < je:
+                key_b = np.int64(0)
+                for x in range(d):
+                    key_b += b_idx[x, j] * strides[x]
+        if i >= ie and j >= je:
+            break
+        ta = key_a <= key_b
+        tb = key_b <= key_a
+        p = i if ta else j
+        for x in range(d):
+            out_idx[x, u] = a_idx[x, p] if ta else b_idx[x, p]
+        for c in range(ka):
+            out_a[u, c] = a_words[i, c] if ta else a_fill[c]
+        for c in range(kb):
+            out_b[u, c] = b_words[j, c] if tb else b_fill[c]
+        i += ta
+        j += tb
+        u += 1
 
 
 def merge_gather_write(a_idx, b_idx, strides, sizes, blo, chunk, a_words, b_words, a_fill, b_fill,
                        out_idx, out_a, out_b, nthreads):
     run_parts(_merge_gather_part, sizes.shape[0] - 1, nthreads, a_idx, b_idx, strides, sizes, blo, chunk,
               a_words, b_words, a_fill, b_fill, out_idx, out_a, out_b)
-
-
-@nb.njit(cache=True, nogil=True)
-def merge_gather_serial(a_idx, b_idx, strides, limits, flags, a_words, b_words, a_fill, b_fill):
-    """The same on one thread: small inputs skip the thread pool's wake-up (milliseconds under load).
-
-    Indices outside ``limits`` and keys out of order are counted in ``flags[0]`` as in
-    the parallel pass; the caller raises on them before reading the output.
-    """
-    na = a_idx.shape[1]
-    nb_ = b_idx.shape[1]
-    m = _union_size_idx(a_idx, 0, na, b_idx, 0, nb_, strides, limits, flags[0])
-    out_idx = np.empty((a_idx.shape[0], m), dtype=np.int64)
-    out_a = np.empty((m, a_words.shape[1]), dtype=a_words.dtype)
-    out_b = np.empty((m, b_words.shape[1]), dtype=b_words.dtype)
-    if flags[0, 0] == 0 and flags[0, 1] == 0:  # a bad index must not be read past
-        _merge_gather_chunk(a_idx, 0, na, b_idx, 0, nb_, strides, a_words, b_words, a_fill, b_fill,
-                            out_idx, out_a, out_b, 0)
-    return out_idx, out_a, out_b
-
-
-_PAST = np.int64(2**63 - 1)  # above every column (columns are below a size <= 2**63 - 1)
 
 
 # the per-row union of rowmerge._row_add_part (two CSR matrices through their row pointers, only

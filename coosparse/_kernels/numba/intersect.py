@@ -503,75 +503,82 @@ def _lower_bound_idx(indices, strides, lo, hi, k):
     return lo
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _outside(indices, limits, i):
-    """1 when column i has an index outside its limit (uint64(index) >= limit), else 0."""
-    for d in range(indices.shape[0]):
-        if np.uint64(indices[d, i]) >= limits[d]:
-            return 1
-    return 0
+# The two part kernels of the fused product hold their loops written out, with no helper: Numba
+# copies an inlined helper's whole IR into each call site, which cost more compile time than the
+# kernels' own code (a key is a short loop over the index columns, written where it is needed).
+@nb.njit(cache=True, nogil=True)
+def _merge_idx_part(t, nparts, src_idx, probe_idx, strides, limits, rows_tmp, first_tmp, per, flags):
+    """The matches of part t's source entries (source position, first probe position), written from
+    the part's start; per[t + 1]: how many.
 
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _key_outside(indices, strides, limits, i):
-    """(key of column i, 1 when one of its indices is outside its limit, else 0): one read of the
-    column, no branch (the merges call it once per entry)."""
-    h = np.int64(0)
-    bad = np.int64(0)
-    for d in range(indices.shape[0]):
-        v = indices[d, i]
-        bad |= np.int64(np.uint64(v) >= limits[d])
-        h += v * strides[d]
-    return h, bad
-
-
-# inlined into its one caller, _merge_idx_part: no compilation of its own
-@nb.njit(cache=True, nogil=True, inline="always")
-def _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, first_tmp, flags):
-    # flags[0]: columns outside the limits; flags[1]: keys out of order (a lying flag),
-    # both counted on the columns this chunk reads anyway. Counted in locals and stored once:
-    # every thread's flags share one cache line, and a store per entry there made the two
-    # threads' merges fight over it (1.3-1.5x slower in wall time than the merge alone)
+    flags[t]: (an index outside the limits, keys out of order: a lying flag), both counted on the
+    columns this part reads anyway, in the loop that computes their keys. Counted in locals and
+    stored once: every part's flags share one cache line, and a store per entry there made the
+    two threads' merges fight over it (1.3-1.5x slower in wall time than the merge alone).
+    """
+    d = src_idx.shape[0]
+    n = src_idx.shape[1]
     m = probe_idx.shape[1]
-    j = _lower_bound_idx(probe_idx, strides, 0, m, _key(src_idx, strides, lo))
-    kp = _key(probe_idx, strides, j) if j < m else 0
-    bad = 0
-    down = 0
+    c = (n + nparts - 1) // nparts
+    lo = t * c if t * c < n else n
+    hi = lo + c if lo + c < n else n
+    if lo >= hi:
+        return
+    k0 = np.int64(0)
+    for x in range(d):
+        k0 += src_idx[x, lo] * strides[x]
+    j = 0
+    h = m
+    while j < h:  # the first probe key >= the part's first key
+        mid = (j + h) >> 1
+        km = np.int64(0)
+        for x in range(d):
+            km += probe_idx[x, mid] * strides[x]
+        if km < k0:
+            j = mid + 1
+        else:
+            h = mid
+    bad = down = np.int64(0)
+    kp = np.int64(0)
     if j < m:
-        bad += _outside(probe_idx, limits, j)
+        for x in range(d):
+            v = probe_idx[x, j]
+            bad |= np.int64(np.uint64(v) >= limits[x])
+            kp += v * strides[x]
     u = lo
-    prev = _key(src_idx, strides, lo)
+    prev = k0
     for i in range(lo, hi):
-        k, o = _key_outside(src_idx, strides, limits, i)
-        bad += o
-        down += k < prev
+        k = np.int64(0)
+        for x in range(d):
+            v = src_idx[x, i]
+            bad |= np.int64(np.uint64(v) >= limits[x])
+            k += v * strides[x]
+        down |= np.int64(k < prev)
         prev = k
         while j < m and kp < k:
             j += 1
             if j < m:
-                kn, o = _key_outside(probe_idx, strides, limits, j)
-                bad += o
-                down += kn < kp  # the probe's order too, where the merge walks it
+                kn = np.int64(0)
+                for x in range(d):
+                    v = probe_idx[x, j]
+                    bad |= np.int64(np.uint64(v) >= limits[x])
+                    kn += v * strides[x]
+                down |= np.int64(kn < kp)  # the probe's order too, where the merge walks it
                 kp = kn
         if j < m and kp == k:
             rows_tmp[u] = i
             first_tmp[u] = j
             u += 1
-    flags[0] += bad
-    flags[1] += down
-    return u - lo
-
-
-@nb.njit(cache=True, nogil=True)
-def _merge_idx_part(t, nparts, src_idx, probe_idx, strides, limits, rows_tmp, first_tmp, per, flags):
-    lo, hi = part_range(t, nparts, src_idx.shape[1])
-    if lo < hi:
-        per[t + 1] = _merge_idx_chunk(src_idx, lo, hi, probe_idx, strides, limits, rows_tmp, first_tmp, flags[t])
+    per[t + 1] = u - lo
+    flags[t, 0] = bad
+    flags[t, 1] = down
 
 
 @nb.njit(cache=True, nogil=True)
 def _merge_multiply_pack_part(t, nparts, rows_tmp, first_tmp, per, chunk, src_idx, src_vals, probe_idx,
                               probe_vals, strides, out_idx, out_vals):
+    """Part t's matches packed at per[t]: the source's index column, and its value times the
+    ordered sum of the probe's run of equal keys (a sorted probe may repeat a key)."""
     m = probe_idx.shape[1]
     d = src_idx.shape[0]
     kk = src_vals.shape[1]
@@ -581,11 +588,17 @@ def _merge_multiply_pack_part(t, nparts, rows_tmp, first_tmp, per, chunk, src_id
         i = rows_tmp[lo + q]
         f = first_tmp[lo + q]
         u = off + q
+        key = np.int64(0)
         for x in range(d):
             out_idx[x, u] = src_idx[x, i]
-        key = _key(probe_idx, strides, f)
+            key += probe_idx[x, f] * strides[x]
         e = f + 1
-        while e < m and _key(probe_idx, strides, e) == key:
+        while e < m:
+            ke = np.int64(0)
+            for x in range(d):
+                ke += probe_idx[x, e] * strides[x]
+            if ke != key:
+                break
             e += 1
         for c in range(kk):
             acc = probe_vals[f, c]

@@ -376,9 +376,6 @@ def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, size
 
 
 # ---- elementwise ---------------------------------------------------------------------------------
-_MERGE_SERIAL_BELOW = 32768  # entries: below this one thread merges (the pool's wake-up costs more)
-
-
 def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill, *, sizes=None, pointers=None):
     """Coalesced union over index columns: (indices, a's words or a_fill, b's words or b_fill).
 
@@ -393,12 +390,6 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
         out = (np.empty((2, total), _i64), np.empty((total, a_words.shape[1]), a_words.dtype),
                np.empty((total, b_words.shape[1]), b_words.dtype))
         _ew.row_gather_write(a_indices, b_indices, ap, bp, offsets, a_words, b_words, a_fill, b_fill, *out, nthreads)
-        return out
-    if a_indices.shape[1] + b_indices.shape[1] < _MERGE_SERIAL_BELOW:
-        flags = np.zeros((1, 2), _i64)
-        out = _ew.merge_gather_serial(a_indices, b_indices, strides, limits, flags, a_words, b_words,
-                                      a_fill, b_fill)
-        _ix.raise_merge_flags(flags, limits, a_indices, b_indices)
         return out
     sizes, blo, chunk, nthreads = _union_offsets_checked(a_indices, b_indices, strides, limits)
     total = int(sizes[-1])

@@ -25,6 +25,11 @@ from .parts import row_range
 from .threads import plan, run_parts
 
 _ONE = np.uint64(1)
+_SIX = np.uint64(6)
+_LOW6 = np.uint64(63)
+# the count pass counts matches through a bitmap of the columns (one row of it per part) up to
+# this many columns (128 KiB a part, in L2); wider matrices merge each row
+_BITS_MAX_COLUMNS = 1 << 20
 
 
 def raise_merge_flags(flags, limits, *index_arrays, in_order=True):
@@ -46,13 +51,16 @@ _BLOCK = 256  # rows checked together: their columns stay in cache for the merge
 
 
 @nb.njit(cache=True, nogil=True)
-def _row_count_part(t, nparts, ap, bp, acol, bcol, limit, matches, flags):
+def _row_count_part(t, nparts, ap, bp, acol, bcol, limit, matches, flags, bits):
     """matches[t + 1]: the columns both sides of part t's rows hold; flags[t]: (a column outside
     ``limit``, columns decreasing within a row, a column repeated within a row, the part's entries
-    on both sides)."""
+    on both sides). ``bits`` (nparts, words) zeros: part t counts through its own row (one bit per
+    column); rows of no words: through a merge of each row."""
     rlo, rhi = row_range(t, nparts, ap, bp)
     bad = down = dup = np.int64(0)
     cnt = np.uint64(0)
+    bm = bits[t]
+    use_bits = bm.shape[0] > 0
     for rb in range(rlo, rhi, _BLOCK):
         re = rhi if rb + _BLOCK > rhi else rb + _BLOCK
         # the block's columns of each side checked as one flat run (loops without a branch, which
@@ -69,6 +77,8 @@ def _row_count_part(t, nparts, ap, bp, acol, bcol, limit, matches, flags):
         for q in range(blo + _ONE, bhi):
             dn += np.int64(bcol[q] < bcol[q - _ONE])
             eq += np.int64(bcol[q] == bcol[q - _ONE])
+        if bad != 0:
+            break  # a column outside the limit: the caller raises (and no bit is addressed by it)
         for r in range(rb, re):
             i, ie, j, je = np.uint64(ap[r]), np.uint64(ap[r + 1]), np.uint64(bp[r]), np.uint64(bp[r + 1])
             # a non-empty row's start past the block's first entry: its pair with the entry
@@ -81,6 +91,21 @@ def _row_count_part(t, nparts, ap, bp, acol, bcol, limit, matches, flags):
             jp = j - _ONE if cb else j
             dn -= np.int64(cb & (bcol[j] < bcol[jp]))
             eq -= np.int64(cb & (bcol[j] == bcol[jp]))
+            if use_bits:
+                # a's columns set, b's tested, a's cleared: loads and stores that do not wait on
+                # each other, where a merge waits on each comparison. Reached only with every
+                # column of the block inside the limit (the break above): each addresses a bit
+                # of the part's row
+                if i < ie and j < je:
+                    for q in range(i, ie):
+                        c = np.uint64(acol[q])
+                        bm[c >> _SIX] |= _ONE << (c & _LOW6)
+                    for q in range(j, je):
+                        c = np.uint64(bcol[q])
+                        cnt += (bm[c >> _SIX] >> (c & _LOW6)) & _ONE
+                    for q in range(i, ie):
+                        bm[np.uint64(acol[q]) >> _SIX] = np.uint64(0)
+                continue
             while i < ie and j < je:
                 ka = acol[i]
                 kb = bcol[j]
@@ -104,7 +129,10 @@ def _row_counts(a_idx, b_idx, ap, bp, limits, nthreads):
     nparts, nthreads = plan(a_idx.shape[1] + b_idx.shape[1], nthreads)
     matches = np.zeros(nparts + 1, dtype=np.int64)
     flags = np.zeros((nparts, 4), dtype=np.int64)
-    run_parts(_row_count_part, nparts, nthreads, ap, bp, a_idx[1], b_idx[1], np.uint64(limits[1]), matches, flags)
+    limit = int(limits[1])
+    bits = np.zeros((nparts, (limit + 63) // 64 if limit <= _BITS_MAX_COLUMNS else 0), dtype=np.uint64)
+    run_parts(_row_count_part, nparts, nthreads, ap, bp, a_idx[1], b_idx[1], np.uint64(limit), matches, flags,
+              bits)
     raise_merge_flags(flags[:, :2], limits, a_idx, b_idx)
     return matches, flags[:, 3], bool(flags[:, 2].any()), nparts, nthreads
 

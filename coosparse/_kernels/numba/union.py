@@ -10,7 +10,7 @@ the per-chunk merge loops are inlined into the part kernels.
 import numba as nb
 import numpy as np
 
-from .intersect import _key, _lower_bound, _lower_bound_idx, _outside
+from .intersect import _key, _lower_bound, _lower_bound_idx
 from .parts import chunk_bounds, part_range
 from .rowmerge import row_add, row_union_offsets  # noqa: F401 (the layer calls them here)
 from .threads import plan, run_parts
@@ -142,101 +142,60 @@ def _b_splits_idx(a_idx, b_idx, strides, nchunks):
     return lo, chunk
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _union_size_idx(a_idx, i, ie, b_idx, j, je, strides, limits, flags):
-    # the size of this chunk's union; every column it owns is checked on the way
-    # (flags[0]: outside the limits; flags[1]: keys not strictly increasing)
-    c = 0
-    for q in range(i, ie):
-        flags[0] += _outside(a_idx, limits, q)
-    for q in range(j, je):
-        flags[0] += _outside(b_idx, limits, q)
-    if i < ie and j < je:
-        ka = _key(a_idx, strides, i)
-        kb = _key(b_idx, strides, j)
-        while True:
-            c += 1
-            adv_a = ka <= kb
-            adv_b = kb <= ka
-            if adv_a:
-                i += 1
-                if i >= ie:
-                    if adv_b:
-                        j += 1
-                    break
-                kn = _key(a_idx, strides, i)
-                if kn <= ka:
-                    flags[1] += 1
-                ka = kn
-            if adv_b:
-                j += 1
-                if j >= je:
-                    break
-                kn = _key(b_idx, strides, j)
-                if kn <= kb:
-                    flags[1] += 1
-                kb = kn
-    return c + (ie - i) + (je - j)
-
-
-# the take_a/take_b choice repeats _union_pos_chunk's, but on keys cached across steps
-# (computed from index columns); a shared helper would need both keys read every step
-@nb.njit(cache=True, nogil=True, inline="always")
-def _merge_add_idx_chunk(a_idx, i, ie, b_idx, j, je, strides, a_values, b_values, negate,
-                         out_idx, out_val, u):
-    d = a_idx.shape[0]
-    k = a_values.shape[1]
-    ka = _key(a_idx, strides, i) if i < ie else 0
-    kb = _key(b_idx, strides, j) if j < je else 0
-    while i < ie or j < je:
-        if j >= je:
-            take_a = True
-            take_b = False
-        elif i >= ie:
-            take_a = False
-            take_b = True
-        else:
-            take_a = ka <= kb
-            take_b = kb <= ka
-        if take_a:
-            for x in range(d):
-                out_idx[x, u] = a_idx[x, i]
-            if take_b:
-                if negate:
-                    for c in range(k):
-                        out_val[u, c] = a_values[i, c] - b_values[j, c]
-                else:
-                    for c in range(k):
-                        out_val[u, c] = a_values[i, c] + b_values[j, c]
-            else:
-                for c in range(k):
-                    out_val[u, c] = a_values[i, c]
-        else:
-            for x in range(d):
-                out_idx[x, u] = b_idx[x, j]
-            if negate:
-                for c in range(k):
-                    out_val[u, c] = -b_values[j, c]
-            else:
-                for c in range(k):
-                    out_val[u, c] = b_values[j, c]
-        if take_a:
-            i += 1
-            if i < ie:
-                ka = _key(a_idx, strides, i)
-        if take_b:
-            j += 1
-            if j < je:
-                kb = _key(b_idx, strides, j)
-        u += 1
+# Past its end a side's key reads as _PAST, above every key (keys of indices inside the limits
+# are below a size of at most 2**63 - 1), so each step takes the smaller key without asking
+# which side is done. The part kernels hold their merge loops written out, with no helper:
+# Numba copies an inlined helper's whole IR into each call site, which cost more compile time
+# than the rest of the kernel.
+_PAST = np.int64(2**63 - 1)
+_LOW = np.int64(-2**63)
 
 
 @nb.njit(cache=True, nogil=True)
 def _union_size_idx_part(t, nparts, a_idx, b_idx, strides, limits, blo, chunk, sizes, flags):
+    """sizes[t + 1]: the size of chunk t's union (a[t*chunk:(t+1)*chunk] with b[blo[t]:blo[t+1]]);
+    flags[t]: (an index outside the limits, keys not strictly increasing), found on every column
+    the chunk owns in the loop that computes its key (one read of each column)."""
+    d = a_idx.shape[0]
     n = a_idx.shape[1]
-    i, hi = chunk_bounds(t, chunk, n)
-    sizes[t + 1] = _union_size_idx(a_idx, i, hi, b_idx, blo[t], blo[t + 1], strides, limits,
-                                   flags[t])
+    i = t * chunk if t * chunk < n else n
+    ie = i + chunk if i + chunk < n else n
+    j = blo[t]
+    je = blo[t + 1]
+    bad = down = c = np.int64(0)
+    ka = kb = _LOW
+    ta = tb = True
+    while True:
+        if ta:
+            prev = ka
+            ka = _PAST
+            if i < ie:
+                ka = np.int64(0)
+                for x in range(d):
+                    v = a_idx[x, i]
+                    bad |= np.int64(np.uint64(v) >= limits[x])
+                    ka += v * strides[x]
+                down |= np.int64(ka <= prev)
+        if tb:
+            prev = kb
+            kb = _PAST
+            if j < je:
+                kb = np.int64(0)
+                for x in range(d):
+                    v = b_idx[x, j]
+                    bad |= np.int64(np.uint64(v) >= limits[x])
+                    kb += v * strides[x]
+                down |= np.int64(kb <= prev)
+        if i >= ie and j >= je:
+            break
+        ta = ka <= kb
+        tb = kb <= ka
+        c += 1
+        i += ta
+        j += tb
+    sizes[t + 1] = c
+    flags[t, 0] = bad
+    flags[t, 1] = down
 
 
 def union_offsets_idx(a_idx, b_idx, strides, limits, nthreads):
@@ -254,10 +213,50 @@ def union_offsets_idx(a_idx, b_idx, strides, limits, nthreads):
 @nb.njit(cache=True, nogil=True)
 def _merge_add_idx_part(t, nparts, a_idx, b_idx, strides, sizes, blo, chunk, a_values, b_values, negate,
                         out_idx, out_val):
+    """Chunk t's union into out[sizes[t]:]: a's value, b's (negated with ``negate``), or their sum
+    (difference) where both hold the key. The count pass checked every index and the order."""
+    d = a_idx.shape[0]
     n = a_idx.shape[1]
-    i, hi = chunk_bounds(t, chunk, n)
-    _merge_add_idx_chunk(a_idx, i, hi, b_idx, blo[t], blo[t + 1], strides,
-                         a_values, b_values, negate, out_idx, out_val, sizes[t])
+    k = a_values.shape[1]
+    i = t * chunk if t * chunk < n else n
+    ie = i + chunk if i + chunk < n else n
+    j = blo[t]
+    je = blo[t + 1]
+    u = sizes[t]
+    ka = kb = _PAST
+    ta = tb = True
+    while True:
+        if ta:
+            ka = _PAST
+            if i < ie:
+                ka = np.int64(0)
+                for x in range(d):
+                    ka += a_idx[x, i] * strides[x]
+        if tb:
+            kb = _PAST
+            if j < je:
+                kb = np.int64(0)
+                for x in range(d):
+                    kb += b_idx[x, j] * strides[x]
+        if i >= ie and j >= je:
+            break
+        ta = ka <= kb
+        tb = kb <= ka
+        p = i if ta else j
+        for x in range(d):
+            out_idx[x, u] = a_idx[x, p] if ta else b_idx[x, p]
+        for c in range(k):
+            # one side alone keeps its value as it is (a -0.0 stays -0.0)
+            if ta and tb:
+                v = a_values[i, c] - b_values[j, c] if negate else a_values[i, c] + b_values[j, c]
+            elif ta:
+                v = a_values[i, c]
+            else:
+                v = -b_values[j, c] if negate else b_values[j, c]
+            out_val[u, c] = v
+        i += ta
+        j += tb
+        u += 1
 
 
 def merge_add_idx_write(a_idx, b_idx, strides, sizes, blo, chunk, a_values, b_values, negate, out_idx, out_val,

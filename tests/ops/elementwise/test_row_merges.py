@@ -313,3 +313,29 @@ def test_count_pass_finds_a_lie_in_any_block_of_rows(row):
                 layer.merge_multiply(bad, v, idx, v, strides, sizes=shape, pointers=(p, p))
         with pytest.raises(ValueError, match="flag sorted=True"):
             layer.merge_add(idx, bad, v, v, strides, False, sizes=shape, pointers=(p, p))
+
+
+@pytest.mark.parametrize("columns", [1, 64, 500, 2**20, 2**20 + 1])
+@pytest.mark.parametrize("bits", [True, False])
+def test_count_pass_bitmap_and_merge_count_alike(columns, bits, monkeypatch):
+    # up to _BITS_MAX_COLUMNS columns the count pass finds the matches of each row through a bitmap
+    # of the columns, wider (or with the bitmap off) through a merge of the row: same counts, and
+    # the results of the row merges equal the merges over keys bit for bit either way
+    from coosparse._kernels.numba import rowmerge
+
+    if not bits:
+        monkeypatch.setattr(rowmerge, "_BITS_MAX_COLUMNS", 0)
+    shape = (300, columns)
+    a = _random(shape, 20_000, 3)
+    b = _random(shape, 9_000, 4, rows=np.arange(0, 300, 2))
+    limits = np.array(shape, dtype=np.uint64)
+    p = a.row_pointer(), b.row_pointer()
+    matches = rowmerge._row_counts(a.indices, b.indices, *p, limits, 2)[0]
+    ka, kb = (x.indices[0] * columns + x.indices[1] for x in (a, b))
+    assert matches.sum() == np.intersect1d(ka, kb).size
+    strides = np.array([columns, 1])
+    av, bv = rows2d(a.values), rows2d(b.values)
+    for fn in (lambda **kw: layer.merge_multiply(a.indices, av, b.indices, bv, strides, sizes=shape, **kw),
+               lambda **kw: layer.merge_add(a.indices, b.indices, av, bv, strides, True, sizes=shape, **kw)):
+        want, got = fn(), fn(pointers=p)
+        assert all(w.tobytes() == g.tobytes() for w, g in zip(want, got))
