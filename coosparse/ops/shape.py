@@ -139,6 +139,9 @@ def transpose(a, axes=None):
     Flags: ``is_unique`` kept; ``is_sorted`` only when the sparse axes of size
     > 1 keep their order. A dense (hybrid) dimension moved before a sparse one
     becomes sparse. O(nnz) (the index rows are copied in their new order).
+    The transpose of a coalesced matrix is in (column, row) order: it is
+    marked so (an empty companion), and its ``coalesce()`` is one counting
+    sort by row, without a pass that checks the order first.
 
     Examples
     --------
