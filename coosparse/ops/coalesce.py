@@ -91,7 +91,15 @@ def _column_major(a):
     if (a.is_sorted or not a.is_unique or a.sparse_ndim != 2 or a.nnz < 2
             or a.shape[0] > 2 * a.nnz + 1024):
         return False
+    if a._cached_companion(COLUMN_ORDER) is not None:
+        return True  # the transpose of a coalesced matrix: its order follows from the flags
     return _in_column_order(a.indices[:, :1024]) and _in_column_order(a.indices)
+
+
+COLUMN_ORDER = ("column order",)
+"""The companion key that marks a 2-D array as the transpose of a coalesced one (an empty array:
+no memory). Set by the transpose, which knows the order from the source's flags (exact, or
+trusted with ``check=False`` as every flag is), so coalesce skips the pass that proves it."""
 
 
 def _in_column_order(idx):

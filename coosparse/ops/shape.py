@@ -42,7 +42,7 @@ from .._core.dispatch import implements, operation, sparse_operand
 from .._core.keys import INT64_LIMIT, joint_keys, linear_keys, unravel_keys
 from .._core.shapes import checked_shape, prod
 from .._kernels.backend import array_namespace, backend_for, is_device_array
-from .coalesce import coalesce
+from .coalesce import COLUMN_ORDER, coalesce
 
 
 def check_coo(a, op):
@@ -123,8 +123,13 @@ def _permute(a, perm):
     if dp != tuple(range(s, a.ndim)):
         values = values.transpose((0,) + tuple(1 + p - s for p in dp))
     shape = tuple(a.shape[p] for p in perm)
-    return result(a, indices, values, shape, sorted=a.is_sorted and _sorted_survives(a.shape, sp),
-                  unique=a.is_unique)
+    out = result(a, indices, values, shape, sorted=a.is_sorted and _sorted_survives(a.shape, sp),
+                 unique=a.is_unique)
+    if sp == (1, 0) and a.is_sorted and a.is_unique and not out.is_sorted:
+        # the transposed matrix is in (column, row) order without repeats: coalesce needs
+        # only the counting sort by row, not the pass over both index rows that proves the order
+        out._companion(COLUMN_ORDER, lambda _be: np.empty(0, np.uint8))
+    return out
 
 
 @implements(np.transpose, *([np.permute_dims] if hasattr(np, "permute_dims") else []))  # one object in NumPy 2
@@ -134,6 +139,9 @@ def transpose(a, axes=None):
     Flags: ``is_unique`` kept; ``is_sorted`` only when the sparse axes of size
     > 1 keep their order. A dense (hybrid) dimension moved before a sparse one
     becomes sparse. O(nnz) (the index rows are copied in their new order).
+    The transpose of a coalesced matrix is in (column, row) order: it is
+    marked so (an empty companion), and its ``coalesce()`` is one counting
+    sort by row, without a pass that checks the order first.
 
     Examples
     --------

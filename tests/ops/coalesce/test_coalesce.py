@@ -261,6 +261,43 @@ def test_transpose_of_coalesced_takes_the_counting_sort(backend, dtype, shape, n
     np.testing.assert_array_equal(ptr, np.searchsorted(general.indices[0], np.arange(shape[1] + 1)))
 
 
+@pytest.mark.parametrize("how", ["T", "swapaxes", "hybrid swapaxes"])
+def test_transpose_marks_its_column_order_and_coalesce_trusts_it(backend, monkeypatch, how):
+    """The transpose of a coalesced matrix carries an (empty) column-order companion: coalesce
+    then skips the pass over both index rows that proves the order, with the same result as
+    the general path; an array without the mark is still checked."""
+    import coosparse.ops.coalesce as co
+
+    rng = np.random.default_rng(7)
+    shape, nnz = (300, 200), 5000
+    idx = np.stack([rng.integers(0, s, nnz) for s in shape])
+    vals = rng.standard_normal((nnz, 3) if how == "hybrid swapaxes" else nnz)
+    a = backend.put(coosparse.COO(idx, vals, shape + vals.shape[1:]).coalesce())
+    t = a.T if how == "T" else np.swapaxes(a, 0, 1)
+    assert t.is_unique and not t.is_sorted
+    assert t._cached_companion(co.COLUMN_ORDER) is not None and t.nbytes == t.indices.nbytes + t.values.nbytes
+    host = backend.get(a)
+    general = coosparse.COO(host.indices[::-1].copy(), host.values, t.shape, check=False).coalesce()
+
+    def no_check(idx):
+        raise AssertionError("the column order was checked again")
+
+    monkeypatch.setattr(co, "_in_column_order", no_check)
+    c = backend.get(t.coalesce())
+    assert c.is_coalesced
+    np.testing.assert_array_equal(c.indices, general.indices)
+    assert c.values.tobytes() == general.values.tobytes()
+    # no mark (a fresh array of the same entries, or the companions dropped): checked
+    t.drop_companions()
+    with pytest.raises(AssertionError, match="checked again"):
+        t.coalesce()
+    # a transpose that stays sorted (a size-1 axis) or of an unsorted array carries no mark
+    row = backend.put(coosparse.COO([[0, 0], [1, 3]], np.ones(2), (1, 5), sorted=True, unique=True))
+    assert row.T.is_sorted and row.T._cached_companion(co.COLUMN_ORDER) is None
+    loose = backend.put(coosparse.COO(idx, rng.standard_normal(nnz), shape))
+    assert loose.T._cached_companion(co.COLUMN_ORDER) is None
+
+
 def test_column_order_is_checked_before_the_counting_sort():
     # flagged unique, ordered by column except one pair: the general path (same answer as NumPy)
     idx = np.array([[2, 0, 1, 1], [0, 1, 1, 0]])
