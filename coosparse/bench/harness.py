@@ -202,8 +202,8 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
     replaces the host clock (:func:`cuda_event_timer`: CUDA events over many
     calls).
 
-    Round r starts at impl r and even rounds run the list forwards, odd ones
-    backwards, so no library always runs first, nor always right after the
+    Round r starts at impl r and goes on forwards in even rounds, backwards
+    in odd ones, so no library always runs first, nor always right after the
     same peer. On the host clock an impl whose last warm-up call took under
     :data:`SAMPLE_S` is timed over back-to-back calls (``impl.calls``, up to
     :data:`MAX_CALLS`) per sample: a sub-millisecond call would otherwise
@@ -233,8 +233,8 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
         # kernel's page-allocator stalls (measured: 200-400 ms for a fresh 64 MiB array, whoever
         # asks first, 20 ms after), so no library may always be first
         order = impls[r % n:] + impls[:r % n] if n else []
-        if r % 2:
-            order = order[::-1]
+        if r % 2:  # the same first library, the others in reverse
+            order = order[:1] + order[:0:-1]
         for impl in order:
             gc.collect()  # (the peers' idle OpenMP threads sleep: cli.PEER_ENV)
             if timer is not None:
