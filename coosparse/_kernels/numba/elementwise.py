@@ -11,7 +11,7 @@ are parts of ``threads.run_parts``.
 import numba as nb
 import numpy as np
 
-from .parts import row_range
+from .parts import chunk_bounds, row_range
 from .threads import run_parts
 from .union import _PAST
 
@@ -28,8 +28,7 @@ def _merge_gather_part(t, nparts, a_idx, b_idx, strides, sizes, blo, chunk, a_wo
     n = a_idx.shape[1]
     ka = a_words.shape[1]
     kb = b_words.shape[1]
-    i = t * chunk if t * chunk < n else n
-    ie = i + chunk if i + chunk < n else n
+    i, ie = chunk_bounds(t, chunk, n)
     j = blo[t]
     je = blo[t + 1]
     u = sizes[t]

@@ -158,8 +158,7 @@ def _union_size_idx_part(t, nparts, a_idx, b_idx, strides, limits, blo, chunk, s
     the chunk owns in the loop that computes its key (one read of each column)."""
     d = a_idx.shape[0]
     n = a_idx.shape[1]
-    i = t * chunk if t * chunk < n else n
-    ie = i + chunk if i + chunk < n else n
+    i, ie = chunk_bounds(t, chunk, n)
     j = blo[t]
     je = blo[t + 1]
     bad = down = c = np.int64(0)
@@ -218,8 +217,7 @@ def _merge_add_idx_part(t, nparts, a_idx, b_idx, strides, sizes, blo, chunk, a_v
     d = a_idx.shape[0]
     n = a_idx.shape[1]
     k = a_values.shape[1]
-    i = t * chunk if t * chunk < n else n
-    ie = i + chunk if i + chunk < n else n
+    i, ie = chunk_bounds(t, chunk, n)
     j = blo[t]
     je = blo[t + 1]
     u = sizes[t]
