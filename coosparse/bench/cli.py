@@ -24,7 +24,7 @@ from ._worker import TAG, run_job
 from .progress import Progress
 
 DEFAULT_SIZE = "medium"
-DEFAULT_REPEAT = 5
+DEFAULT_REPEAT = 7
 
 
 def _csv(values):
@@ -53,8 +53,9 @@ def parse_args(argv=None):
                    help=f"timed runs per library (default {DEFAULT_REPEAT}; --suite coldstart: cold processes "
                         "per case, default 1)")
     p.add_argument("--max-case-seconds", type=float, default=8.0, metavar="S",
-                   help="keep a case's timed runs near S seconds by doing fewer than --repeat, "
-                        "never under 3 (default 8; 0: always --repeat)")
+                   help="keep a case's timed runs near S seconds: three rounds of every library, then "
+                        "further rounds for coosparse and the cheapest peers while time is left "
+                        "(default 8; 0: always --repeat)")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs per library first (default 1)")
     p.add_argument("--no-memory", dest="memory", action="store_false", help="skip the peak-memory run")
     p.add_argument("--out", default="bench-results", help="directory for results.{md,json} and speedups.png")

@@ -194,7 +194,7 @@ SAMPLE_S = 0.005  # a host-timed sample of a fast call runs back-to-back calls f
 MAX_CALLS = 64
 
 
-def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
+def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None, rounds=None):
     """Run each impl ``warmup`` times, then ``repeat`` rounds of all impls in turn.
 
     Returns {library: [seconds per call, ...]}. ``sync`` (e.g. a device
@@ -210,8 +210,14 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
     read a scheduler stall or a previous peer's threads leaving the cores
     (~5 ms on a loaded machine) as its own time. Without warm-up calls the
     first round's single calls measure that.
+
+    ``rounds`` ({library: n}, each at most ``repeat``) times a library in
+    only its first n rounds: a slow peer can stop after three samples while
+    the fast libraries, whose medians a single allocation stall moves
+    further, go on to ``repeat`` within the same time.
     """
     sync = sync or (lambda: None)
+    rounds = rounds or {}
 
     def batch(impl, seconds):
         if timer is None and seconds < SAMPLE_S:
@@ -227,12 +233,13 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None):
             if w == warmup - 1:
                 batch(impl, time.perf_counter() - t0)
     times = {impl.library: [] for impl in impls}
-    n = len(impls)
     for r in range(repeat):
         # each round starts with the next library: the first allocation of a round can pay the
         # kernel's page-allocator stalls (measured: 200-400 ms for a fresh 64 MiB array, whoever
         # asks first, 20 ms after), so no library may always be first
-        order = impls[r % n:] + impls[:r % n] if n else []
+        in_round = [impl for impl in impls if rounds.get(impl.library, repeat) > r]
+        n = len(in_round)
+        order = in_round[r % n:] + in_round[:r % n] if n else []
         if r % 2:  # the same first library, the others in reverse
             order = order[:1] + order[:0:-1]
         for impl in order:
@@ -275,12 +282,13 @@ def cuda_event_timer(calls=10):
     return timer
 
 
-def run_case(case, repeat=5, warmup=1, sync=None, timer=None, device="cpu"):
+def run_case(case, repeat=5, warmup=1, sync=None, timer=None, device="cpu", rounds=None):
     """Time one case; returns a list of result rows.
 
     Beside the libraries a copy of the case's floor bytes is timed
-    (:func:`floor_impl`); every row gets ``floor_s`` and ``x_floor`` (its
-    median over the floor). ``peak_bytes`` stays None: peak memory is read
+    (:func:`floor_impl`, in every round); every row gets ``floor_s`` and
+    ``x_floor`` (its median over the floor). ``rounds``: as in
+    :func:`time_alternating`. ``peak_bytes`` stays None: peak memory is read
     in a separate process (module doc).
     """
     if case.output_bytes is None:
@@ -291,7 +299,7 @@ def run_case(case, repeat=5, warmup=1, sync=None, timer=None, device="cpu"):
     floor = floor_impl(fb, device) if fb else None
     if floor is not None:
         impls.append(floor)
-    times = time_alternating(impls, repeat=repeat, warmup=warmup, sync=sync, timer=timer)
+    times = time_alternating(impls, repeat=repeat, warmup=warmup, sync=sync, timer=timer, rounds=rounds)
     floor_s = statistics.median(times.pop(FLOOR_LIBRARY)) * floor.scale if floor is not None else None
     ours = statistics.median(times["coosparse"]) if "coosparse" in times else None
     rows = []

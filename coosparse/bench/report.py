@@ -257,8 +257,8 @@ def machine_markdown(info):
     ]
     if info.get("settings"):
         s = info["settings"]
-        lines.append(f"- settings: size {s['size']}, {s['repeat']} timed runs per library (at least 3, fewer when "
-                     f"a case would pass {s.get('max_case_seconds', 0):g} s), after {s['warmup']} warm-up, "
+        lines.append(f"- settings: size {s['size']}, {s['repeat']} timed runs per library (at least 3, fewer for the "
+                     f"slow libraries of a case that would pass {s.get('max_case_seconds', 0):g} s), after {s['warmup']} warm-up, "
                      f"devices {', '.join(s['devices'])}; took {s.get('elapsed_s', 0):.0f} s"
                      + (" (interrupted: partial results)" if s.get("interrupted") else ""))
     return "\n".join(lines)

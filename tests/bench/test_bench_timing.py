@@ -53,3 +53,37 @@ def test_a_custom_timer_is_never_batched():
 def test_rows_say_how_many_calls_each_sample_ran():
     rows = harness.run_case(harness.Case("noop", "w", [Impl("coosparse", lambda: None)]), repeat=2, warmup=1)
     assert rows[0]["calls_per_sample"] > 1 and rows[0]["median_s"] < harness.SAMPLE_S
+
+
+def test_a_library_with_fewer_rounds_drops_out_of_the_later_rounds_only():
+    log = []
+    impls = _recording("abc", log, sleep=harness.SAMPLE_S)
+    times = harness.time_alternating(impls, repeat=5, warmup=1, rounds={"c": 3})
+    assert [len(times[k]) for k in "abc"] == [5, 5, 3]
+    rounds = log[3:]
+    assert rounds[:9].count("c") == 3 and "c" not in rounds[9:]
+    assert rounds[9:] == ["b", "a", "a", "b"]  # rotation and reversal go on over the libraries left
+
+
+def test_case_rounds_spend_the_time_left_on_coosparse_first_then_the_cheapest():
+    from coosparse.bench._worker import case_rounds
+
+    probe = {"pydata": 2.0, "scipy": 0.5, "coosparse": 0.6, "torch": 0.4}
+    # three rounds of everything cost 10.5 s: over an 8 s cap, every library still gets three
+    assert case_rounds({"repeat": 7, "max_case_s": 8.0}, probe) == {lib: 3 for lib in probe}
+    # 12 s: 1.5 s left buys round 4 for coosparse, torch and scipy
+    r = case_rounds({"repeat": 7, "max_case_s": 12.0}, probe)
+    assert r == {"pydata": 3, "scipy": 4, "coosparse": 4, "torch": 4}
+    # with time for all, everybody gets --repeat; without a cap too
+    assert set(case_rounds({"repeat": 7, "max_case_s": 100.0}, probe).values()) == {7}
+    assert set(case_rounds({"repeat": 2, "max_case_s": 0}, probe).values()) == {2}
+    # never more than --repeat, even below three
+    assert set(case_rounds({"repeat": 2, "max_case_s": 8.0}, probe).values()) == {2}
+
+
+def test_run_case_times_the_floor_in_every_round():
+    rows = harness.run_case(harness.Case("noop", "w", [Impl("coosparse", lambda: time.sleep(harness.SAMPLE_S)),
+                                                       Impl("peer", lambda: time.sleep(harness.SAMPLE_S))]),
+                            repeat=4, warmup=1, rounds={"coosparse": 4, "peer": 3})
+    n = {r["library"]: len(r["times_s"]) for r in rows}
+    assert n == {"coosparse": 4, "peer": 3}
