@@ -73,10 +73,10 @@ class COO(OperatorsMixin):
             )
         xp = array_namespace(values) if is_device_array(values) else array_namespace(indices)
         listed = not hasattr(indices, "dtype")
-        indices = xp.asarray(indices)
+        indices = xp.asarray(_dtypes.unmasked(indices))
         if listed and indices.size == 0 and indices.dtype.kind == "f":
             indices = indices.astype(np.int64)  # empty lists are float64 to NumPy; no index is given
-        values = _dtypes.native(xp.asarray(values))
+        values = _dtypes.native(xp.asarray(_dtypes.unmasked(values)))
         shape = as_shape(shape)
         if device_of(indices) != device_of(values):
             raise ValueError(

@@ -34,20 +34,28 @@ def check_dtype(dtype, what="values"):
     return dt
 
 
-def native(a):
-    """``a`` itself, or a native-byte-order copy when its dtype is byte-swapped (e.g. big-endian).
+def unmasked(a):
+    """``a`` itself; a masked array (``numpy.ma``) is refused with TypeError.
 
-    Every array entering coosparse (COO values, dense operands, scatter targets
-    and sources) passes here, so byte order never reaches a kernel. A masked
-    array (``numpy.ma``) is refused with TypeError: computing on its data would
-    drop the mask silently.
+    Computing on a masked array's data would drop its mask silently, and
+    ``np.asarray`` drops it too, so this check comes before any conversion.
     """
     if isinstance(a, np.ma.MaskedArray):
         raise TypeError(
             "numpy.ma masked arrays are not supported (the mask would be lost): pass x.filled(value) "
             "for the masked elements' value, or x.data to ignore the mask"
         )
-    dt = getattr(a, "dtype", None)
+    return a
+
+
+def native(a):
+    """``a`` itself, or a native-byte-order copy when its dtype is byte-swapped (e.g. big-endian).
+
+    Every array entering coosparse (COO values, dense operands, scatter targets
+    and sources) passes here, so byte order never reaches a kernel. A masked
+    array is refused (:func:`unmasked`).
+    """
+    dt = getattr(unmasked(a), "dtype", None)
     if dt is None or dt.isnative:
         return a
     return a.astype(dt.newbyteorder("="))

@@ -169,6 +169,19 @@ def test_indices_and_values_on_different_devices_raise():
         coosparse.COO(_FakeDeviceArray(), np.zeros(1), (2,))
 
 
+def test_masked_parts_are_refused_not_unmasked():
+    # np.asarray would keep the masked entries' data and drop the mask
+    vals = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    idx = np.array([[0, 1, 2]])
+    with pytest.raises(TypeError, match="masked arrays are not supported"):
+        COO(idx, vals, (3,))
+    with pytest.raises(TypeError, match="masked arrays are not supported"):
+        COO(np.ma.masked_array(idx, mask=[[0, 0, 1]]), np.ones(3), (3,))
+    # the plain parts they name in the message work
+    assert COO(idx, vals.filled(0.0), (3,)).todense().tolist() == [1.0, 0.0, 3.0]
+    assert COO(idx, vals.data, (3,)).todense().tolist() == [1.0, 2.0, 3.0]
+
+
 # ----------------------------------------------------------------------------- astype of duplicates
 _ALL = [np.dtype(t) for t in coosparse.SUPPORTED_DTYPES]
 
