@@ -19,8 +19,6 @@ import traceback
 from . import discover
 from .harness import cuda_event_timer, peak_memory, result_nbytes, run_case
 
-MIN_ROUNDS = 3
-
 TAG = "@@bench "
 
 
@@ -66,7 +64,7 @@ def run_job(job, emit=emit):
     for i, case in enumerate(cases):
         if i < job.get("start_case", 0):
             continue
-        failed, kept, probe_s = [], [], {}
+        failed, kept, round_s = [], [], 0.0
         for impl in case.impls:
             if (i, impl.library) in exclude:
                 failed.append(_error_row(case, impl, exclude[(i, impl.library)], job["device"]))
@@ -81,7 +79,7 @@ def run_job(job, emit=emit):
                 del res
                 if sync:
                     sync()
-                probe_s[impl.library] = time.perf_counter() - t0
+                round_s += time.perf_counter() - t0
                 kept.append(impl)
             except Exception as e:  # a peer lacking a dtype/shape: report, keep going
                 failed.append(_error_row(case, impl, f"{type(e).__name__}: {e}"[:200], job["device"]))
@@ -91,11 +89,9 @@ def run_job(job, emit=emit):
         if kept:
             timer = None
             if job["device"] == "cuda":  # CUDA events over several calls: ~0.2 s of device time per sample
-                round_s = sum(probe_s.values())
                 timer = cuda_event_timer(calls=max(1, min(50, int(0.2 / max(round_s / len(kept), 1e-4)))))
-            rounds = case_rounds(job, probe_s)
-            rows = run_case(case, repeat=max(rounds.values()), warmup=max(job["warmup"] - 1, 0),
-                            sync=sync, timer=timer, device=job["device"], rounds=rounds)
+            rows = run_case(case, repeat=job["repeat"], warmup=max(job["warmup"] - 1, 0), sync=sync,
+                            timer=timer, device=job["device"], budget=job.get("max_case_s"))
             for r in rows:
                 r["device"] = job["device"]
                 r["module"] = job["module"]
@@ -116,35 +112,6 @@ def _memory_job(cases, exclude, emit):
                 continue
             emit(event="memory", case=i, library=impl.library, peak_bytes=peak)
     emit(event="done")
-
-
-def case_rounds(job, probe_s):
-    """Timed rounds per library of a case: ``repeat``, fewer (down to 3) when the case would take long.
-
-    ``probe_s`` {library: seconds of its probe call}. With ``max_case_s``
-    every library gets three rounds, then the time left to the cap buys
-    further rounds one at a time, coosparse first, then the cheapest
-    libraries: a slow peer stops at three samples while the libraries whose
-    single calls a stall of the machine distorts most get up to ``repeat``.
-
-    >>> case_rounds({"repeat": 7, "max_case_s": 8.0}, {"coosparse": 0.1, "scipy": 0.1, "pydata": 2.0})
-    {'coosparse': 7, 'scipy': 7, 'pydata': 3}
-    >>> case_rounds({"repeat": 5, "max_case_s": 0}, {"coosparse": 9.0})
-    {'coosparse': 5}
-    """
-    repeat, cap = job["repeat"], job.get("max_case_s")
-    if not cap:
-        return {lib: repeat for lib in probe_s}
-    least = min(repeat, MIN_ROUNDS)
-    rounds = {lib: least for lib in probe_s}
-    left = cap - least * sum(probe_s.values())
-    by_priority = sorted(probe_s, key=lambda lib: (lib != "coosparse", probe_s[lib]))
-    for r in range(least, repeat):
-        for lib in by_priority:
-            if rounds[lib] == r and probe_s[lib] <= left:
-                rounds[lib] += 1
-                left -= probe_s[lib]
-    return rounds
 
 
 def _error_row(case, impl, error, device):

@@ -1,7 +1,9 @@
 """coalesce against torch's Tensor.coalesce, scipy's sum_duplicates and pydata/sparse.
 
 This module times the default workload (:func:`workloads.uniform`: 2,000,000
-uniform draws, duplicates as drawn, in (131072, 131072) float64) and holds
+uniform draws, duplicates as drawn, in (131072, 131072) float64) and its
+hybrid form (:func:`workloads.hybrid`: 250,000 draws with 8 values each,
+against torch's hybrid tensors), and holds
 the peer adapters; :mod:`cases_workloads` reuses them on the R-MAT graph and
 the 3-D array.
 """
@@ -94,5 +96,9 @@ def cases(size="medium", libraries=None, device="cpu"):
     a = workloads.uniform(size)
     # this case's peers have always been torch and scipy (and GraphBLAS's build); pydata runs on
     # cases_workloads' arrays
+    h = workloads.hybrid(size)
+    # hybrid values (a dense row per entry): torch's sparse_dim/dense_dim tensors are the only peer
     return [case(a, f"uniform {a.nnz:,} in 131072^2", libraries, peers=("graphblas", "torch", "scipy"),
+                 device=device),
+            case(h, f"hybrid {h.nnz:,} x {h.shape[-1]} values in 131072^2", libraries, peers=("torch",),
                  device=device)]

@@ -194,7 +194,38 @@ SAMPLE_S = 0.005  # a host-timed sample of a fast call runs back-to-back calls f
 MAX_CALLS = 64
 
 
-def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None, rounds=None):
+MIN_ROUNDS = 3
+
+
+def plan_rounds(costs, repeat, budget):
+    """Timed rounds per library: ``repeat``, fewer (down to 3) for the slow ones when a case would take long.
+
+    ``costs`` {library: seconds of one sample}. With a ``budget`` (seconds)
+    every library gets three rounds, then the time left buys further rounds
+    one at a time, coosparse and the memory floor first, then the cheapest
+    libraries: a slow peer stops at three samples while the libraries whose
+    single calls a stall of the machine distorts most go on to ``repeat``.
+
+    >>> plan_rounds({"coosparse": 0.1, "scipy": 0.1, "pydata": 2.0}, repeat=7, budget=8.0)
+    {'coosparse': 7, 'scipy': 7, 'pydata': 3}
+    >>> plan_rounds({"coosparse": 9.0}, repeat=5, budget=None)
+    {'coosparse': 5}
+    """
+    if not budget:
+        return {lib: repeat for lib in costs}
+    least = min(repeat, MIN_ROUNDS)
+    rounds = {lib: least for lib in costs}
+    left = budget - least * sum(costs.values())
+    by_priority = sorted(costs, key=lambda lib: (lib not in ("coosparse", FLOOR_LIBRARY), costs[lib]))
+    for r in range(least, repeat):
+        for lib in by_priority:
+            if rounds[lib] == r and costs[lib] <= left:
+                rounds[lib] += 1
+                left -= costs[lib]
+    return rounds
+
+
+def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None, budget=None):
     """Run each impl ``warmup`` times, then ``repeat`` rounds of all impls in turn.
 
     Returns {library: [seconds per call, ...]}. ``sync`` (e.g. a device
@@ -211,13 +242,15 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None, rounds=No
     (~5 ms on a loaded machine) as its own time. Without warm-up calls the
     first round's single calls measure that.
 
-    ``rounds`` ({library: n}, each at most ``repeat``) times a library in
-    only its first n rounds: a slow peer can stop after three samples while
-    the fast libraries, whose medians a single allocation stall moves
-    further, go on to ``repeat`` within the same time.
+    With a ``budget`` (seconds) the first round's samples plan the rest
+    (:func:`plan_rounds`): a library is timed in only its first n rounds,
+    so a slow peer can stop after three samples while the fast libraries,
+    whose medians a single allocation stall moves further, go on to
+    ``repeat`` within the same time. (The first round, not the probe call:
+    that one pays coosparse's kernel compilation.)
     """
     sync = sync or (lambda: None)
-    rounds = rounds or {}
+    rounds = {}
 
     def batch(impl, seconds):
         if timer is None and seconds < SAMPLE_S:
@@ -256,6 +289,8 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None, rounds=No
         if r == 0 and not warmup:
             for impl in impls:
                 batch(impl, times[impl.library][0])
+        if r == 0 and budget:
+            rounds = plan_rounds({i.library: times[i.library][0] * i.calls for i in impls}, repeat, budget)
     return times
 
 
@@ -282,12 +317,12 @@ def cuda_event_timer(calls=10):
     return timer
 
 
-def run_case(case, repeat=5, warmup=1, sync=None, timer=None, device="cpu", rounds=None):
+def run_case(case, repeat=5, warmup=1, sync=None, timer=None, device="cpu", budget=None):
     """Time one case; returns a list of result rows.
 
     Beside the libraries a copy of the case's floor bytes is timed
-    (:func:`floor_impl`, in every round); every row gets ``floor_s`` and
-    ``x_floor`` (its median over the floor). ``rounds``: as in
+    (:func:`floor_impl`); every row gets ``floor_s`` and
+    ``x_floor`` (its median over the floor). ``budget``: as in
     :func:`time_alternating`. ``peak_bytes`` stays None: peak memory is read
     in a separate process (module doc).
     """
@@ -299,7 +334,7 @@ def run_case(case, repeat=5, warmup=1, sync=None, timer=None, device="cpu", roun
     floor = floor_impl(fb, device) if fb else None
     if floor is not None:
         impls.append(floor)
-    times = time_alternating(impls, repeat=repeat, warmup=warmup, sync=sync, timer=timer, rounds=rounds)
+    times = time_alternating(impls, repeat=repeat, warmup=warmup, sync=sync, timer=timer, budget=budget)
     floor_s = statistics.median(times.pop(FLOOR_LIBRARY)) * floor.scale if floor is not None else None
     ours = statistics.median(times["coosparse"]) if "coosparse" in times else None
     rows = []

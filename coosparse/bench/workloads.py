@@ -40,6 +40,8 @@ SIZES = ("small", "medium", "large")
 UNIFORM_NNZ = {"small": 200_000, "medium": 2_000_000, "large": 20_000_000}
 #: shape of the uniform workload (2**17 x 2**17)
 UNIFORM_SHAPE = (131072, 131072)
+#: dense values per entry of the hybrid workload
+HYBRID_WIDTH = 8
 #: Graph500 SCALE per size (2**SCALE vertices); EDGEFACTOR edges per vertex
 RMAT_SCALE = {"small": 14, "medium": 17, "large": 20}
 RMAT_EDGEFACTOR = 16
@@ -107,6 +109,20 @@ def uniform(size="medium", seed=0, *, duplicates=True, coalesced=False, dtype=np
     """
     _check_size(size)
     return _uniform_in(_rng(seed), UNIFORM_SHAPE, UNIFORM_NNZ[size], duplicates, coalesced, dtype)
+
+
+def hybrid(size="medium", seed=0, *, width=HYBRID_WIDTH, dtype=np.float64):
+    """Uniform draws in (131072, 131072) with a dense row of ``width`` values per entry (a hybrid array).
+
+    One ``width``-th of :func:`uniform`'s entries (250,000 of width 8 at medium: the
+    same number of values), duplicates as drawn (flags False); shape (131072, 131072, width).
+    """
+    _check_size(size)
+    rng = _rng(seed)
+    n = UNIFORM_NNZ[size] // width
+    keys = rng.integers(0, int(np.prod(UNIFORM_SHAPE)), size=n, dtype=np.int64)
+    values = rng.random((n, width)).astype(dtype, copy=False)
+    return COO(_unravel(keys, UNIFORM_SHAPE), values, UNIFORM_SHAPE + (width,), check=False)
 
 
 def _uniform_in(rng, shape, n, duplicates, coalesced, dtype):

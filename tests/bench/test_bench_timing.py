@@ -55,35 +55,38 @@ def test_rows_say_how_many_calls_each_sample_ran():
     assert rows[0]["calls_per_sample"] > 1 and rows[0]["median_s"] < harness.SAMPLE_S
 
 
-def test_a_library_with_fewer_rounds_drops_out_of_the_later_rounds_only():
+def test_a_budget_drops_the_slow_library_from_the_later_rounds_only():
     log = []
-    impls = _recording("abc", log, sleep=harness.SAMPLE_S)
-    times = harness.time_alternating(impls, repeat=5, warmup=1, rounds={"c": 3})
+    fast = _recording("ab", log, sleep=harness.SAMPLE_S)
+    slow = _recording("c", log, sleep=40 * harness.SAMPLE_S)
+    # three rounds cost 0.63 s and more; the 0.15 s or less left buys rounds of the fast ones only
+    times = harness.time_alternating(fast + slow, repeat=5, warmup=1, budget=0.78)
     assert [len(times[k]) for k in "abc"] == [5, 5, 3]
     rounds = log[3:]
     assert rounds[:9].count("c") == 3 and "c" not in rounds[9:]
     assert rounds[9:] == ["b", "a", "a", "b"]  # rotation and reversal go on over the libraries left
 
 
-def test_case_rounds_spend_the_time_left_on_coosparse_first_then_the_cheapest():
-    from coosparse.bench._worker import case_rounds
-
-    probe = {"pydata": 2.0, "scipy": 0.5, "coosparse": 0.6, "torch": 0.4}
-    # three rounds of everything cost 10.5 s: over an 8 s cap, every library still gets three
-    assert case_rounds({"repeat": 7, "max_case_s": 8.0}, probe) == {lib: 3 for lib in probe}
+def test_plan_rounds_spends_the_time_left_on_coosparse_first_then_the_cheapest():
+    costs = {"pydata": 2.0, "scipy": 0.5, "coosparse": 0.6, "torch": 0.4}
+    # three rounds of everything cost 10.5 s: over an 8 s budget, every library still gets three
+    assert harness.plan_rounds(costs, 7, 8.0) == {lib: 3 for lib in costs}
     # 12 s: 1.5 s left buys round 4 for coosparse, torch and scipy
-    r = case_rounds({"repeat": 7, "max_case_s": 12.0}, probe)
-    assert r == {"pydata": 3, "scipy": 4, "coosparse": 4, "torch": 4}
-    # with time for all, everybody gets --repeat; without a cap too
-    assert set(case_rounds({"repeat": 7, "max_case_s": 100.0}, probe).values()) == {7}
-    assert set(case_rounds({"repeat": 2, "max_case_s": 0}, probe).values()) == {2}
-    # never more than --repeat, even below three
-    assert set(case_rounds({"repeat": 2, "max_case_s": 8.0}, probe).values()) == {2}
+    assert harness.plan_rounds(costs, 7, 12.0) == {"pydata": 3, "scipy": 4, "coosparse": 4, "torch": 4}
+    # the memory floor shares coosparse's priority (every row's x_floor reads it)
+    assert harness.plan_rounds({"memory floor": 0.5, "torch": 0.4}, 4, 1.0 + 2.7)["memory floor"] == 4
+    # with time for all, everybody gets --repeat; without a budget too; never more than --repeat
+    assert set(harness.plan_rounds(costs, 7, 100.0).values()) == {7}
+    assert set(harness.plan_rounds(costs, 2, None).values()) == {2}
+    assert set(harness.plan_rounds(costs, 2, 8.0).values()) == {2}
 
 
-def test_run_case_times_the_floor_in_every_round():
-    rows = harness.run_case(harness.Case("noop", "w", [Impl("coosparse", lambda: time.sleep(harness.SAMPLE_S)),
-                                                       Impl("peer", lambda: time.sleep(harness.SAMPLE_S))]),
-                            repeat=4, warmup=1, rounds={"coosparse": 4, "peer": 3})
-    n = {r["library"]: len(r["times_s"]) for r in rows}
-    assert n == {"coosparse": 4, "peer": 3}
+def test_the_plan_reads_the_first_round_not_the_compiling_probe():
+    calls = []
+
+    def compiling():  # the first call compiles: slow once, fast afterwards
+        calls.append(1)
+        time.sleep(0.3 if len(calls) == 1 else harness.SAMPLE_S)
+
+    times = harness.time_alternating([Impl("coosparse", compiling)], repeat=6, warmup=1, budget=0.2)
+    assert len(times["coosparse"]) == 6
