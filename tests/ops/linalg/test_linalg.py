@@ -513,6 +513,43 @@ def test_spgemm_one_pass_two_passes_and_parts_same_bits(monkeypatch, kind):
     np.testing.assert_array_equal(first.indices, np.stack([want.row[order], want.col[order]]))
     np.testing.assert_allclose(first.values, want.data[order], rtol=1e-12, atol=1e-12)
 
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64, np.bool_])
+def test_spgemm_output_in_its_own_pages_same_bits(monkeypatch, dtype):
+    """With every two-pass output in a mapping of its own (the threshold lowered to one byte), the
+    products are bit-identical to NumPy-allocated ones and to the dense reference, the result's
+    memory outlives the call (read after a garbage collection), it pickles, and a single entry and
+    an empty product work too."""
+    import gc
+    import mmap
+
+    from coosparse._kernels.numba import spgemm as sg
+
+    rng = np.random.default_rng(int(np.dtype(dtype).num))
+    cases = [rand_coo(rng, (300, 80), "coalesced", dtype, density=0.3),
+             rand_coo(rng, (80, 200), "coalesced", dtype, density=0.3)]
+    one = COO([[2], [5]], np.ones(1, dtype), (4, 6))
+    nothing = COO(np.zeros((2, 0), np.int64), np.zeros(0, dtype), (6, 3))
+    pairs = [(cases[0], cases[1]), (one, COO([[5], [1]], np.ones(1, dtype), (6, 2))), (one, nothing)]
+    for a, b in pairs:
+        monkeypatch.setattr(sg, "_one_pass", lambda p, e: False)
+        plain = a @ b
+        monkeypatch.setattr(sg, "OWN_PAGES_FROM", 1)
+        own = a @ b
+        monkeypatch.setattr(sg, "OWN_PAGES_FROM", 1 << 27)
+        want = reference(lambda x, y: x @ y, a, b)
+        gc.collect()
+        assert own.is_sorted and own.is_unique and own.dtype == plain.dtype
+        owner = own.indices  # (the values of a bool product are cast from the accumulator's)
+        while isinstance(owner, np.ndarray) and owner.base is not None:
+            owner = owner.base
+        owner = owner.obj if isinstance(owner, memoryview) else owner
+        assert isinstance(owner, mmap.mmap) == (own.nnz > 0)  # the mapping is the one the result reads
+        assert own.indices.tobytes() == plain.indices.tobytes() and own.values.tobytes() == plain.values.tobytes()
+        check(own, want, sparse_out=True)
+        check(pickle.loads(pickle.dumps(own)), want, sparse_out=True)
+
+
 # ----------------------------------------------------------------------------- fill values, errors, huge shapes
 def test_nonzero_fill_is_refused():
     a = COO([[0], [1]], np.ones(1), (2, 2), fill_value=1.0)
