@@ -20,13 +20,12 @@ Bad input: A's entries are checked in the pass that counts the products
 increase), raised by ``on_flags`` before any product is formed.
 """
 import ctypes
-import mmap
 
 import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros  # an LLVM cttz; used by Numba's own code
 
-from .linalg import NUMPY_BELOW, _u, balanced_bounds, nparts_for
+from .linalg import NUMPY_BELOW, _u, balanced_bounds, fresh, nparts_for
 from .parts import prefetch
 from .threads import run_parts
 
@@ -34,10 +33,6 @@ from .threads import run_parts
 SPA_MAX_COLS = 1 << 22
 # up to this many products (or twice the operands' entries), one pass writes them (see spgemm)
 ONE_PASS_PRODUCTS = 1 << 21
-
-# SpGEMM's exact-size output from this many bytes is mapped on its own, without NumPy's huge-page
-# advice (see _fresh)
-OWN_PAGES_FROM = 1 << 27
 
 # A's entries are walked in order, each reading B's row pointer at a random place: fetched this
 # many entries ahead
@@ -362,35 +357,13 @@ def _one_pass(products, entries):
     return products <= max(ONE_PASS_PRODUCTS, 2 * entries)
 
 
-def _fresh(shape, dtype):
-    """``np.empty(shape, dtype)``; from ``OWN_PAGES_FROM`` bytes, in a private anonymous mapping of
-    its own (freed with the array) that keeps the system's default pages.
-
-    NumPy advises the kernel to back arrays of 4 MB and more with 2 MB huge pages. On a virtual
-    machine that hands freed memory back to its host (free page reporting, as on the benchmark's
-    machine), a fresh huge page can wait for the host to back it again, and a product's few hundred
-    MB of output then took up to 10x as long on some calls. SpGEMM of the R-MAT graph (480 MB of
-    output), ten calls each alternating in two processes at load 3-3.6: medians 2450 and 1586 ms
-    (564-5202) with NumPy's allocation, 1386 and 1036 ms (721-1999) in its own mapping, GraphBLAS
-    1516 and 1086 ms; the same calls writing into reused memory take about 0.9 s at that load. Huge
-    pages are faster when the host has them ready (the quickest calls above), so small outputs keep
-    NumPy's allocation; the peers' outputs (malloc) have no huge-page advice either.
-    """
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
-    if nbytes < max(OWN_PAGES_FROM, 1) or not hasattr(mmap, "MAP_PRIVATE"):  # (no mapping of 0 bytes)
-        return np.empty(shape, dtype=dtype)
-    mem = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    return np.frombuffer(mem, dtype=dtype).reshape(shape)
-
-
 def _rows_output(counts, dtype):
     """The second pass's output, from the first pass's entries per row: (row offsets, (2, m) row
     keys and columns, m values)."""
     out_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=out_offsets[1:])
     m = int(out_offsets[-1])
-    return out_offsets, _fresh((2, m), np.int64), _fresh(m, dtype)
+    return out_offsets, fresh((2, m), np.int64), fresh(m, dtype)
 
 
 def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,

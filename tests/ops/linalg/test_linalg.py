@@ -515,14 +515,15 @@ def test_spgemm_one_pass_two_passes_and_parts_same_bits(monkeypatch, kind):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64, np.bool_])
-def test_spgemm_output_in_its_own_pages_same_bits(monkeypatch, dtype):
-    """With every two-pass output in a mapping of its own (the threshold lowered to one byte), the
-    products are bit-identical to NumPy-allocated ones and to the dense reference, the result's
+def test_product_output_in_its_own_pages_same_bits(monkeypatch, dtype):
+    """With every SpGEMM two-pass output and SpMM output in a mapping of its own (the threshold
+    lowered to one byte), the products are bit-identical to NumPy-allocated ones and to the dense reference, the result's
     memory outlives the call (read after a garbage collection), it pickles, and a single entry and
     an empty product work too."""
     import gc
     import mmap
 
+    from coosparse._kernels.numba import linalg as la
     from coosparse._kernels.numba import spgemm as sg
 
     rng = np.random.default_rng(int(np.dtype(dtype).num))
@@ -534,9 +535,9 @@ def test_spgemm_output_in_its_own_pages_same_bits(monkeypatch, dtype):
     for a, b in pairs:
         monkeypatch.setattr(sg, "_one_pass", lambda p, e: False)
         plain = a @ b
-        monkeypatch.setattr(sg, "OWN_PAGES_FROM", 1)
-        own = a @ b
-        monkeypatch.setattr(sg, "OWN_PAGES_FROM", 1 << 27)
+        with monkeypatch.context() as m:
+            m.setattr(la, "OWN_PAGES_FROM", 1)
+            own = a @ b
         want = reference(lambda x, y: x @ y, a, b)
         gc.collect()
         assert own.is_sorted and own.is_unique and own.dtype == plain.dtype
@@ -548,6 +549,21 @@ def test_spgemm_output_in_its_own_pages_same_bits(monkeypatch, dtype):
         assert own.indices.tobytes() == plain.indices.tobytes() and own.values.tobytes() == plain.values.tobytes()
         check(own, want, sparse_out=True)
         check(pickle.loads(pickle.dumps(own)), want, sparse_out=True)
+    a = cases[0]
+    for x in (rng.random((80, 5)).astype(dtype), rng.random(80).astype(dtype), np.zeros((80, 0), dtype)):
+        plain = a @ x
+        with monkeypatch.context() as m:
+            m.setattr(la, "OWN_PAGES_FROM", 1)
+            own = a @ x
+        gc.collect()
+        assert own.dtype == plain.dtype and own.shape == plain.shape and own.tobytes() == plain.tobytes()
+        owner = own
+        while isinstance(owner, np.ndarray) and owner.base is not None:
+            owner = owner.base
+        owner = owner.obj if isinstance(owner, memoryview) else owner
+        # (a bool product is accumulated as int64 and cast into a new array afterwards)
+        assert isinstance(owner, mmap.mmap) == (own.size > 0 and dtype is not np.bool_)
+        check(own, reference(lambda p, q: p @ q, a, x), sparse_out=False)
 
 
 # ----------------------------------------------------------------------------- fill values, errors, huge shapes
