@@ -55,6 +55,7 @@ OWNERSHIP_MAX_THREADS = 4
 # a product's output from this many bytes is mapped on its own, without NumPy's huge-page advice
 # (see fresh)
 OWN_PAGES_FROM = 1 << 25
+_OWN_MAPPING = hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS")  # not on Windows
 
 # SDDMM fetches the rows of the entry this many positions ahead, SpMM the dense row
 SDDMM_PREFETCH = 8
@@ -293,7 +294,7 @@ def fresh(shape, dtype):
     """
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape)) * dtype.itemsize
-    if nbytes < max(OWN_PAGES_FROM, 1) or not hasattr(mmap, "MAP_PRIVATE"):  # (no mapping of 0 bytes)
+    if nbytes < max(OWN_PAGES_FROM, 1) or not _OWN_MAPPING:  # (no mapping of 0 bytes)
         return np.empty(shape, dtype=dtype)
     mem = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     return np.frombuffer(mem, dtype=dtype).reshape(shape)
