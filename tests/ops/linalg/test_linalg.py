@@ -528,9 +528,9 @@ def _in_own_mapping(arr):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64, np.bool_])
 def test_product_output_in_its_own_pages_same_bits(monkeypatch, dtype):
     """With every SpGEMM two-pass output and SpMM output in a mapping of its own (the threshold
-    lowered to one byte), the products are bit-identical to NumPy-allocated ones and to the dense reference, the result's
-    memory outlives the call (read after a garbage collection), it pickles, and a single entry and
-    an empty product work too."""
+    lowered to one byte), the products are bit-identical to NumPy-allocated ones and to the dense
+    reference, the result's memory outlives the call (read after a garbage collection), it pickles,
+    and a single entry and an empty product work too."""
     import gc
 
     from coosparse._kernels.numba import linalg as la
