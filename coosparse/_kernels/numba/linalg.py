@@ -33,6 +33,8 @@ Accumulation types are the caller's (int64, float32, float64, complex64,
 complex128): the wrappers in ``backend.py`` allocate outputs with NumPy and
 pass them in.
 """
+import mmap
+
 import llvmlite.ir as llir
 import numba as nb
 import numpy as np
@@ -49,6 +51,11 @@ SERIAL_WORK = 1 << 18
 # the backend groups rows by a stable sort first
 OWNERSHIP_MAX_THREADS = 4
 
+
+# a product's output from this many bytes is mapped on its own, without NumPy's huge-page advice
+# (see fresh)
+OWN_PAGES_FROM = 1 << 25
+_OWN_MAPPING = hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS")  # not on Windows
 
 # SDDMM fetches the rows of the entry this many positions ahead, SpMM the dense row
 SDDMM_PREFETCH = 8
@@ -148,35 +155,17 @@ def _batch_at(r, rpb, base):
     return (b + 1) * rpb, base[b]
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z):
-    """(sum of row r, number of its column indices outside [0, kb): not read through).
-
-    A predictable branch (never taken on valid input) keeps the load's address
-    off the compare; a branch-free clamp measured slower.
-    """
-    acc = z
-    bad = 0
-    if has_perm:
-        for p in range(offsets[r], offsets[r + 1]):
-            e = _u(perm[_u(p)])
-            c = cols[e]
-            if _u(c) >= kb:
-                bad += 1
-                continue
-            acc += values[e] * x[_u(db + c)]
-    else:
-        for p in range(offsets[r], offsets[r + 1]):
-            c = cols[_u(p)]
-            if _u(c) >= kb:
-                bad += 1
-                continue
-            acc += values[_u(p)] * x[_u(db + c)]
-    return acc, bad
-
-
 @nb.njit(cache=True, nogil=True)
 def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, kb, rpb, base, zero, out, flags):
+    """out[r] = the sum of row r's products in entry order, for the rows of part t; flags[t, 0] =
+    column indices outside [0, kb) (not read through).
+
+    A predictable branch (never taken on valid input) keeps the load's address
+    off the compare; a branch-free clamp measured slower. The permuted and the
+    plain loop each have a row loop of their own: with the ``has_perm`` test
+    inside the row, LLVM kept both inner loops in one body and the plain one ran
+    1.5x slower (R-MAT graph, one thread: 6.2 vs 4.6 ms).
+    """
     r0 = bounds[t]
     r1 = bounds[t + 1]
     if r0 >= r1:
@@ -185,11 +174,31 @@ def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, kb, 
     bad = 0
     bend = r0
     db = 0
-    for r in range(r0, r1):
-        if r >= bend:  # the batch of row r (once per part, unbatched): one predictable test per row
-            bend, db = _batch_at(r, rpb, base)
-        out[r], b = _spmv_row(r, offsets, perm, has_perm, cols, values, x, db, kb, z)
-        bad += b
+    if has_perm:
+        for r in range(r0, r1):
+            if r >= bend:  # the batch of row r (once per part, unbatched): one predictable test per row
+                bend, db = _batch_at(r, rpb, base)
+            acc = z
+            for p in range(offsets[r], offsets[r + 1]):
+                e = _u(perm[_u(p)])
+                c = cols[e]
+                if _u(c) >= kb:
+                    bad += 1
+                    continue
+                acc += values[e] * x[_u(db + c)]
+            out[_u(r)] = acc
+    else:
+        for r in range(r0, r1):
+            if r >= bend:
+                bend, db = _batch_at(r, rpb, base)
+            acc = z
+            for p in range(offsets[r], offsets[r + 1]):
+                c = cols[_u(p)]
+                if _u(c) >= kb:
+                    bad += 1
+                    continue
+                acc += values[_u(p)] * x[_u(db + c)]
+            out[_u(r)] = acc
     flags[t, 0] = bad
 
 
@@ -266,13 +275,38 @@ def balanced_bounds(offsets, nparts):
 _NO_FLAGS = np.zeros((1, 2), dtype=np.int64)
 
 
+def fresh(shape, dtype):
+    """``np.empty(shape, dtype)`` for a product's output (SpMM's, SpGEMM's two-pass one); from
+    ``OWN_PAGES_FROM`` bytes, in a private anonymous mapping of its own (freed with the array) that
+    keeps the system's default pages.
+
+    NumPy advises the kernel to back arrays of 4 MB and more with 2 MB huge pages. On a virtual
+    machine that hands freed memory back to its host (free page reporting, as on the benchmark's
+    machine), a fresh huge page can wait for the host to back it again, and a product's few hundred
+    MB of output then took up to 10x as long on some calls. SpGEMM of the R-MAT graph (480 MB of
+    output), ten calls each alternating in two processes at load 3-3.6: medians 2450 and 1586 ms
+    (564-5202) with NumPy's allocation, 1386 and 1036 ms (721-1999) in its own mapping, GraphBLAS
+    1516 and 1086 ms; the same calls writing into reused memory take about 0.9 s at that load. SpMM
+    with 64 columns (67 MB): worst calls of twenty 316-474 ms before, 162-295 ms after, in four
+    processes (medians 93-234 and 63-228 ms). Huge pages are faster when the host has them ready
+    (the quickest calls above; 72 MB freed and allocated again at once: 12 against 43 ms), so small
+    outputs keep NumPy's allocation; the peers' outputs (malloc) have no huge-page advice either.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    if nbytes < max(OWN_PAGES_FROM, 1) or not _OWN_MAPPING:  # (no mapping of 0 bytes)
+        return np.empty(shape, dtype=dtype)
+    mem = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    return np.frombuffer(mem, dtype=dtype).reshape(shape)
+
+
 def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound, nthreads):
     """(out, flags): flags[:, 0] counts column indices outside [0, col_bound) (not read through)."""
     nrows = offsets.shape[0] - 1
     n = dense.shape[1]
     if nrows == 0 or n == 0:
         return np.zeros((nrows, n), dtype=values.dtype), _NO_FLAGS
-    out = np.empty((nrows, n), dtype=values.dtype)  # every row is written by its part
+    out = fresh((nrows, n), values.dtype)  # every row is written by its part
     nparts = nparts_for(int(offsets[-1]) * max(n, 1) + nrows, nthreads)
     bounds = balanced_bounds(offsets, nparts)
     has_perm = perm is not None

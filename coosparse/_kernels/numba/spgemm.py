@@ -25,7 +25,7 @@ import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros  # an LLVM cttz; used by Numba's own code
 
-from .linalg import NUMPY_BELOW, _u, balanced_bounds, nparts_for
+from .linalg import NUMPY_BELOW, _u, balanced_bounds, fresh, nparts_for
 from .parts import prefetch
 from .threads import run_parts
 
@@ -363,7 +363,7 @@ def _rows_output(counts, dtype):
     out_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=out_offsets[1:])
     m = int(out_offsets[-1])
-    return out_offsets, np.empty((2, m), dtype=np.int64), np.empty(m, dtype=dtype)
+    return out_offsets, fresh((2, m), np.int64), fresh(m, dtype)
 
 
 def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols, a_row_bound,

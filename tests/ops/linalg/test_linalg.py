@@ -513,6 +513,81 @@ def test_spgemm_one_pass_two_passes_and_parts_same_bits(monkeypatch, kind):
     np.testing.assert_array_equal(first.indices, np.stack([want.row[order], want.col[order]]))
     np.testing.assert_allclose(first.values, want.data[order], rtol=1e-12, atol=1e-12)
 
+
+def _in_own_mapping(arr):
+    """Whether ``arr``'s memory is an ``mmap`` of its own (the end of its base chain)."""
+    import mmap
+
+    owner = arr
+    while isinstance(owner, np.ndarray) and owner.base is not None:
+        owner = owner.base
+    owner = owner.obj if isinstance(owner, memoryview) else owner
+    return isinstance(owner, mmap.mmap)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64, np.bool_])
+def test_product_output_in_its_own_pages_same_bits(monkeypatch, dtype):
+    """With every SpGEMM two-pass output and SpMM output in a mapping of its own (the threshold
+    lowered to one byte), the products are bit-identical to NumPy-allocated ones and to the dense
+    reference, the result's memory outlives the call (read after a garbage collection), it pickles,
+    and a single entry and an empty product work too."""
+    import gc
+
+    from coosparse._kernels.numba import linalg as la
+    from coosparse._kernels.numba import spgemm as sg
+
+    rng = np.random.default_rng(int(np.dtype(dtype).num))
+    cases = [rand_coo(rng, (300, 80), "coalesced", dtype, density=0.3),
+             rand_coo(rng, (80, 200), "coalesced", dtype, density=0.3)]
+    one = COO([[2], [5]], np.ones(1, dtype), (4, 6))
+    nothing = COO(np.zeros((2, 0), np.int64), np.zeros(0, dtype), (6, 3))
+    pairs = [(cases[0], cases[1]), (one, COO([[5], [1]], np.ones(1, dtype), (6, 2))), (one, nothing)]
+    for a, b in pairs:
+        monkeypatch.setattr(sg, "_one_pass", lambda p, e: False)
+        plain = a @ b
+        with monkeypatch.context() as m:
+            m.setattr(la, "OWN_PAGES_FROM", 1)
+            own = a @ b
+        want = reference(lambda x, y: x @ y, a, b)
+        gc.collect()
+        assert own.is_sorted and own.is_unique and own.dtype == plain.dtype
+        # the mapping is the one the result reads (a bool product's values are cast from the accumulator's)
+        assert _in_own_mapping(own.indices) == (own.nnz > 0)
+        assert own.indices.tobytes() == plain.indices.tobytes() and own.values.tobytes() == plain.values.tobytes()
+        check(own, want, sparse_out=True)
+        check(pickle.loads(pickle.dumps(own)), want, sparse_out=True)
+    a = cases[0]
+    for x in (rng.random((80, 5)).astype(dtype), rng.random(80).astype(dtype), np.zeros((80, 0), dtype)):
+        plain = a @ x
+        with monkeypatch.context() as m:
+            m.setattr(la, "OWN_PAGES_FROM", 1)
+            own = a @ x
+        gc.collect()
+        assert own.dtype == plain.dtype and own.shape == plain.shape and own.tobytes() == plain.tobytes()
+        # (a bool product is accumulated as int64 and cast into a new array afterwards)
+        assert _in_own_mapping(own) == (own.size > 0 and dtype is not np.bool_)
+        check(own, reference(lambda p, q: p @ q, a, x), sparse_out=False)
+
+
+def test_fresh_output_mapping_and_its_fallbacks(monkeypatch):
+    """``fresh`` is ``np.empty`` below the threshold, for no bytes, and where the platform has no
+    private anonymous mappings (Windows); above it, an array over a mapping of its own."""
+    from coosparse._kernels.numba import linalg as la
+
+    monkeypatch.setattr(la, "OWN_PAGES_FROM", 64)
+    for shape, dtype, mapped in (((3, 4), np.float32, False), ((2, 8), np.int64, True), ((0, 9), np.float64, False),
+                                 (9, np.complex128, True)):
+        out = la.fresh(shape, dtype)
+        assert out.shape == (shape if isinstance(shape, tuple) else (shape,)) and out.dtype == dtype
+        assert out.flags.c_contiguous and out.flags.writeable
+        assert _in_own_mapping(out) == mapped, (shape, dtype)
+        out[...] = 1
+        assert (out == 1).all()
+    monkeypatch.setattr(la, "_OWN_MAPPING", False)
+    out = la.fresh((2, 8), np.int64)
+    assert out.flags.owndata and out.shape == (2, 8)
+
+
 # ----------------------------------------------------------------------------- fill values, errors, huge shapes
 def test_nonzero_fill_is_refused():
     a = COO([[0], [1]], np.ones(1), (2, 2), fill_value=1.0)
