@@ -22,7 +22,7 @@ import numpy as np
 
 from .._kernels.backend import writeable
 from . import graphblas_peer, workloads
-from .harness import Case, Impl, gpu_peers, on_device, torch_coo
+from .harness import Case, Impl, gpu_peers, on_device, scipy_csr, torch_coo
 
 OPS = ["row slice", "row gather"]
 ROW = 65536
@@ -47,7 +47,7 @@ def cases(size="medium", libraries=None, device="cpu"):
     m = p = t = None
     if want("scipy"):
         try:
-            m = a.to_scipy("csr")
+            m = scipy_csr(a)
         except ImportError:
             pass
     if want("pydata"):

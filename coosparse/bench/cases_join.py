@@ -25,7 +25,7 @@ import coosparse
 
 from .._kernels.backend import writeable
 from . import graphblas_peer, workloads
-from .harness import Case, Impl, gpu_peers, on_device, torch_coo
+from .harness import Case, Impl, gpu_peers, on_device, scipy_csr, torch_coo
 
 OPS = ["transpose+coalesce", "concatenate"]
 PIECE_NNZ = {"small": 50_000, "medium": 500_000, "large": 5_000_000}
@@ -68,7 +68,7 @@ def cases(size="medium", libraries=None, device="cpu"):
         impls.append(Impl("graphblas", lambda: ga.T.new(), note="A.T.new()"))
     if device == "cpu" and want("scipy"):
         try:
-            m = a.to_scipy("csr")
+            m = scipy_csr(a)
             impls.append(Impl("scipy", lambda: m.T.tocsr(), note="CSR transpose"))
         except ImportError:
             pass

@@ -33,7 +33,7 @@ import coosparse
 
 from .._kernels.backend import writeable
 from . import graphblas_peer, workloads
-from .harness import Case, Impl, gpu_peers, on_device, torch_coo
+from .harness import Case, Impl, gpu_peers, on_device, scipy_csr, torch_coo
 
 OPS = ("spmv", "spmm", "spgemm", "sddmm", "matmul-fwd-bwd")
 WIDTH = 64  # dense columns of SpMM, the SDDMM factors and the layer
@@ -56,12 +56,6 @@ def _peers(libraries, device="cpu"):
     return out
 
 
-def _csr(a):
-    import scipy.sparse as sp
-
-    return sp.csr_array((a.values, (a.indices[0], a.indices[1])), shape=a.shape)
-
-
 def _cupyx_csr(a):
     """``a`` (a coalesced COO on a GPU) as a cupyx CSR matrix, built once outside the timing."""
     import cupyx.scipy.sparse as cxs
@@ -74,7 +68,7 @@ def _torch_csr(a):
 
     if a.device != "cpu":  # a CUDA COO tensor sharing a's arrays, converted on the device
         return torch_coo(a).to_sparse_csr()
-    c = _csr(a)
+    c = scipy_csr(a)
     return torch.sparse_csr_tensor(torch.from_numpy(c.indptr.astype(np.int64)),
                                    torch.from_numpy(c.indices.astype(np.int64)),
                                    torch.from_numpy(c.data), a.shape, check_invariants=False)
@@ -107,7 +101,7 @@ def _sparse_dense_impls(a, rhs, peers, device, ga=None):
             impls.append(Impl("graphblas", lambda: ga.mxm(gx, gb.semiring.plus_times).new(),
                               note="mxm with a full matrix"))
     if "scipy" in peers:
-        c = _csr(a)
+        c = scipy_csr(a)
         impls.append(Impl("scipy", lambda: c @ rhs, note="CSR"))
     if "cupyx" in peers:
         cc = _cupyx_csr(a)
@@ -147,7 +141,7 @@ def _spgemm_impls(s, peers, gb):
         gs = graphblas_peer.matrix(s)
         impls.append(Impl("graphblas", lambda: gs.mxm(gs, gb.semiring.plus_times).new(), note="mxm"))
     if "scipy" in peers:
-        cs = _csr(s)
+        cs = scipy_csr(s)
         impls.append(Impl("scipy", lambda: cs @ cs, note="CSR @ CSR"))
     if "cupyx" in peers:
         ccs = _cupyx_csr(s)

@@ -30,7 +30,7 @@ import coosparse
 
 from .._kernels.backend import writeable
 from . import workloads
-from .harness import Case, Impl
+from .harness import Case, Impl, scipy_csr
 
 OPS = ["row normalise (A / rs[:, None])", "topk per row", "save_npz", "load_npz"]
 
@@ -53,12 +53,6 @@ def _peers(libraries):
             if want(lib) and _installed(mod)}
 
 
-def _csr(a):
-    import scipy.sparse as sp
-
-    return sp.csr_array((writeable(a.values), (a.indices[0], a.indices[1])), shape=a.shape)
-
-
 def _pydata(a):
     import sparse
 
@@ -72,7 +66,7 @@ def _normalise_cases(size, peers):
     col = rs[:, None]
     impls = [Impl("coosparse", lambda: a / col, note="COO, a's pattern and flags")]
     if "scipy" in peers:
-        m = _csr(a)
+        m = scipy_csr(a)
         impls.append(Impl("scipy", lambda: m / col, note="csr_array / dense column (a coo_array)"))
     if "pydata" in peers:
         p = _pydata(a)
@@ -106,7 +100,7 @@ def _topk_cases(size, peers):
     a = coosparse.random((n, n), density=TOPK_DENSITY, seed=7, sorted=True)
     impls = [Impl("coosparse", lambda: coosparse.topk(a, TOPK, axis=1), note=f"COO of a's shape, k={TOPK}")]
     if "scipy" in peers:
-        m = _csr(a)
+        m = scipy_csr(a)
         impls.append(Impl("scipy", lambda: _scipy_topk_rows(m, TOPK), note="per-row argpartition loop"))
     if "torch" in peers:
         import torch
@@ -120,7 +114,7 @@ def _topk_cases(size, peers):
     u = workloads.uniform(size, coalesced=True)
     impls = [Impl("coosparse", lambda: coosparse.topk(u, TOPK, axis=1), note=f"k={TOPK}")]
     if "scipy" in peers:
-        mu = _csr(u)
+        mu = scipy_csr(u)
         impls.append(Impl("scipy", lambda: _scipy_topk_rows(mu, TOPK), note="per-row argpartition loop"))
     out.append(Case("topk per row", workloads.describe(u), impls, input_bytes=u.indices.nbytes + u.values.nbytes))
     return out
@@ -149,7 +143,7 @@ def _file_cases(size, peers):
     if "scipy" in peers:
         import scipy.sparse as sp
 
-        m = _csr(a)
+        m = scipy_csr(a)
         sfile = saved(lambda f, x: sp.save_npz(f, x, compressed=False), m)
         save_impls.append(Impl("scipy", lambda: saved(lambda f, x: sp.save_npz(f, x, compressed=False), m),
                                note="CSR"))

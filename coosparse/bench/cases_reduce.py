@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from .._kernels.backend import writeable
 from . import graphblas_peer, workloads
-from .harness import Case, Impl, gpu_peers, on_device, torch_coo
+from .harness import Case, Impl, gpu_peers, on_device, scipy_csr, torch_coo
 
 OPS = ["sum axis=1", "max axis=0"]
 
@@ -30,12 +30,6 @@ def _pydata(a):
     import sparse
 
     return sparse.COO(writeable(a.indices), writeable(a.values), shape=a.shape, has_duplicates=False, sorted=True)
-
-
-def _csr(a):
-    import scipy.sparse as sp
-
-    return sp.coo_array((a.values, tuple(a.indices)), shape=a.shape).tocsr()
 
 
 def _peers(libraries, device):
@@ -71,7 +65,7 @@ def cases(size="medium", libraries=None, device="cpu"):
         label = f"{name} {a.nnz:,} in {a.shape[0]}^2"
         nbytes = a.indices.nbytes + a.values.nbytes
         pa = _pydata(a) if "pydata" in peers else None
-        m = _csr(a) if "scipy" in peers else None
+        m = scipy_csr(a) if "scipy" in peers else None
         ga = graphblas_peer.matrix(a) if gb is not None else None
         a = on_device(a, device)
         t = torch_coo(a) if "torch" in peers else None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import coosparse
 
 from . import workloads
-from .harness import Case, Impl
+from .harness import Case, Impl, scipy_csr
 
 OPS = ["sort axis=-1"]
 
@@ -32,7 +32,7 @@ def cases(size="medium", libraries=None):
     impls = [Impl("coosparse", lambda: coosparse.sort(a, axis=-1))]
     if libraries is None or "scipy" in libraries:
         try:
-            m = a.to_scipy("csr")
+            m = scipy_csr(a)
             impls.append(Impl("scipy", lambda: _scipy_sort_rows(m), note="each CSR row's data sorted in a loop"))
         except ImportError:
             pass

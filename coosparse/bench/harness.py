@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
+
 from .._kernels.backend import writeable
 from .._core.coo import COO
 from ..testing import device as emulated_device
@@ -73,6 +75,23 @@ def torch_coo(a):
     else:
         return None
     return torch.sparse_coo_tensor(idx, vals, a.shape, is_coalesced=a.is_coalesced, check_invariants=False)
+
+
+def scipy_csr(a):
+    """``a`` (a 2-D CPU COO) as scipy's CSR array, with 32-bit indices where they fit.
+
+    scipy keeps the index dtype it is given (int64 from a COO's indices) but
+    builds its own matrices (files, constructors given small integers) with
+    32-bit indices when they fit, and runs 10-20% faster on them (R-MAT
+    SpMV 4.0 vs 4.5 ms, row sums, row gather, transpose alike): the
+    benchmark races that form. Duplicates are summed (scipy's conversion).
+    """
+    import scipy.sparse as sp  # optional dependency: the scipy peer
+
+    m = sp.csr_array((writeable(a.values), (a.indices[0], a.indices[1])), shape=a.shape)
+    if max(m.shape + (m.nnz,)) < 2**31:
+        m = sp.csr_array((m.data, m.indices.astype(np.int32), m.indptr.astype(np.int32)), shape=m.shape)
+    return m
 
 
 GPU_DEVICES = ("cuda", "cuda-emulated")
