@@ -227,6 +227,11 @@ take_ranges        (indices int64[d, n], values[n, k], start int64[m], count
                    expand_ranges(start, count): out[0] = owner, out[1:] =
                    indices[:, rows], vals = values[rows] (fused; values are
                    copied as bits; synchronises on a GPU: output size)
+take_rows          (indices int64[d, n], values[n, k], ptr int64[r+1], rows
+                   int64[m] in [0, r)) -> take_ranges(indices, values,
+                   ptr[rows], ptr[rows + 1] - ptr[rows]): the rows of a row
+                   pointer gathered whole (rows outside: IndexError on the
+                   CPU; on a GPU memory-safe, checked when validating)
 ---- join --------------------------------------------------------------------
 merge_take         (keys int64[n], offsets int64[r+1], indices int64[d, n],
                    values[n, k]) -> (indices[:, perm], values[perm]): keys
@@ -320,7 +325,7 @@ KERNEL_FAMILIES = {
     "union": ("merge_union", "union_columns", "merge_add"),
     "elementwise": ("merge_gather",),
     "reduce": ("segment_prod", "segment_minmax", "segment_arg", "segment_reduce", "reduce_sorted", "reduce_by_key"),
-    "indexing": ("mask_positions", "search_ranges", "expand_ranges", "take_ranges"),
+    "indexing": ("mask_positions", "search_ranges", "expand_ranges", "take_ranges", "take_rows"),
     "join": ("merge_take", "counting_take", "join_rows"),
     "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm", "dense_transpose"),
     "spgemm": ("spgemm",),

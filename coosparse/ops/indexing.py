@@ -412,18 +412,23 @@ def _index(a, items, scalar_ok):
         # 2a. one array on the leading axis of a sorted array: look the rows up
         p0 = xp.ascontiguousarray(xp.broadcast_to(ax_arrays[0].value, bshape).reshape(-1))
         rp = row_pointer(a, be, p0.shape[0])
-        if rp is not None:
+        rest = [it for it in sp_items if it is not ax_arrays[0] and it.kind != "ellipsis"]
+        whole = not conds and len(bshape) == 1 and all(it.kind == "slice" and it.step == 1 for it in rest)
+        if rp is not None and not whole:
             start = rp[p0]
             count = rp[p0 + 1] - start
-        else:
+        elif rp is None:
             start, stop = be.search_ranges(indices[0], p0, p0 + 1)
             count = stop - start
-        rest = [it for it in sp_items if it is not ax_arrays[0] and it.kind != "ellipsis"]
-        if not conds and len(bshape) == 1 and all(it.kind == "slice" and it.step == 1 for it in rest):
+        if whole:
             # rows whole, in order: one fused pass writes the point ids, the other index rows
-            # and the values (no row list, no separate gathers)
+            # and the values (no row list, no separate gathers); through the pointer, the rows'
+            # spans are found in the same call
             v2 = rows2d(a.values)
-            out_idx, words = be.take_ranges(indices[1:], as_words(v2), start, count)  # synchronize!
+            if rp is not None:
+                out_idx, words = be.take_rows(indices[1:], as_words(v2), rp, p0)  # synchronize!
+            else:
+                out_idx, words = be.take_ranges(indices[1:], as_words(v2), start, count)  # synchronize!
             vals = words.view(v2.dtype).reshape((out_idx.shape[1],) + a.dense_shape)
             return _finish(a, out_idx, vals, bshape + a.sparse_shape[1:], dn_items, scalar_ok, a.is_sorted)
         sel, pt = be.expand_ranges(start, count)  # synchronize! (output size)

@@ -109,6 +109,29 @@ def test_segment_reduce_follows_the_tree(op, dtype, with_perm):
                 assert a[s, c].tobytes() == np.asarray(_seq(x, op), dtype=vals.dtype).tobytes()
 
 
+ONE_D = [("sum", np.float64), ("sum", np.float32), ("sum", np.int64), ("prod", np.float64), ("prod", np.float32)]
+
+
+@pytest.mark.parametrize("op,dtype", ONE_D, ids=[f"{o}-{np.dtype(d).name}" for o, d in ONE_D])
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_one_value_per_entry_long_segments_follow_the_tree(op, dtype, nthreads):
+    """One value per entry, no permutation, a large input: the long segments are reduced by their
+    own kernel (pieces four at a time, every tail length), the short ones left to right; both
+    layers give the tree's bits."""
+    rng = np.random.default_rng(zlib.crc32(f"1-D {op} {np.dtype(dtype).name}".encode()))
+    lengths = LENGTHS[:-1] + [LEAF * 4, LEAF * 4 + 1, LEAF * 7 + 3, LEAF * 8 - 1] + list(rng.integers(1, 40, 3000))
+    starts = np.concatenate([[0], np.cumsum(rng.permutation(lengths))]).astype(np.int64)
+    n = int(starts[-1])
+    assert n >= numba_reduce._LARGE_1D
+    vals = _data(rng, dtype, n, 1)
+    a = numba_reduce.segment_reduce(vals, starts[:0], False, starts, op, nthreads)
+    _same(a, H.segment_reduce(vals, None, starts, op))
+    for s in range(len(starts) - 1):
+        x = vals[starts[s]:starts[s + 1], 0]
+        want = np.asarray(tree_reference(x, op), dtype=vals.dtype)
+        assert a[s, 0].tobytes() == want.tobytes(), (op, s, len(x))
+
+
 def test_float_sums_of_long_segments_differ_from_left_to_right():
     # the tree is not the left-to-right sum (the test above could otherwise pass by chance)
     rng = np.random.default_rng(5)

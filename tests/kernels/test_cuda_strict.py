@@ -542,8 +542,8 @@ def test_gpu_rows_run_on_their_arrays_device(monkeypatch):
 
 # ---------------------------------------------------------------------------- shape, indexing and joining
 def test_issue12_rows_transfers():
-    """search_ranges and merge_take are sync-free; mask_positions, expand_ranges and take_ranges read
-    their output size and the error word in one copy."""
+    """search_ranges and merge_take are sync-free; mask_positions, expand_ranges, take_ranges and
+    take_rows read their output size and the error word in one copy."""
     rng = np.random.default_rng(12)
     keys = dev(np.sort(rng.integers(0, 50, 40)).astype(np.int64))
     idx2 = dev(np.stack([rng.integers(0, 5, 40), rng.integers(0, 10, 40)]).astype(np.int64))
@@ -553,6 +553,7 @@ def test_issue12_rows_transfers():
     count = stop - start
     mask = keys > 20
     offsets = np.array([0, 15, 15, 40])  # host metadata
+    ptr, rows = dev(np.arange(0, 41, 4, dtype=np.int64)), dev(np.array([3, 0, 9, 3], np.int64))
     sync_free = {
         "search_ranges": lambda: L.search_ranges(keys, lo, lo + 5),
         "merge_take": lambda: L.merge_take(keys, offsets, idx2, words),
@@ -565,6 +566,7 @@ def test_issue12_rows_transfers():
         "mask_positions": lambda: L.mask_positions(mask),
         "expand_ranges": lambda: L.expand_ranges(start, count),
         "take_ranges": lambda: L.take_ranges(idx2, words, start, count),
+        "take_rows": lambda: L.take_rows(idx2, words, ptr, rows),
     }
     for name, fn in reads_once.items():
         fn()

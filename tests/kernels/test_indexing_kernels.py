@@ -1,5 +1,5 @@
 """The indexing and join kernel rows (mask_positions, search_ranges, expand_ranges, take_ranges,
-merge_take) on every layer, against NumPy."""
+take_rows, merge_take) on every layer, against NumPy."""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -108,6 +108,44 @@ def test_take_ranges_parallel_parts(d, k, long_ranges, backend):
     np.testing.assert_array_equal(backend.get(out), np.concatenate([np.repeat(np.arange(m), count)[None],
                                                                     indices[:, rows]]))
     np.testing.assert_array_equal(backend.get(vals), values[rows])
+
+
+@pytest.mark.parametrize("m", [0, 1, 7, 4095, 4096, 9000])
+@pytest.mark.parametrize("empty_rows", [False, True])
+def test_take_rows(m, empty_rows, backend):
+    """The rows of a row pointer gathered whole (repeats, empty rows, any order) = take_ranges of
+    their spans; long row lists take the one-pass spans kernel (4096 rows and more)."""
+    rng = np.random.default_rng(m + empty_rows)
+    nrows = 700
+    lengths = rng.integers(0, 40, nrows)
+    if empty_rows:
+        lengths[rng.random(nrows) < 0.5] = 0
+    ptr = np.concatenate([[0], np.cumsum(lengths)])
+    n = int(ptr[-1])
+    indices = rng.integers(0, 1 << 40, (1, n))
+    values = rng.integers(0, 2**63, (n, 1), dtype=np.uint64)
+    rows = rng.integers(0, nrows, m)
+    be = _be(backend, indices)
+    out, vals = be.take_rows(*[backend.put(x) for x in (indices, values, ptr, rows)])
+    span = [np.arange(ptr[r], ptr[r + 1]) for r in rows]
+    pos = np.concatenate(span + [np.zeros(0, np.int64)])
+    np.testing.assert_array_equal(backend.get(out), np.concatenate([np.repeat(np.arange(m), lengths[rows])[None],
+                                                                    indices[:, pos]]))
+    np.testing.assert_array_equal(backend.get(vals), values[pos])
+
+
+@pytest.mark.parametrize("m", [3, 5000])
+@pytest.mark.parametrize("bad", [-1, 700, 10**12])
+def test_take_rows_refuses_a_row_outside(m, bad):
+    """The CPU layer checks the rows (short lists in NumPy, long ones in the spans pass); the GPU
+    layer's gathers stay memory-safe and check them only when validating."""
+    from coosparse._kernels.numba import layer as L
+
+    ptr = np.arange(701, dtype=np.int64)
+    rows = np.zeros(m, np.int64)
+    rows[m // 2] = bad
+    with pytest.raises(IndexError, match=f"row {bad} is outside the row pointer's 700 rows"):
+        L.take_rows(ptr[None, :700], np.zeros((700, 1), np.uint64), ptr, rows)
 
 
 @pytest.mark.parametrize("r", [1, 3, 4, 6])

@@ -92,3 +92,11 @@ class IndexingRows:
         self._run(f"coo_indexing_take_ranges<{ctype}>", total, indices, i64(d), i64(n), view,
                   i64(view.shape[1]), start, ends, i64(m), i64(total), out, vview, self._err())
         return out, vals
+
+    def take_rows(self, indices, values, ptr, rows):
+        """take_ranges of the rows' spans in a row pointer (two gathers, then the fused range gather;
+        the CPU layer finds the spans in one prefetching pass). Synchronises (output size)."""
+        ptr, rows = self._c(ptr, np.int64), self._c(rows, np.int64)
+        self._check_range(rows, 0, ptr.shape[0] - 1, "take_rows")
+        start = ptr[rows]
+        return self.take_ranges(indices, values, start, ptr[rows + 1] - start)

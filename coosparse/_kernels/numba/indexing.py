@@ -160,6 +160,56 @@ def expand_part(t, nparts, start, ends, total, rows, owner):
         i += 1
 
 
+ROW_SPANS_PREFETCH = 16
+"""The row spans pass hints the pointer's line of the row this many rows ahead."""
+
+
+@nb.njit(cache=True, nogil=True)
+def row_spans(ptr, rows, start, ends):
+    """start[i] = ptr[rows[i]], ends = inclusive scan of the rows' lengths; returns the total, or
+    -1 - i for the first row i outside the pointer (nothing is read for it).
+
+    One pass with the pointer's lines prefetched ahead: random rows miss the cache on most
+    lookups, and NumPy's ``ptr[rows]``, ``ptr[rows + 1] - start`` and ``cumsum`` take three
+    passes (measured 2.5-3x this one's time on 10,000 rows of a 1 MB pointer, cache warm or cold).
+    """
+    m = rows.shape[0]
+    nrows = ptr.shape[0] - 1
+    total = 0
+    for i in range(m):
+        if i + ROW_SPANS_PREFETCH < m:
+            prefetch(ptr, np.uint64(rows[i + ROW_SPANS_PREFETCH]))
+        r = rows[i]
+        if r < 0 or r >= nrows:
+            return -1 - i
+        s = ptr[r]
+        start[i] = s
+        total += ptr[r + 1] - s
+        ends[i] = total
+    return total
+
+
+ROW_SPANS_KERNEL_MIN = 4096
+"""Fewer rows take NumPy's passes: the one-pass kernel compiles only for long row lists."""
+
+
+def spans_of_rows(ptr, rows):
+    """(start, ends) of ``rows`` (a writeable int64 array) in row pointer ``ptr``: start[i] =
+    ptr[rows[i]], ends the inclusive scan of the rows' lengths. IndexError for a row outside."""
+    m, nrows = rows.shape[0], ptr.shape[0] - 1
+    if m < ROW_SPANS_KERNEL_MIN:
+        if m and (int(rows.min()) < 0 or int(rows.max()) >= nrows):
+            bad = int(rows.min()) if int(rows.min()) < 0 else int(rows.max())
+            raise IndexError(f"row {bad} is outside the row pointer's {nrows} rows")
+        start = ptr[rows]
+        return start, np.cumsum(ptr[rows + 1] - start)
+    start, ends = np.empty(m, np.int64), np.empty(m, np.int64)
+    total = row_spans(ptr, rows, start, ends)
+    if total < 0:
+        raise IndexError(f"row {int(rows[-1 - total])} is outside the row pointer's {nrows} rows")
+    return start, ends
+
+
 TAKE_PREFETCH = 8
 """The fused range gather hints the first cache lines of the range this many ranges ahead."""
 

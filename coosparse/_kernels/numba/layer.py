@@ -479,9 +479,16 @@ def expand_ranges(start, count):
 def take_ranges(indices, values, start, count):
     """Fused expand_ranges + gathers: (int64[d + 1, t] with row 0 the owner and rows 1.. the
     gathered index columns, values[rows])."""
+    return _take(indices, values, np.ascontiguousarray(start, dtype=_i64), np.cumsum(count, dtype=_i64))
+
+
+def take_rows(indices, values, ptr, rows):
+    """take_ranges of the spans ptr[rows[i]] .. ptr[rows[i] + 1] of a row pointer (rows checked)."""
+    return _take(indices, values, *_idx.spans_of_rows(np.ascontiguousarray(ptr, dtype=_i64), np.array(rows, _i64)))
+
+
+def _take(indices, values, start, ends):
     indices = np.ascontiguousarray(indices, dtype=_i64)
-    start = np.ascontiguousarray(start, dtype=_i64)
-    ends = np.cumsum(count, dtype=_i64)
     total = int(ends[-1]) if ends.shape[0] else 0
     out_idx = np.empty((indices.shape[0] + 1, total), _i64)
     out_val = np.empty((total, values.shape[1]), values.dtype)

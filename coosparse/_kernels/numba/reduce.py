@@ -202,6 +202,85 @@ def _reduce_part(t, nparts, values, values2, perm, has_perm, starts, is_prod, ou
             out[s, c] = acc
 
 
+@nb.njit(cache=True, nogil=True)
+def _reduce_part_1d(t, nparts, values, starts, is_prod, out, scratches):
+    """_reduce_part of 1-D values in stored order (no perm), for large inputs: the same loop over
+    the short segments, and the long ones in the blocked order of :func:`_tree_arith` with their
+    pieces four at a time.
+
+    A piece is a chain of dependent operations, and the pieces of a segment are independent:
+    four of them reduced side by side (each still left to right, so the same bits) keep four
+    chains in flight with no branch between them. The rows of the 2M-entry R-MAT graph longer
+    than 256 entries hold 35% of its entries; on one thread they took 0.66 -> 0.40 ms. A kernel of
+    its own, compiled only when a large input is met: a first small row sum compiles _reduce_part
+    alone, as before.
+    """
+    s0, s1 = _part_segments(t, nparts, starts)
+    scratch = scratches[t]
+    leaf = np.uint64(TREE_LEAF)
+    one = np.uint64(1)
+    longs = 0
+    for s in range(s0, s1):
+        ulo = np.uint64(starts[s])
+        uhi = np.uint64(starts[s + 1])
+        if uhi - ulo > leaf:
+            longs += 1
+            continue
+        acc = values[ulo]
+        for j in range(ulo + one, uhi):
+            acc = _arith(is_prod, acc, values[j])
+        out[s] = acc
+    if longs == 0:
+        return
+    for s in range(s0, s1):
+        lo = np.uint64(starts[s])
+        hi = np.uint64(starts[s + 1])
+        if hi - lo <= leaf:
+            continue
+        m = 0
+        a = lo
+        while a + np.uint64(4) * leaf <= hi:
+            b = a + leaf
+            c = b + leaf
+            d = c + leaf
+            acc0 = values[a]
+            acc1 = values[b]
+            acc2 = values[c]
+            acc3 = values[d]
+            for j in range(one, leaf):
+                acc0 = _arith(is_prod, acc0, values[a + j])
+                acc1 = _arith(is_prod, acc1, values[b + j])
+                acc2 = _arith(is_prod, acc2, values[c + j])
+                acc3 = _arith(is_prod, acc3, values[d + j])
+            scratch[m] = acc0
+            scratch[m + 1] = acc1
+            scratch[m + 2] = acc2
+            scratch[m + 3] = acc3
+            m += 4
+            a = d + leaf
+        while a < hi:
+            b = a + leaf if a + leaf < hi else hi
+            acc = values[a]
+            for j in range(a + one, b):
+                acc = _arith(is_prod, acc, values[j])
+            scratch[m] = acc
+            m += 1
+            a = b
+        while m > 1:  # the levels above the pieces, as _tree_arith
+            up = 0
+            for g in range(0, m, TREE_FAN):
+                acc = scratch[g]
+                for q in range(g + 1, g + TREE_FAN if g + TREE_FAN < m else m):
+                    acc = _arith(is_prod, acc, scratch[q])
+                scratch[up] = acc
+                up += 1
+            m = up
+        out[s] = scratch[0]
+
+
+_LARGE_1D = 1 << 16  # entries: from here one value per entry in stored order takes _reduce_part_1d
+
+
 def segment_reduce(values, perm, has_perm, starts, op, nthreads):
     """out[s, c] = segment s of column c reduced by ``op`` in the blocked order (module docstring)."""
     if op in ("max", "min"):  # the same in any grouping: the left-to-right loop
@@ -220,7 +299,10 @@ def segment_reduce(values, perm, has_perm, starts, op, nthreads):
         # the 2-D form beside it serves the tree and the gathered segments (a 2-D view made in
         # the kernel, or the tree on 1-D columns, measured 0.2-0.3 s more compilation)
         v, o = (values.reshape(-1), out.reshape(-1)) if k == 1 else (values, out)
-        run_parts(_reduce_part, nparts, nthreads, v, values, perm, has_perm, starts, op == "prod", o, scratches)
+        if k == 1 and not has_perm and values.shape[0] >= _LARGE_1D:
+            run_parts(_reduce_part_1d, nparts, nthreads, v, starts, op == "prod", o, scratches)
+        else:
+            run_parts(_reduce_part, nparts, nthreads, v, values, perm, has_perm, starts, op == "prod", o, scratches)
     return out
 
 
