@@ -211,6 +211,7 @@ def floor_impl(nbytes, device="cpu"):
 
 SAMPLE_S = 0.005  # a host-timed sample of a fast call runs back-to-back calls for about this long
 MAX_CALLS = 64
+CALIBRATION_CALLS = 3  # untimed calls that price a fast call before its samples are sized
 
 
 MIN_ROUNDS = 3
@@ -256,7 +257,8 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None, budget=No
     in odd ones, so no library always runs first, nor always right after the
     same peer. On the host clock an impl whose last warm-up call took under
     :data:`SAMPLE_S` is timed over back-to-back calls (``impl.calls``, up to
-    :data:`MAX_CALLS`) per sample: a sub-millisecond call would otherwise
+    :data:`MAX_CALLS`, sized by the fastest of :data:`CALIBRATION_CALLS`
+    more calls) per sample: a sub-millisecond call would otherwise
     read a scheduler stall or a previous peer's threads leaving the cores
     (~5 ms on a loaded machine) as its own time. Without warm-up calls the
     first round's single calls measure that.
@@ -273,6 +275,14 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None, budget=No
 
     def batch(impl, seconds):
         if timer is None and seconds < SAMPLE_S:
+            # the call that priced it may have met caches the peers had just evicted (a 0.03 ms row
+            # slice read 0.3 ms so: 18 calls, a sample one preemption moves): a few warm calls decide
+            for _ in range(CALIBRATION_CALLS):
+                sync()
+                t0 = time.perf_counter()
+                impl.fn()
+                sync()
+                seconds = min(seconds, time.perf_counter() - t0)
             impl.calls = min(MAX_CALLS, max(1, int(SAMPLE_S / max(seconds, 1e-6))))
 
     for impl in impls:

@@ -33,7 +33,7 @@ def test_fast_calls_are_timed_in_batches_and_reported_per_call():
     fast, slow = _recording(["fast"], log)[0], _recording(["slow"], log, sleep=2 * harness.SAMPLE_S)[0]
     times = harness.time_alternating([fast, slow], repeat=3, warmup=1)
     assert 1 < fast.calls <= harness.MAX_CALLS and slow.calls == 1
-    assert log.count("fast") == 1 + 3 * fast.calls and log.count("slow") == 1 + 3
+    assert log.count("fast") == 1 + harness.CALIBRATION_CALLS + 3 * fast.calls and log.count("slow") == 1 + 3
     assert max(times["fast"]) < harness.SAMPLE_S and min(times["slow"]) >= 2 * harness.SAMPLE_S
 
 
@@ -41,7 +41,20 @@ def test_without_warmup_the_first_round_calibrates():
     log = []
     fast = _recording(["fast"], log)[0]
     times = harness.time_alternating([fast], repeat=3, warmup=0)
-    assert fast.calls > 1 and log.count("fast") == 1 + 2 * fast.calls and len(times["fast"]) == 3
+    assert fast.calls > 1 and log.count("fast") == 1 + harness.CALIBRATION_CALLS + 2 * fast.calls
+    assert len(times["fast"]) == 3
+
+
+def test_a_fast_call_slow_once_is_sized_by_its_warm_calls():
+    calls = []
+
+    def cold_once():  # the warm-up call meets cold caches: 10x its warm time
+        calls.append(1)
+        time.sleep(harness.SAMPLE_S / 2 if len(calls) == 1 else harness.SAMPLE_S / 20)
+
+    fast = Impl("fast", cold_once)
+    harness.time_alternating([fast], repeat=2, warmup=1)
+    assert fast.calls >= 4  # sized by the warm calls (~15-20), not by the cold one (2)
 
 
 def test_a_custom_timer_is_never_batched():
