@@ -154,24 +154,19 @@ def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets
         lo = bucket_starts[b]
         m = bucket_starts[b + 1] - lo
         seg = words[lo:lo + m]
-        # sort the bucket's words: sort.sort_bucket's algorithm, written out here rather than
+        # sort the bucket's words: sort.sort_bucket's radix sort, written out here rather than
         # inlined (Numba deep-copies an inlined helper's blocks, each with the helper's whole
         # variable scope, twice per call site: about 0.3 s of this kernel's compile; compiled as a
-        # function of its own it cost as much). Small buckets by insertion (words are distinct: whole
-        # words sort stably), larger ones by an LSD radix sort of the key bits above the slot, all
-        # digit histograms in one pass; the sorted words are read from wherever the sort left them.
+        # function of its own it cost as much). An LSD radix sort of the key bits above the slot,
+        # all digit histograms in one pass; the sorted words are read from wherever the sort left
+        # them. Small buckets take small digits rather than an insertion sort: that loop alone was
+        # about a quarter of this kernel's compile time.
         in_tmp = False
-        if m <= 32:
-            for i in range(1, m):
-                w = seg[i]
-                j = i - 1
-                while j >= 0 and seg[j] > w:
-                    seg[j + 1] = seg[j]
-                    j -= 1
-                seg[j + 1] = w
-        else:
-            maxd = 8 if m < 2048 else 10  # the histograms' clear and prefix stay small next to m
+        if m > 1:
+            # the histograms' clear and prefix stay small next to m
+            maxd = 4 if m <= 32 else (8 if m < 2048 else 10)
             npass = (nbits + maxd - 1) // maxd
+            npass = npass if npass <= 8 else 8  # hists hold 8 digits of up to 10 bits
             digit = (nbits + npass - 1) // npass if npass else 1
             dmask = (np.int64(1) << digit) - 1
             nb_ = np.int64(1) << digit
@@ -322,6 +317,48 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     return out_idx, out_val.reshape(m, k)
 
 
+def coalesce_one_bucket(indices, strides, bound, values, limits):
+    """The bucketed route for inputs too small to split (one part): all entries in one bucket.
+
+    The words ``key << sb | position`` come from a few NumPy operations (with the
+    bounds check), so the call compiles only ``_reduce_part``: the histogram and
+    scatter kernel, about 45% of the route's compile time, is for inputs that
+    need buckets. The sort, the ordered sums and the output are the bucketed
+    route's own (bit-identical results), and small inputs run faster this way
+    (no histogram, no scatter, fewer driver steps).
+    """
+    ndim, n = indices.shape
+    k = values.shape[1]
+    vshape = (lambda rows: (rows,)) if k == 1 else (lambda rows: (rows, k))
+    # uint64(index) >= limit: negative or too large, checked before anything is written
+    if n and ndim and bool((indices.view(np.uint64).max(axis=1) >= limits).any()):
+        raise_out_of_bounds(indices, row_major_sizes(strides, bound))
+    kb = max(int(bound) - 1, 0).bit_length()
+    sb = max(n - 1, 0).bit_length()
+    words = np.zeros(n, dtype=np.int64) if ndim == 0 else indices[0] * strides[0]
+    for d in range(1, ndim):
+        words += indices[d] if strides[d] == 1 else indices[d] * strides[d]
+    words <<= sb
+    words |= np.arange(n, dtype=np.int64)
+    # the kernel sums in place, over its input: a copy (values may be the caller's array)
+    vals = values.reshape(vshape(n)).copy()
+    one = np.array([0, 1], dtype=np.int64)  # the part's bucket range; also its scratch rows
+    bucket_starts = np.array([0, n], dtype=np.int64)
+    ucount = np.zeros(1, dtype=np.int64)
+    reduce_args = (words, vals, bucket_starts, one, sb, kb, ucount, np.empty((1, 8, 1024), dtype=np.int64),
+                   np.empty((1, n), dtype=np.int64), np.empty(vshape(n), dtype=values.dtype), bucket_starts)
+    shifts = stride_shifts(strides)
+    out_starts = np.zeros(2, dtype=np.int64)
+    run_parts(_reduce_part, 1, 1, False, *reduce_args, out_starts, kb, strides, shifts,
+              np.empty((ndim, 0), dtype=np.int64), np.empty(vshape(0), dtype=values.dtype))
+    m = int(ucount[0])
+    out_starts[1] = m
+    out_idx = np.empty((ndim, m), dtype=np.int64)
+    out_val = np.empty(vshape(m), dtype=values.dtype)
+    run_parts(_reduce_part, 1, 1, True, *reduce_args, out_starts, kb, strides, shifts, out_idx, out_val)
+    return out_idx, out_val.reshape(m, k)
+
+
 def coalesce_linear(indices, strides, bound, values, nthreads):
     """(indices, values) sorted by linear index with duplicates summed in original order.
 
@@ -334,7 +371,9 @@ def coalesce_linear(indices, strides, bound, values, nthreads):
     limits = size_limits(row_major_sizes(strides, bound))
     # a word holds the key bits below the bucket and the slot bits: at most
     # bits(bound - 1) + bits(n - 1), the packed-word condition
-    if n > 1 and _sort.fits_packed(bound, n):
+    if _sort.fits_packed(bound, n):
+        if n < _SERIAL_BELOW:
+            return coalesce_one_bucket(indices, strides, bound, values, limits)
         return coalesce_bucketed(indices, strides, bound, values, nthreads, limits)
     out_idx, sums, bad = coalesce_pairs(indices, strides, bound, values, nthreads, limits)
     if bad:
