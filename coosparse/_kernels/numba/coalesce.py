@@ -102,50 +102,24 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
 
 
 @nb.njit(cache=True, nogil=True)
-def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount, hists,
-                 scratches, locals_, local_starts, out_starts, low_bits, strides, shifts, out_idx, out_val):
-    """Bucket range t, in two calls (one kernel: each compiled function costs a fixed share of
-    Numba's compile time).
-
-    Without ``output``: sort each bucket's words, sum each run of equal keys in slot (= original)
+def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount, hists, scratches,
+                 locals_, local_starts):
+    """Bucket range t: sort each bucket's words, sum each run of equal keys in slot (= original)
     order, and compact: the bucket's u distinct low keys end in words[lo:lo+u], their sums in
-    vals[lo:lo+u], and ucount[b] = u (``out_*`` are empty then). The part's scratch buffers are its
-    own: hists[t], scratches[t], and rows local_starts[t]:local_starts[t + 1] of locals_ (as many as
-    its largest bucket) for a bucket's values; they stay in cache (a scratch range in a global
-    array would cost memory traffic), and the driver allocates them (a kernel that allocates also
-    compiles Numba's allocation routines).
+    vals[lo:lo+u], and ucount[b] = u.
 
-    With ``output``: copy the compacted keys (bucket bits restored, unravelled) and sums to
-    out_idx / out_val from out_starts[b].
+    The part's scratch buffers are its own: hists[t], scratches[t], and rows
+    local_starts[t]:local_starts[t + 1] of locals_ (as many as its largest bucket) for a bucket's
+    values; they stay in cache (a scratch range in a global array would cost memory traffic), and
+    the driver allocates them (a kernel that allocates also compiles Numba's allocation routines).
 
     The bodies are written out here, not inlined helpers: Numba copies an inlined function's IR
-    at every inlining, which cost more compile time than its code.
+    at every inlining, which cost more compile time than its code. The output copy is a kernel of
+    its own (``_output_part``), compiled only for inputs that need buckets: one bucket's output is
+    a few NumPy operations, and that loop was about a fifth of this kernel's compile time.
     """
     b0 = thread_buckets[t]
     b1 = thread_buckets[t + 1]
-    if output:
-        ndim = strides.shape[0]
-        for b in range(b0, b1):
-            lo = np.uint64(bucket_starts[b])  # unsigned positions, as in the bucket copy below
-            o = np.uint64(out_starts[b])
-            high = np.int64(b) << low_bits
-            for q in range(np.uint64(out_starts[b + 1]) - o):
-                r = high | np.int64(words[lo + q])
-                for d in range(ndim):
-                    sh = shifts[d]
-                    if sh >= 0:
-                        x = r >> sh
-                        r -= x << sh
-                    else:
-                        x = r // strides[d]
-                        r -= x * strides[d]
-                    out_idx[d, o + q] = x
-                if vals.ndim == 1:
-                    out_val[o + q] = vals[lo + q]
-                else:
-                    for c in range(vals.shape[1]):
-                        out_val[o + q, c] = vals[lo + q, c]
-        return
     hist = hists[t]
     scratch = scratches[t]
     local = locals_[local_starts[t]:local_starts[t + 1]]
@@ -233,6 +207,35 @@ def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets
         ucount[b] = u
 
 
+@nb.njit(cache=True, nogil=True)
+def _output_part(t, nthreads, words, vals, bucket_starts, thread_buckets, out_starts, low_bits, strides, shifts,
+                 out_idx, out_val):
+    """Bucket range t: copy the compacted keys (bucket bits restored, unravelled) and sums of each
+    bucket b (``_reduce_part``'s words[lo:lo+u], vals[lo:lo+u]) to out_idx / out_val from
+    out_starts[b]."""
+    ndim = strides.shape[0]
+    for b in range(thread_buckets[t], thread_buckets[t + 1]):
+        lo = np.uint64(bucket_starts[b])  # unsigned positions, as in _reduce_part's bucket copy
+        o = np.uint64(out_starts[b])
+        high = np.int64(b) << low_bits
+        for q in range(np.uint64(out_starts[b + 1]) - o):
+            r = high | np.int64(words[lo + q])
+            for d in range(ndim):
+                sh = shifts[d]
+                if sh >= 0:
+                    x = r >> sh
+                    r -= x << sh
+                else:
+                    x = r // strides[d]
+                    r -= x * strides[d]
+                out_idx[d, o + q] = x
+            if vals.ndim == 1:
+                out_val[o + q] = vals[lo + q]
+            else:
+                for c in range(vals.shape[1]):
+                    out_val[o + q, c] = vals[lo + q, c]
+
+
 _SERIAL_BELOW = 1 << 15  # smaller inputs run as one part on the calling thread
 _BUCKET_BITS = 11  # about 2**11 entries per MSD bucket (see coalesce_bucketed)
 _PARTS_PER_THREAD = 4
@@ -304,16 +307,14 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     ndim = strides.shape[0]
     shifts = stride_shifts(strides)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
-    reduce_args = (sorted_words, vals, bucket_starts, part_buckets, sb, low_bits, ucount, hists, scratches, locals_,
-                   local_starts)
-    run_parts(_reduce_part, nparts, nthreads, False, *reduce_args, out_starts, low_bits, strides, shifts,
-              np.empty((ndim, 0), dtype=np.int64), np.empty(vshape(0), dtype=values.dtype))
+    run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, sb, low_bits, ucount,
+              hists, scratches, locals_, local_starts)
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
     out_idx = np.empty((ndim, m), dtype=np.int64)
     out_val = np.empty(vshape(m), dtype=values.dtype)
-    run_parts(_reduce_part, nparts, nthreads, True, *reduce_args, out_starts, low_bits, strides, shifts, out_idx,
-              out_val)
+    run_parts(_output_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, out_starts, low_bits,
+              strides, shifts, out_idx, out_val)
     return out_idx, out_val.reshape(m, k)
 
 
@@ -321,9 +322,10 @@ def coalesce_one_bucket(indices, strides, bound, values, limits):
     """The bucketed route for inputs too small to split (one part): all entries in one bucket.
 
     The words ``key << sb | position`` come from a few NumPy operations (with the
-    bounds check), so the call compiles only ``_reduce_part``: the histogram and
-    scatter kernel, about 45% of the route's compile time, is for inputs that
-    need buckets. The sort, the ordered sums and the output are the bucketed
+    bounds check), and so does the output (the distinct keys unravelled), so the
+    call compiles only ``_reduce_part``: the histogram and scatter kernel and the
+    output kernel, about 55% of the bucketed route's compile time, are for
+    inputs that need buckets. The sort and the ordered sums are the bucketed
     route's own (bit-identical results), and small inputs run faster this way
     (no histogram, no scatter, fewer driver steps).
     """
@@ -342,20 +344,25 @@ def coalesce_one_bucket(indices, strides, bound, values, limits):
     words |= np.arange(n, dtype=np.int64)
     # the kernel sums in place, over its input: a copy (values may be the caller's array)
     vals = values.reshape(vshape(n)).copy()
-    one = np.array([0, 1], dtype=np.int64)  # the part's bucket range; also its scratch rows
-    bucket_starts = np.array([0, n], dtype=np.int64)
+    bucket_starts = np.array([0, n], dtype=np.int64)  # also the part's rows of the value scratch
     ucount = np.zeros(1, dtype=np.int64)
-    reduce_args = (words, vals, bucket_starts, one, sb, kb, ucount, np.empty((1, 8, 1024), dtype=np.int64),
-                   np.empty((1, n), dtype=np.int64), np.empty(vshape(n), dtype=values.dtype), bucket_starts)
-    shifts = stride_shifts(strides)
-    out_starts = np.zeros(2, dtype=np.int64)
-    run_parts(_reduce_part, 1, 1, False, *reduce_args, out_starts, kb, strides, shifts,
-              np.empty((ndim, 0), dtype=np.int64), np.empty(vshape(0), dtype=values.dtype))
+    run_parts(_reduce_part, 1, 1, words, vals, bucket_starts, np.array([0, 1], dtype=np.int64), sb, kb, ucount,
+              np.empty((1, 8, 1024), dtype=np.int64), np.empty((1, n), dtype=np.int64),
+              np.empty(vshape(n), dtype=values.dtype), bucket_starts)
     m = int(ucount[0])
-    out_starts[1] = m
+    # the distinct keys are words[:m] (ascending), their sums vals[:m]: unravel the keys in NumPy
     out_idx = np.empty((ndim, m), dtype=np.int64)
-    out_val = np.empty(vshape(m), dtype=values.dtype)
-    run_parts(_reduce_part, 1, 1, True, *reduce_args, out_starts, kb, strides, shifts, out_idx, out_val)
+    r = words[:m]  # the remainder, in place
+    for d in range(ndim - 1):
+        s = int(strides[d])
+        np.floor_divide(r, s, out=out_idx[d])
+        np.multiply(out_idx[d], s, out=out_idx[d + 1])  # the next row as scratch
+        np.subtract(r, out_idx[d + 1], out=r)
+    if ndim and strides[ndim - 1] != 1:  # never for the strides of a shape; kept general
+        np.floor_divide(r, strides[ndim - 1], out=out_idx[ndim - 1])
+    elif ndim:
+        out_idx[ndim - 1] = r
+    out_val = vals if m == n else vals[:m].copy()  # a copy: no hold on the larger buffer
     return out_idx, out_val.reshape(m, k)
 
 
