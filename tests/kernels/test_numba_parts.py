@@ -127,3 +127,19 @@ def test_an_operation_without_kernels_imports_no_numba():
     assert out[0] == "[1.0, 2.0] False"
     loaded = set(eval(out[1]))  # the families to_dense needs, not every family
     assert {"linear_index", "scatter"} <= loaded and not loaded & {"intersect", "union", "linalg", "reduce"}
+
+
+@pytest.mark.parametrize("n, bits, skew", [(2, 20, 0), (20, 40, 0), (33, 24, 0), (300, 50, 0), (5000, 49, 0.95),
+                                           (40_000, 46, 0.97), (40_000, 20, 0)])
+def test_packed_sort_matches_a_stable_argsort(n, bits, skew):
+    """The packed route's bucket sort: one bucket or many, buckets of a few words (4-bit digits,
+    at most 8 passes however many key bits), long runs of equal keys."""
+    rng = np.random.default_rng(n + bits)
+    keys = rng.integers(0, 1 << bits, n)
+    keys = np.where(rng.random(n) < skew, rng.integers(0, 64, n), keys)
+    assert sort.fits_packed(1 << bits, n)
+    for nthreads in (1, 3):
+        s, p = sort.sort_pairs(keys, 1 << bits, nthreads)
+        want = np.argsort(keys, kind="stable")
+        np.testing.assert_array_equal(p, want)
+        np.testing.assert_array_equal(s, keys[want])

@@ -102,50 +102,24 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
 
 
 @nb.njit(cache=True, nogil=True)
-def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount, hists,
-                 scratches, locals_, local_starts, out_starts, low_bits, strides, shifts, out_idx, out_val):
-    """Bucket range t, in two calls (one kernel: each compiled function costs a fixed share of
-    Numba's compile time).
-
-    Without ``output``: sort each bucket's words, sum each run of equal keys in slot (= original)
+def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nbits, ucount, hists, scratches,
+                 locals_, local_starts):
+    """Bucket range t: sort each bucket's words, sum each run of equal keys in slot (= original)
     order, and compact: the bucket's u distinct low keys end in words[lo:lo+u], their sums in
-    vals[lo:lo+u], and ucount[b] = u (``out_*`` are empty then). The part's scratch buffers are its
-    own: hists[t], scratches[t], and rows local_starts[t]:local_starts[t + 1] of locals_ (as many as
-    its largest bucket) for a bucket's values; they stay in cache (a scratch range in a global
-    array would cost memory traffic), and the driver allocates them (a kernel that allocates also
-    compiles Numba's allocation routines).
+    vals[lo:lo+u], and ucount[b] = u.
 
-    With ``output``: copy the compacted keys (bucket bits restored, unravelled) and sums to
-    out_idx / out_val from out_starts[b].
+    The part's scratch buffers are its own: hists[t], scratches[t], and rows
+    local_starts[t]:local_starts[t + 1] of locals_ (as many as its largest bucket) for a bucket's
+    values; they stay in cache (a scratch range in a global array would cost memory traffic), and
+    the driver allocates them (a kernel that allocates also compiles Numba's allocation routines).
 
     The bodies are written out here, not inlined helpers: Numba copies an inlined function's IR
-    at every inlining, which cost more compile time than its code.
+    at every inlining, which cost more compile time than its code. The output copy is a kernel of
+    its own (``_output_part``), compiled only for inputs that need buckets: one bucket's output is
+    a few NumPy operations, and that loop was about a fifth of this kernel's compile time.
     """
     b0 = thread_buckets[t]
     b1 = thread_buckets[t + 1]
-    if output:
-        ndim = strides.shape[0]
-        for b in range(b0, b1):
-            lo = np.uint64(bucket_starts[b])  # unsigned positions, as in the bucket copy below
-            o = np.uint64(out_starts[b])
-            high = np.int64(b) << low_bits
-            for q in range(np.uint64(out_starts[b + 1]) - o):
-                r = high | np.int64(words[lo + q])
-                for d in range(ndim):
-                    sh = shifts[d]
-                    if sh >= 0:
-                        x = r >> sh
-                        r -= x << sh
-                    else:
-                        x = r // strides[d]
-                        r -= x * strides[d]
-                    out_idx[d, o + q] = x
-                if vals.ndim == 1:
-                    out_val[o + q] = vals[lo + q]
-                else:
-                    for c in range(vals.shape[1]):
-                        out_val[o + q, c] = vals[lo + q, c]
-        return
     hist = hists[t]
     scratch = scratches[t]
     local = locals_[local_starts[t]:local_starts[t + 1]]
@@ -154,24 +128,19 @@ def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets
         lo = bucket_starts[b]
         m = bucket_starts[b + 1] - lo
         seg = words[lo:lo + m]
-        # sort the bucket's words: sort.sort_bucket's algorithm, written out here rather than
+        # sort the bucket's words: sort.sort_bucket's radix sort, written out here rather than
         # inlined (Numba deep-copies an inlined helper's blocks, each with the helper's whole
         # variable scope, twice per call site: about 0.3 s of this kernel's compile; compiled as a
-        # function of its own it cost as much). Small buckets by insertion (words are distinct: whole
-        # words sort stably), larger ones by an LSD radix sort of the key bits above the slot, all
-        # digit histograms in one pass; the sorted words are read from wherever the sort left them.
+        # function of its own it cost as much). An LSD radix sort of the key bits above the slot,
+        # all digit histograms in one pass; the sorted words are read from wherever the sort left
+        # them. Small buckets take small digits rather than an insertion sort: that loop alone was
+        # about a quarter of this kernel's compile time.
         in_tmp = False
-        if m <= 32:
-            for i in range(1, m):
-                w = seg[i]
-                j = i - 1
-                while j >= 0 and seg[j] > w:
-                    seg[j + 1] = seg[j]
-                    j -= 1
-                seg[j + 1] = w
-        else:
-            maxd = 8 if m < 2048 else 10  # the histograms' clear and prefix stay small next to m
+        if m > 1:
+            # the histograms' clear and prefix stay small next to m
+            maxd = 4 if m <= 32 else (8 if m < 2048 else 10)
             npass = (nbits + maxd - 1) // maxd
+            npass = npass if npass <= 8 else 8  # hists hold 8 digits of up to 10 bits
             digit = (nbits + npass - 1) // npass if npass else 1
             dmask = (np.int64(1) << digit) - 1
             nb_ = np.int64(1) << digit
@@ -236,6 +205,35 @@ def _reduce_part(t, nthreads, output, words, vals, bucket_starts, thread_buckets
             seg[u] = key  # u <= j: never overwrites a word still to be read from seg
             u += 1
         ucount[b] = u
+
+
+@nb.njit(cache=True, nogil=True)
+def _output_part(t, nthreads, words, vals, bucket_starts, thread_buckets, out_starts, low_bits, strides, shifts,
+                 out_idx, out_val):
+    """Bucket range t: copy the compacted keys (bucket bits restored, unravelled) and sums of each
+    bucket b (``_reduce_part``'s words[lo:lo+u], vals[lo:lo+u]) to out_idx / out_val from
+    out_starts[b]."""
+    ndim = strides.shape[0]
+    for b in range(thread_buckets[t], thread_buckets[t + 1]):
+        lo = np.uint64(bucket_starts[b])  # unsigned positions, as in _reduce_part's bucket copy
+        o = np.uint64(out_starts[b])
+        high = np.int64(b) << low_bits
+        for q in range(np.uint64(out_starts[b + 1]) - o):
+            r = high | np.int64(words[lo + q])
+            for d in range(ndim):
+                sh = shifts[d]
+                if sh >= 0:
+                    x = r >> sh
+                    r -= x << sh
+                else:
+                    x = r // strides[d]
+                    r -= x * strides[d]
+                out_idx[d, o + q] = x
+            if vals.ndim == 1:
+                out_val[o + q] = vals[lo + q]
+            else:
+                for c in range(vals.shape[1]):
+                    out_val[o + q, c] = vals[lo + q, c]
 
 
 _SERIAL_BELOW = 1 << 15  # smaller inputs run as one part on the calling thread
@@ -309,16 +307,62 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     ndim = strides.shape[0]
     shifts = stride_shifts(strides)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
-    reduce_args = (sorted_words, vals, bucket_starts, part_buckets, sb, low_bits, ucount, hists, scratches, locals_,
-                   local_starts)
-    run_parts(_reduce_part, nparts, nthreads, False, *reduce_args, out_starts, low_bits, strides, shifts,
-              np.empty((ndim, 0), dtype=np.int64), np.empty(vshape(0), dtype=values.dtype))
+    run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, sb, low_bits, ucount,
+              hists, scratches, locals_, local_starts)
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
     out_idx = np.empty((ndim, m), dtype=np.int64)
     out_val = np.empty(vshape(m), dtype=values.dtype)
-    run_parts(_reduce_part, nparts, nthreads, True, *reduce_args, out_starts, low_bits, strides, shifts, out_idx,
-              out_val)
+    run_parts(_output_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, out_starts, low_bits,
+              strides, shifts, out_idx, out_val)
+    return out_idx, out_val.reshape(m, k)
+
+
+def coalesce_one_bucket(indices, strides, bound, values, limits):
+    """The bucketed route for inputs too small to split (one part): all entries in one bucket.
+
+    The words ``key << sb | position`` come from a few NumPy operations (with the
+    bounds check), and so does the output (the distinct keys unravelled), so the
+    call compiles only ``_reduce_part``: the histogram and scatter kernel and the
+    output kernel, about 55% of the bucketed route's compile time, are for
+    inputs that need buckets. The sort and the ordered sums are the bucketed
+    route's own (bit-identical results), and small inputs run faster this way
+    (no histogram, no scatter, fewer driver steps).
+    """
+    ndim, n = indices.shape
+    k = values.shape[1]
+    vshape = (lambda rows: (rows,)) if k == 1 else (lambda rows: (rows, k))
+    # uint64(index) >= limit: negative or too large, checked before anything is written
+    if n and ndim and bool((indices.view(np.uint64).max(axis=1) >= limits).any()):
+        raise_out_of_bounds(indices, row_major_sizes(strides, bound))
+    kb = max(int(bound) - 1, 0).bit_length()
+    sb = max(n - 1, 0).bit_length()
+    words = np.zeros(n, dtype=np.int64) if ndim == 0 else indices[0] * strides[0]
+    for d in range(1, ndim):
+        words += indices[d] if strides[d] == 1 else indices[d] * strides[d]
+    words <<= sb
+    words |= np.arange(n, dtype=np.int64)
+    # the kernel sums in place, over its input: a copy (values may be the caller's array)
+    vals = values.reshape(vshape(n)).copy()
+    bucket_starts = np.array([0, n], dtype=np.int64)  # also the part's rows of the value scratch
+    ucount = np.zeros(1, dtype=np.int64)
+    run_parts(_reduce_part, 1, 1, words, vals, bucket_starts, np.array([0, 1], dtype=np.int64), sb, kb, ucount,
+              np.empty((1, 8, 1024), dtype=np.int64), np.empty((1, n), dtype=np.int64),
+              np.empty(vshape(n), dtype=values.dtype), bucket_starts)
+    m = int(ucount[0])
+    # the distinct keys are words[:m] (ascending), their sums vals[:m]: unravel the keys in NumPy
+    out_idx = np.empty((ndim, m), dtype=np.int64)
+    r = words[:m]  # the remainder, in place
+    for d in range(ndim - 1):
+        s = int(strides[d])
+        np.floor_divide(r, s, out=out_idx[d])
+        np.multiply(out_idx[d], s, out=out_idx[d + 1])  # the next row as scratch
+        np.subtract(r, out_idx[d + 1], out=r)
+    if ndim and strides[ndim - 1] != 1:  # never for the strides of a shape; kept general
+        np.floor_divide(r, strides[ndim - 1], out=out_idx[ndim - 1])
+    elif ndim:
+        out_idx[ndim - 1] = r
+    out_val = vals if m == n else vals[:m].copy()  # a copy: no hold on the larger buffer
     return out_idx, out_val.reshape(m, k)
 
 
@@ -334,7 +378,9 @@ def coalesce_linear(indices, strides, bound, values, nthreads):
     limits = size_limits(row_major_sizes(strides, bound))
     # a word holds the key bits below the bucket and the slot bits: at most
     # bits(bound - 1) + bits(n - 1), the packed-word condition
-    if n > 1 and _sort.fits_packed(bound, n):
+    if _sort.fits_packed(bound, n):
+        if n < _SERIAL_BELOW:
+            return coalesce_one_bucket(indices, strides, bound, values, limits)
         return coalesce_bucketed(indices, strides, bound, values, nthreads, limits)
     out_idx, sums, bad = coalesce_pairs(indices, strides, bound, values, nthreads, limits)
     if bad:

@@ -9,8 +9,8 @@ Two routes, chosen by :func:`packed_fits`:
   thread scheduling. The sort is one parallel MSD pass on the top key digit
   (<= 12 bits, chosen so that a bucket holds about a thousand words and fits
   in L1), then each bucket is finished in cache: 8-bit LSD passes over the
-  remaining key bits (passes whose digit is constant are skipped) or an
-  insertion sort for tiny buckets. Buckets are split between threads by word
+  remaining key bits (passes whose digit is constant are skipped; 4-bit
+  digits for tiny buckets). Buckets are split between threads by word
   count. Memory: two int64 arrays of n.
 * **Key/permutation pairs** (fallback when the packed word would overflow):
   a parallel LSD radix sort over the key bits only, 11-bit digits, per-chunk
@@ -89,20 +89,12 @@ def sort_bucket(a, tmp, lo, hi, shift_lo, nbits, hist):
     m = hi - lo
     if m <= 1:
         return False
-    if m <= 32:
-        # words are distinct: sorting whole words is the stable order
-        for i in range(lo + 1, hi):
-            w = a[i]
-            j = i - 1
-            while j >= lo and a[j] > w:
-                a[j + 1] = a[j]
-                j -= 1
-            a[j + 1] = w
-        return False
-    # digits of at most 8 bits for small buckets, 10 bits for larger ones
-    # (the histogram's clear and prefix cost must stay small next to m)
-    maxd = 8 if m < 2048 else 10
+    # digits of at most 8 bits for small buckets, 10 bits for larger ones, 4 bits for buckets of
+    # at most 32 words (the histogram's clear and prefix cost must stay small next to m); an
+    # insertion sort for those cost 0.1-0.15 s of each calling kernel's compile (of 0.7-0.8 s)
+    maxd = 4 if m <= 32 else (8 if m < 2048 else 10)
     npass = (nbits + maxd - 1) // maxd
+    npass = npass if npass <= 8 else 8  # hist holds 8 digits of up to 10 bits
     digit = (nbits + npass - 1) // npass if npass else 1
     dmask = (np.int64(1) << digit) - 1
     nb_ = np.int64(1) << digit
@@ -144,17 +136,17 @@ def sort_bucket_in_place(a, tmp, lo, hi, shift_lo, nbits, hist):
             a[i] = tmp[i]
 
 
+# the scratch (tmp, hists) comes from the driver: a kernel that allocates also compiles Numba's
+# allocation routines for each shape (0.1-0.2 s of a first call)
 @nb.njit(cache=True, nogil=True)
-def _sort_buckets_part(t, nparts, a, tmp, bucket_starts, part_buckets, shift_lo, nbits):
-    hist = np.empty((8, 1024), dtype=np.int64)
+def _sort_buckets_part(t, nparts, a, tmp, bucket_starts, part_buckets, shift_lo, nbits, hists):
+    hist = hists[t]
     for b in range(part_buckets[t], part_buckets[t + 1]):
         sort_bucket_in_place(a, tmp, bucket_starts[b], bucket_starts[b + 1], shift_lo, nbits, hist)
 
 
 @nb.njit(cache=True, nogil=True)
-def _sort_one_bucket(words, ib, kb):
-    tmp = np.empty(words.shape[0], dtype=np.int64)
-    hist = np.empty((8, 1024), dtype=np.int64)
+def _sort_one_bucket(words, tmp, ib, kb, hist):
     sort_bucket_in_place(words, tmp, 0, words.shape[0], ib, kb, hist)
 
 
@@ -207,13 +199,14 @@ def sort_packed(words, hist, ib, kb, d1, nthreads):
     if n <= 1:
         return words
     if nbuckets == 1:
-        _sort_one_bucket(words, ib, kb)
+        _sort_one_bucket(words, np.empty(n, dtype=np.int64), ib, kb, np.empty((8, 1024), dtype=np.int64))
         return words
     offsets, bucket_starts = bucket_offsets(hist)
     out = np.empty(n, dtype=np.int64)
     run_parts(_msd_scatter_part, nchunks, nthreads, words, out, offsets, ib + kb - d1)
     part_buckets = split_buckets(bucket_starts, nchunks)
-    run_parts(_sort_buckets_part, nchunks, nthreads, out, words, bucket_starts, part_buckets, ib, kb - d1)
+    run_parts(_sort_buckets_part, nchunks, nthreads, out, words, bucket_starts, part_buckets, ib, kb - d1,
+              np.empty((nchunks, 8, 1024), dtype=np.int64))
     return out
 
 
