@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import threading
 
 
 def _writable(directory):
@@ -103,9 +102,8 @@ def load_lightly(modules):
     compile or cache load Numba runs every installed package's ``numba_extensions`` entry point
     (once per process), which imported pydata/sparse when it is installed (about 0.07 s of CPU,
     0.25-0.35 s of wall time at load 4, at every process's first call). Our kernels use no
-    third-party types; their compilation defers the extensions too (:func:`install_compile_hook`),
-    and the first compilation or call of any other jitted function (the user's, another library's)
-    runs them.
+    third-party types; a compilation still loads the extensions (the compiler's refresh does), and
+    so does the first call of any other jitted function (the user's, another library's).
     """
     import functools
 
@@ -168,60 +166,20 @@ def import_arraymath_lightly():
         linalg.ensure_blas = original
 
 
-# The compiler's refresh also runs every installed package's ``numba_extensions`` entry point
-# (once per process: pydata/sparse registers one, so a cold first call imported pydata/sparse,
-# about 0.07 s of CPU and more wall time under load). Our kernels use no third-party types, so while
-# one of them compiles, on the compiling thread only, that step is deferred: Numba's own flag stays
-# unset and the next compilation or first call of any other jitted function (the user's, another
-# library's, on any thread) runs the entry points as before.
-_compiling = threading.local()
-
-
-def _defer_extensions_while_ours_compile():
-    """Wrap ``numba.core.entrypoints.init_all`` (once) so that it waits while a kernel of ours
-    compiles on this thread; False where Numba's internals moved (nothing is wrapped then)."""
-    try:
-        from numba.core import entrypoints
-
-        original = entrypoints.init_all
-    except (ImportError, AttributeError):
-        return False
-    if getattr(original, "_coosparse_deferred", False):
-        return True
-
-    def init_all():
-        if getattr(_compiling, "depth", 0):
-            return
-        original()
-
-    init_all._coosparse_deferred = True
-    entrypoints.init_all = init_all
-    return True
-
-
 def install_compile_hook():
-    """Before a coosparse kernel's compilation starts: :func:`import_arraymath_lightly` (once), and
-    third-party Numba extensions deferred until it ends (this thread only)."""
+    """Before a coosparse kernel's compilation starts: :func:`import_arraymath_lightly` (once)."""
     if _hook["installed"]:
         return
     _hook["installed"] = True
     from numba.core import event
 
-    defer = _defer_extensions_while_ours_compile()
-
-    def ours(ev):
-        fn = getattr(ev.data["dispatcher"], "py_func", None)
-        return (getattr(fn, "__module__", "") or "").startswith("coosparse._kernels.numba.")
-
     class _Listener(event.Listener):
         def on_start(self, ev):
-            if ours(ev):
+            fn = getattr(ev.data["dispatcher"], "py_func", None)
+            if (getattr(fn, "__module__", "") or "").startswith("coosparse._kernels.numba."):
                 import_arraymath_lightly()
-                if defer:
-                    _compiling.depth = getattr(_compiling, "depth", 0) + 1
 
         def on_end(self, ev):
-            if defer and ours(ev):
-                _compiling.depth = max(getattr(_compiling, "depth", 0) - 1, 0)
+            pass
 
     event.register("numba:compile", _Listener())
