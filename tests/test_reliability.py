@@ -202,6 +202,29 @@ def test_lying_sorted_flag_is_named(backend):
         expect_error(backend, ValueError, f, "flag sorted=True is false", "flag sorted=True is false")
 
 
+@pytest.mark.parametrize("rows", [[0, 1, 2], [2, 2, 0, 1], [1]])
+def test_rows_looked_up_in_keys_out_of_order_or_far_apart(backend, rows):
+    """A few rows of a flagged-sorted array are looked up by a galloping search whose first guess
+    scales by the keys' density: keys out of order (a sorted flag that lies) or spanning all of
+    int64 (indices outside the shape) made that a division by zero (ZeroDivisionError). A lie
+    gives some memory-safe result (or a named error); keys in order give the right rows."""
+    vals = np.arange(1.0, 5.0)
+    lie = backend.put(COO(np.array([[2, 0, 2, 1], [1, 1, 1, 0]]), vals, (3, 2), sorted=True, unique=True,
+                          check=False))
+    try:
+        out = backend.get(lie[backend.put(np.array(rows))])
+        backend.check_errors()
+        assert out.shape == (len(rows), 2) and out.nnz <= 4 * len(rows)
+    except (ValueError, IndexError) as e:  # a lie may be named where that is free
+        assert "sorted" in str(e) or "out of bounds" in str(e)
+    # sorted, with leading indices outside the shape at both ends of int64 (never read through here)
+    far = backend.put(COO(np.array([[-2**63, 0, 1, 2**63 - 1], [0, 0, 1, 0]]), vals, (3, 2), sorted=True,
+                          unique=True, check=False))
+    out = backend.get(far[backend.put(np.array(rows))])
+    want = np.array([[2.0, 0.0], [0.0, 3.0], [0.0, 0.0]])[rows]  # the entries inside the shape
+    np.testing.assert_array_equal(out.to_dense(), want)
+
+
 # ----------------------------------------------------------------------------- unclear errors
 def test_big_endian_operands_are_converted():
     a = coosparse.random((4, 4), nnz=5, seed=0)

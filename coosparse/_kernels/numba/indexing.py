@@ -98,7 +98,11 @@ def search_part(t, nparts, sorted_keys, lo, hi, order, start, stop):
             stop[order[j]] = 0
         return
     k0 = sorted_keys[0]
-    density = n / (float(sorted_keys[n - 1] - k0) + 1.0)
+    # the span in floats (an int64 difference of keys outside the shape can wrap around), and
+    # positive: keys out of order (a sorted flag that lies, with check=False) must not divide by
+    # zero here; the searches below stay inside [0, n] whatever the keys' order
+    span = float(sorted_keys[n - 1]) - float(k0) + 1.0
+    density = n / span if span >= 1.0 else 0.0
     pos = 0
     prev = k0
     for j in range(t * chunk, m if m < (t + 1) * chunk else (t + 1) * chunk):
