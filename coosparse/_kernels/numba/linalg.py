@@ -33,6 +33,7 @@ Accumulation types are the caller's (int64, float32, float64, complex64,
 complex128): the wrappers in ``backend.py`` allocate outputs with NumPy and
 pass them in.
 """
+import math
 import mmap
 
 import llvmlite.ir as llir
@@ -293,10 +294,16 @@ def fresh(shape, dtype):
     outputs keep NumPy's allocation; the peers' outputs (malloc) have no huge-page advice either.
     """
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
-    if nbytes < max(OWN_PAGES_FROM, 1) or not _OWN_MAPPING:  # (no mapping of 0 bytes)
+    # Python ints: np.prod of a shape wraps around at 2**63 and could pass for a smaller size
+    nbytes = math.prod(int(s) for s in (shape if isinstance(shape, tuple) else (shape,))) * dtype.itemsize
+    if not max(OWN_PAGES_FROM, 1) <= nbytes < 2**63 or not _OWN_MAPPING:  # (no mapping of 0 bytes)
+        return np.empty(shape, dtype=dtype)  # (NumPy's own errors for a size it cannot hold)
+    try:
+        mem = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except OSError:
+        # no memory for it (ENOMEM), or a limit: NumPy's allocation then raises the MemoryError a
+        # caller expects of an output too large, rather than an OSError
         return np.empty(shape, dtype=dtype)
-    mem = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     return np.frombuffer(mem, dtype=dtype).reshape(shape)
 
 

@@ -252,3 +252,132 @@ def test_sorted_duplicates_with_dense_blocks(backend):
         if r.is_sorted and r.nnz > 1:  # a True flag is true
             keys = [tuple(col) for col in r.indices.T.tolist()]
             assert keys == sorted(keys)
+
+
+# ----------------------------------------------------------------------------- outputs in their own pages
+def _outputs_in_own_pages(monkeypatch):
+    """Every product output the Numba layer maps on its own (``linalg.fresh``) mapped so, whatever
+    its size; returns the linalg module."""
+    from coosparse._kernels.numba import linalg as la
+    from coosparse._kernels.numba import spgemm as sg
+
+    monkeypatch.setattr(la, "OWN_PAGES_FROM", 1)
+    monkeypatch.setattr(sg, "_one_pass", lambda products, entries: False)  # SpGEMM's two-pass output
+    return la
+
+
+def _matrices(dtype=np.float64):
+    rng = np.random.default_rng(11)
+    a = coosparse.random((60, 40), density=0.2, seed=1).astype(dtype).coalesce()
+    b = coosparse.random((40, 30), density=0.2, seed=2).astype(dtype).coalesce()
+    return a, b, rng.random((40, 5)).astype(dtype)
+
+
+def test_an_output_memory_cannot_hold_is_a_memory_error(monkeypatch):
+    """An output the system cannot map is NumPy's MemoryError (an OSError from mmap before), a size
+    past int64 NumPy's ValueError without a mapping of a wrapped-around size, and a mapping refused
+    for another reason falls back to NumPy's allocation (the product's result is unchanged)."""
+    import errno
+    import mmap
+
+    la = _outputs_in_own_pages(monkeypatch)
+    with pytest.raises(MemoryError):
+        la.fresh((2**45,), np.float64)  # 256 TiB: more than a 47-bit address space
+    real_mmap = mmap.mmap
+    sizes = []
+
+    def record(fileno, length, *args, **kwargs):
+        sizes.append(length)
+        return real_mmap(fileno, length, *args, **kwargs)
+
+    monkeypatch.setattr(mmap, "mmap", record)
+    with pytest.raises(ValueError, match="too big"):
+        la.fresh((2**32 + 1, 2**32), np.float64)  # np.prod wraps to 2**32 elements: 32 GiB
+    assert sizes == []
+    a, b, x = _matrices()
+    want_ax, want_ab = a.to_dense() @ x, a.to_dense() @ b.to_dense()
+
+    def refuse(*args, **kwargs):
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    np.testing.assert_allclose(a @ x, want_ax)
+    np.testing.assert_allclose(a @ x[:, 0], want_ax[:, 0])
+    np.testing.assert_allclose((a @ b).to_dense(), want_ab)
+
+
+def _mapped(arr):
+    owner = arr
+    while isinstance(owner, np.ndarray) and owner.base is not None:
+        owner = owner.base
+    import mmap
+
+    return isinstance(owner.obj if isinstance(owner, memoryview) else owner, mmap.mmap)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.int64])
+def test_outputs_in_their_own_pages_outlive_the_call_in_every_form(monkeypatch, dtype):
+    """A product's output in a mapping of its own stays valid through every object that keeps it
+    (views, slices, torch tensors, DLPack, the COO of a SpGEMM, its arrays and torch form) after the
+    result itself is gone and collected; copies (pickle, np.resize, to_dense) are plain arrays."""
+    import gc
+    import pickle
+
+    torch = pytest.importorskip("torch")
+    from coosparse.interop.torch import to_torch
+
+    _outputs_in_own_pages(monkeypatch)
+    a, b, x = _matrices(dtype)
+    want_ax, want_ab = a.to_dense() @ x, a.to_dense() @ b.to_dense()
+    out = a @ x
+    assert _mapped(out) and not out.flags.owndata
+    np.testing.assert_allclose(out, want_ax, rtol=1e-5)
+    want_ax = out.copy()  # (the forms below must hold these very bits)
+    view, col, tensor, dl = out[3:9], out[:, 2], torch.from_numpy(out), np.from_dlpack(out)
+    copies = pickle.loads(pickle.dumps(out)), np.resize(out, (2, 3)), out.copy()
+    c = a @ b
+    assert _mapped(c.indices) and _mapped(c.values)
+    np.testing.assert_allclose(c.to_dense(), want_ab, rtol=1e-5)
+    want_ab = c.to_dense()
+    c_idx, c_vals, c_tail, c_torch = c.indices, c.values, c.values[1:], to_torch(c)
+    c_dense, c_pickled = c.todense(), pickle.loads(pickle.dumps(c))
+    del out, c
+    gc.collect()
+    np.testing.assert_array_equal(view, want_ax[3:9])
+    np.testing.assert_array_equal(col, want_ax[:, 2])
+    np.testing.assert_array_equal(tensor.numpy(), want_ax)
+    np.testing.assert_array_equal(dl, want_ax)
+    np.testing.assert_array_equal(copies[0], want_ax)
+    np.testing.assert_array_equal(copies[1], np.resize(want_ax, (2, 3)))
+    assert not any(_mapped(y) for y in copies + (c_dense,))
+    rebuilt = np.zeros_like(want_ab)
+    rebuilt[tuple(c_idx)] = c_vals
+    np.testing.assert_array_equal(rebuilt, want_ab)
+    np.testing.assert_array_equal(c_tail, c_vals[1:])
+    np.testing.assert_array_equal(c_torch.to_dense().numpy(), want_ab)
+    np.testing.assert_array_equal(c_dense, want_ab)
+    np.testing.assert_array_equal(c_pickled.to_dense(), want_ab)
+
+
+def test_an_error_after_the_output_is_mapped_frees_it(monkeypatch):
+    """A column index outside the shape is found by the kernel, after the output was mapped: the
+    call raises IndexError and the mapping is not kept alive by anything once the error is handled."""
+    import gc
+    import weakref
+
+    la = _outputs_in_own_pages(monkeypatch)
+    made = []
+    real = la.fresh
+
+    def tracked(shape, dtype):
+        out = real(shape, dtype)
+        made.append(weakref.ref(out))
+        return out
+
+    monkeypatch.setattr(la, "fresh", tracked)
+    bad = COO(np.array([[0, 1, 2], [1, 7, 0]]), np.ones(3), (3, 3), sorted=True, unique=True, check=False)
+    for x in (np.ones((3, 4)), np.ones(3)):
+        with pytest.raises(IndexError, match="out of bounds"):
+            bad @ x
+    gc.collect()
+    assert len(made) == 2 and all(r() is None for r in made)
