@@ -225,6 +225,35 @@ def test_rows_looked_up_in_keys_out_of_order_or_far_apart(backend, rows):
     np.testing.assert_array_equal(out.to_dense(), want)
 
 
+# ----------------------------------------------------------------------------- read-only memory
+def _read_only(x):
+    """``x``'s values in memory that cannot be made writeable (as a read-only memory map's)."""
+    x = np.ascontiguousarray(x)
+    return np.frombuffer(x.tobytes(), dtype=x.dtype).reshape(x.shape)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.bool_, np.complex64])
+@pytest.mark.parametrize("nnz", [1, 3000])
+def test_arrays_over_read_only_memory_join_by_rows(backend, dtype, nnz):
+    """concatenate along the second axis and tile join the pieces row by row in one kernel that
+    takes them as one tuple: a COO over read-only memory beside another piece failed to compile
+    (Numba's TypingError, read-only and writeable arrays in one tuple)."""
+    rng = np.random.default_rng(nnz)
+    shape = (60, 70)
+    flat = np.sort(rng.choice(shape[0] * shape[1], nnz, replace=False))
+    idx = np.array(np.unravel_index(flat, shape))
+    vals = (rng.random(nnz) < 0.7) if dtype == np.bool_ else rng.standard_normal(nnz).astype(dtype)
+    ro = COO(_read_only(idx), _read_only(vals), shape, sorted=True, unique=True)
+    rw = COO(idx, vals, shape, sorted=True, unique=True)
+    assert not ro.values.base.flags.writeable
+    d = rw.to_dense()
+    x, y = backend.put(ro), backend.put(rw)
+    for got, want in [(coosparse.concatenate([x, y], axis=1), np.concatenate([d, d], axis=1)),
+                      (coosparse.concatenate([y, x, x, y, x], axis=1), np.concatenate([d, d, d, d, d], axis=1)),
+                      (coosparse.tile(x, (2, 3)), np.tile(d, (2, 3)))]:
+        np.testing.assert_array_equal(backend.get(got).to_dense(), want)
+
+
 # ----------------------------------------------------------------------------- unclear errors
 def test_big_endian_operands_are_converted():
     a = coosparse.random((4, 4), nnz=5, seed=0)

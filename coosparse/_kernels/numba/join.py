@@ -346,6 +346,14 @@ def join_rows_part(t, nparts, i0, i1, i2, i3, v0, v1, v2, v3, ptrs, base, shifts
                 o += 1
     bad[t] = nbad
 
+def _writeable_piece(x, dtype):
+    """``x`` C-contiguous, and a copy where its memory is read-only: the four pieces travel as one
+    tuple, whose arrays must share one Numba type, and read-only memory (``np.frombuffer`` of
+    bytes, a read-only memory map) beside a writeable piece would not type (TypingError)."""
+    x = np.ascontiguousarray(x, dtype=dtype)
+    return x if x.flags.writeable else x.copy()
+
+
 def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val, nparts, nthreads):
     """Pieces sorted by row joined row by row: output row i = row i of every piece in turn (index
     row ``axis`` + shifts[t]) from the rows' total before it on. Four pieces per pass (a fixed
@@ -362,8 +370,8 @@ def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val, nparts,
     zero = np.zeros(m + 1, np.int64)
     for g in range(0, r, 4):
         grp = range(g, min(g + 4, r))
-        idx = [np.ascontiguousarray(indices[t], dtype=np.int64) for t in grp] + [none_i] * (4 - len(grp))
-        val = [np.ascontiguousarray(values[t]) for t in grp] + [none_v] * (4 - len(grp))
+        idx = [_writeable_piece(indices[t], np.int64) for t in grp] + [none_i] * (4 - len(grp))
+        val = [_writeable_piece(values[t], None) for t in grp] + [none_v] * (4 - len(grp))
         ptr = np.stack([pointers[t] for t in grp] + [zero] * (4 - len(grp)))
         sh = np.array([shifts[t] for t in grp] + [0] * (4 - len(grp)), np.int64)
         bad = np.zeros(nparts, np.int64)
