@@ -323,3 +323,49 @@ def test_column_order_check_sees_a_break_anywhere(where):
     assert c.is_coalesced and np.all(np.diff(lin) > 0)
     order = np.argsort(idx[0] * n + idx[1], kind="stable")
     np.testing.assert_array_equal(c.values, np.arange(n, dtype=np.float64)[order])
+
+
+def _check_by_keys(backend, idx, vals, shape):
+    """coalesce of a shape too large to densify: against a stable sort of the linear keys with
+    the duplicates added in their original order (np.add.at, unbuffered) in the accumulation
+    dtype (float16 in float32, bool and integers in 64 bits, wrapping), cast back."""
+    sn = len(shape) - (vals.ndim - 1)
+    flat = np.ravel_multi_index(tuple(idx), shape[:sn])
+    order = np.argsort(flat, kind="stable")
+    uniq, seg = np.unique(flat[order], return_inverse=True)
+    dt = vals.dtype
+    acc = {"b": np.int64, "i": np.int64, "u": np.uint64}.get(dt.kind, np.float32 if dt == np.float16 else dt)
+    sums = np.zeros((uniq.size,) + vals.shape[1:], dtype=acc)
+    np.add.at(sums, seg, vals[order].astype(acc))
+    want = sums != 0 if dt.kind == "b" else sums.astype(dt)
+    c = backend.get(backend.put(COO(idx, vals, shape)).coalesce())
+    assert c.is_coalesced and c.dtype == dt and c.shape == tuple(shape)
+    np.testing.assert_array_equal(c.indices, np.array(np.unravel_index(uniq, shape[:sn])).reshape(sn, -1))
+    np.testing.assert_array_equal(c.values, want)
+
+
+@pytest.mark.parametrize("n", [32767, 32768])  # the last input of the one-bucket route, the first bucketed
+@pytest.mark.parametrize("dtype", SUPPORTED_DTYPES, ids=str)
+def test_every_dtype_either_side_of_the_one_bucket_route(backend, n, dtype):
+    """Duplicates of every dtype, one value or a block per entry (none for a dense dimension of
+    size 0), on a shape with 46 key bits: the one-bucket route's words hold them beside 15 position
+    bits, and its buckets of any size take capped radix passes; the bucketed route from 32,768."""
+    rng = np.random.default_rng(n)
+    shape = (2**23, 2**23)
+    pool = np.stack([rng.integers(0, s, n // 8) for s in shape])
+    idx = pool[:, rng.integers(0, n // 8, n)]
+    for dense in [(), (2,), (0,)]:
+        _check_by_keys(backend, idx, values_of(rng, n, dense, dtype), shape + dense)
+
+
+@pytest.mark.parametrize("n", [2, 5, 31, 32, 33])
+def test_tiny_inputs_with_many_key_bits(backend, n):
+    """A handful of entries whose keys need up to 62 bits: the one-bucket radix sort of at most 32
+    words uses 4-bit digits, at most 8 passes (wider digits then), whatever the key bits."""
+    rng = np.random.default_rng(n)
+    kb = 63 - max(n - 1, 0).bit_length()  # as many key bits as the packed words hold beside the positions
+    for shape in [(2 ** (kb // 2), 2 ** (kb - kb // 2)), (3, 2 ** (kb - 2)), (2**20, 5, 2 ** (kb - 23))]:
+        assert (int(np.prod(shape, dtype=object)) - 1).bit_length() <= kb
+        pool = np.stack([rng.integers(0, s, max(n // 2, 1)) for s in shape])
+        idx = pool[:, rng.integers(0, pool.shape[1], n)]
+        _check_by_keys(backend, idx, rng.standard_normal(n), shape)
