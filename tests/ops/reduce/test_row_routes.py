@@ -183,3 +183,55 @@ def test_row_segments_cached_counted_and_dropped(empty_rows):
     a.drop_companions()
     assert a.nbytes == base
     assert _bits(a.sum(axis=1)) == _bits(first)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.complex128, np.int8, np.uint64, np.bool_])
+@pytest.mark.parametrize("op", ["sum", "prod"])
+def test_row_reductions_of_large_inputs_one_value_per_entry(backend, dtype, op):
+    """From 65,536 entries, one value per entry in stored order takes its own kernel (long rows'
+    pieces four at a time): rows of every length class (one entry, exactly a piece, four pieces and
+    a tail, eleven pieces), empty rows, special values; both layers the same bits, NumPy's values
+    row by row (products with a fill of 1)."""
+    rng = np.random.default_rng(np.dtype(dtype).num)
+    nrows, ncols = 4000, 3000
+    lengths = rng.integers(0, 40, nrows)
+    lengths[rng.random(nrows) < 0.2] = 0
+    lengths[[7, 8, 9, 10]] = [1, TREE_LEAF, 4 * TREE_LEAF + 17, 11 * TREE_LEAF - 3]
+    cols = np.concatenate([np.sort(rng.choice(ncols, m, replace=False)) for m in lengths])
+    idx = np.stack([np.repeat(np.arange(nrows), lengths), cols])
+    n = idx.shape[1]
+    assert n >= 65_536
+    dt = np.dtype(dtype)
+    if dt.kind in "fc" and op == "prod":
+        v = 1 + (rng.standard_normal(n) + (1j * rng.standard_normal(n) if dt.kind == "c" else 0)) / 64
+    elif dt.kind in "fc":
+        v = np.where(rng.random(n) < 0.02, rng.choice(SPECIAL, n), rng.standard_normal(n))
+        v = (v + 1j * rng.standard_normal(n) if dt.kind == "c" else v)
+    else:
+        v = rng.integers(0, 3, n) if dt.kind in "bu" else rng.integers(-3, 4, n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # (a product's fill is 1: NumPy's product of a dense row is then that of its stored values)
+        a = COO(idx, v.astype(dt), (nrows, ncols), sorted=True, unique=True, fill_value=op == "prod")
+
+    def f(x):
+        with np.errstate(all="ignore"):
+            return getattr(coosparse, op)(x, axis=1)
+
+    mine = f(a)
+    assert _bits(backend.get(f(backend.put(a)))) == _bits(mine)
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    rows = [a.values[bounds[r]:bounds[r + 1]] for r in range(nrows)]
+    with np.errstate(all="ignore"):  # NumPy row by row (the dense matrix would be 100-200 MB)
+        want = np.array([getattr(np, op)(x) for x in rows])
+        got = mine.to_dense()
+    assert got.dtype == want.dtype
+    if dt.kind in "fc" and op == "sum":  # another order than NumPy's (pairwise): close to the scale
+        for part in (np.real, np.imag):
+            scale = np.array([np.sum(np.abs(part(x.astype(np.complex128)))) for x in rows])
+            _close_sum(part(got.astype(np.complex128)), part(want.astype(np.complex128)),
+                       scale * (10 if dt == np.float16 else 1))
+    elif dt.kind in "fc":
+        tol = 1e-2 if dt == np.float16 else 1e-4
+        np.testing.assert_allclose(got.astype(np.complex128), want.astype(np.complex128), rtol=tol)
+    else:
+        np.testing.assert_array_equal(got, want)
