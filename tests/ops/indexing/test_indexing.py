@@ -423,3 +423,41 @@ def test_torch_narrow():
                 for length in range(n - start):
                     key = (slice(None),) * dim + (slice(start, start + length),)
                     assert_coo(x[key], d[key])
+
+
+@pytest.mark.parametrize("m", [0, 1, 4095, 4096, 6000])
+@pytest.mark.parametrize("rows_dtype", [np.int64, np.int32, np.uint64, np.int16])
+def test_whole_rows_through_the_row_pointer(backend, m, rows_dtype):
+    """a[rows] of a sorted array, rows whole: the rows' spans from the row pointer (NumPy's passes
+    below 4,096 rows, one kernel pass from there), any order, repeats, negative ids, empty rows,
+    every kind of value (hybrid, complex, float16, bool); rows outside raise IndexError."""
+    rng = np.random.default_rng(m)
+    nrows = 1500
+    lengths = rng.integers(0, 6, nrows)
+    lengths[rng.random(nrows) < 0.3] = 0
+    cols = np.concatenate([np.sort(rng.choice(40, k, replace=False)) for k in lengths])
+    idx = np.stack([np.repeat(np.arange(nrows), lengths), cols])
+    n = idx.shape[1]
+    rows = rng.integers(0, nrows, m)
+    if np.dtype(rows_dtype).kind == "i":
+        rows = np.where(rng.random(m) < 0.3, rows - nrows, rows)  # negative ids count from the end
+    rows[: m // 4] = rows[m // 4: 2 * (m // 4)]  # repeats
+    rows = rows.astype(rows_dtype)
+    for vals, dense in [(rng.standard_normal(n), ()), ((rng.random((n, 2)) + 1j).astype(np.complex64), (2,)),
+                        (rng.standard_normal(n).astype(np.float16), ()), (rng.random(n) < 0.5, ())]:
+        a = COO(idx, vals, (nrows, 40) + dense, sorted=True, unique=True)
+        d = a.to_dense()
+        x = backend.put(a)
+        for key in [rows, (rows, slice(None)), (rows, Ellipsis)]:
+            on_device = tuple(backend.put(k) if isinstance(k, np.ndarray) else k for k in key) \
+                if isinstance(key, tuple) else backend.put(key)
+            got = backend.get(x[on_device])
+            want = d[key]
+            assert got.shape == want.shape and got.dtype == want.dtype
+            assert got.to_dense().tobytes() == want.tobytes()
+    if m:
+        for bad in (nrows, -nrows - 1):
+            key = np.array(rows, dtype=np.int64)
+            key[m // 2] = bad
+            with pytest.raises(IndexError, match=f"index {bad} is out of bounds for axis 0"):
+                backend.put(a)[backend.put(key)]
