@@ -215,16 +215,19 @@ CALIBRATION_CALLS = 3  # untimed calls that price a fast call before its samples
 
 
 MIN_ROUNDS = 3
+RESERVE = 0.25  # of a case's budget, always left for rounds after the third
 
 
 def plan_rounds(costs, repeat, budget):
     """Timed rounds per library: ``repeat``, fewer (down to 3) for the slow ones when a case would take long.
 
     ``costs`` {library: seconds of one sample}. With a ``budget`` (seconds)
-    every library gets three rounds, then the time left buys further rounds
-    one at a time, coosparse and the memory floor first, then the cheapest
-    libraries: a slow peer stops at three samples while the libraries whose
-    single calls a stall of the machine distorts most go on to ``repeat``.
+    every library gets three rounds, then the time left (at least
+    :data:`RESERVE` of the budget, so that the fast libraries of a case whose
+    slow peer spends it all still get theirs) buys further rounds one at a
+    time, coosparse and the memory floor first, then the cheapest libraries:
+    a slow peer stops at three samples while the libraries whose single
+    calls a stall of the machine distorts most go on to ``repeat``.
 
     >>> plan_rounds({"coosparse": 0.1, "scipy": 0.1, "pydata": 2.0}, repeat=7, budget=8.0)
     {'coosparse': 7, 'scipy': 7, 'pydata': 3}
@@ -235,7 +238,7 @@ def plan_rounds(costs, repeat, budget):
         return {lib: repeat for lib in costs}
     least = min(repeat, MIN_ROUNDS)
     rounds = {lib: least for lib in costs}
-    left = budget - least * sum(costs.values())
+    left = max(budget - least * sum(costs.values()), RESERVE * budget)
     by_priority = sorted(costs, key=lambda lib: (lib not in ("coosparse", FLOOR_LIBRARY), costs[lib]))
     for r in range(least, repeat):
         for lib in by_priority:

@@ -82,12 +82,15 @@ def test_a_budget_drops_the_slow_library_from_the_later_rounds_only():
 
 def test_plan_rounds_spends_the_time_left_on_coosparse_first_then_the_cheapest():
     costs = {"pydata": 2.0, "scipy": 0.5, "coosparse": 0.6, "torch": 0.4}
-    # three rounds of everything cost 10.5 s: over an 8 s budget, every library still gets three
-    assert harness.plan_rounds(costs, 7, 8.0) == {lib: 3 for lib in costs}
-    # 12 s: 1.5 s left buys round 4 for coosparse, torch and scipy
-    assert harness.plan_rounds(costs, 7, 12.0) == {"pydata": 3, "scipy": 4, "coosparse": 4, "torch": 4}
+    # three rounds of everything cost 10.5 s, over an 8 s budget: the reserve (2 s) still buys
+    # rounds 4 for coosparse, torch and scipy (1.5 s), then of the 0.5 s left round 5 for torch only
+    assert harness.plan_rounds(costs, 7, 8.0) == {"pydata": 3, "scipy": 4, "coosparse": 4, "torch": 5}
+    # 13.6 s: 3.1 s left buys rounds 4 and 5 for the three
+    assert harness.plan_rounds(costs, 7, 13.6) == {"pydata": 3, "scipy": 5, "coosparse": 5, "torch": 5}
+    # a fast coosparse beside a slow peer that spends the whole budget goes on to --repeat
+    assert harness.plan_rounds({"coosparse": 0.01, "pydata": 3.0}, 7, 8.0) == {"coosparse": 7, "pydata": 3}
     # the memory floor shares coosparse's priority (every row's x_floor reads it)
-    assert harness.plan_rounds({"memory floor": 0.5, "torch": 0.4}, 4, 1.0 + 2.7)["memory floor"] == 4
+    assert harness.plan_rounds({"memory floor": 0.5, "torch": 0.4}, 4, 2.7 + 0.5) == {"memory floor": 4, "torch": 3}
     # with time for all, everybody gets --repeat; without a budget too; never more than --repeat
     assert set(harness.plan_rounds(costs, 7, 100.0).values()) == {7}
     assert set(harness.plan_rounds(costs, 2, None).values()) == {2}
