@@ -202,9 +202,9 @@ def spans_of_rows(ptr, rows):
     ptr[rows[i]], ends the inclusive scan of the rows' lengths. IndexError for a row outside."""
     m, nrows = rows.shape[0], ptr.shape[0] - 1
     if m < ROW_SPANS_KERNEL_MIN:
-        if m and (int(rows.min()) < 0 or int(rows.max()) >= nrows):
-            bad = int(rows.min()) if int(rows.min()) < 0 else int(rows.max())
-            raise IndexError(f"row {bad} is outside the row pointer's {nrows} rows")
+        lo, hi = (int(rows.min()), int(rows.max())) if m else (0, -1)
+        if lo < 0 or hi >= nrows:
+            raise IndexError(f"row {lo if lo < 0 else hi} is outside the row pointer's {nrows} rows")
         start = ptr[rows]
         return start, np.cumsum(ptr[rows + 1] - start)
     start, ends = np.empty(m, np.int64), np.empty(m, np.int64)

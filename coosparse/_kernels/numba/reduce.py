@@ -140,6 +140,14 @@ def _tree_arith(values, perm, has_perm, lo, hi, c, is_prod, scratch):
             acc = _arith(is_prod, acc, values[perm[j] if has_perm else j, c])
         scratch[m] = acc
         m += 1
+    return _tree_levels(scratch, m, is_prod)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _tree_levels(scratch, m, is_prod):
+    """The levels above the pieces: scratch[:m] (the pieces' results, in order) in groups of
+    TREE_FAN, each left to right, level by level (each written over the one below) until one
+    value remains; returns it."""
     while m > 1:
         up = 0
         for a in range(0, m, TREE_FAN):
@@ -266,16 +274,7 @@ def _reduce_part_1d(t, nparts, values, starts, is_prod, out, scratches):
             scratch[m] = acc
             m += 1
             a = b
-        while m > 1:  # the levels above the pieces, as _tree_arith
-            up = 0
-            for g in range(0, m, TREE_FAN):
-                acc = scratch[g]
-                for q in range(g + 1, g + TREE_FAN if g + TREE_FAN < m else m):
-                    acc = _arith(is_prod, acc, scratch[q])
-                scratch[up] = acc
-                up += 1
-            m = up
-        out[s] = scratch[0]
+        out[s] = _tree_levels(scratch, m, is_prod)
 
 
 _LARGE_1D = 1 << 16  # entries: from here one value per entry in stored order takes _reduce_part_1d
