@@ -56,6 +56,9 @@ def device_sync(device):
 def run_job(job, emit=emit):
     mod = discover.load(job["module"])
     cases = discover.build_cases(mod, job["size"], job["device"], job["libraries"], job["ops"])
+    if job.get("only"):
+        only = {tuple(c) for c in job["only"]}
+        cases = [c for c in cases if (c.op, c.workload) in only]
     emit(event="cases", labels=[[c.op, c.workload] for c in cases])
     exclude = {(i, lib): why for i, lib, why in job.get("exclude", [])}
     if job.get("phase") == "memory":

@@ -68,6 +68,8 @@ def parse_args(argv=None):
                    help="write this run's ratios into the baseline (cases not run are kept): for a change "
                         "meant to move the figures")
     p.add_argument("--no-baseline", dest="use_baseline", action="store_false", help="no baseline comparison")
+    p.add_argument("--no-confirm", dest="confirm", action="store_false",
+                   help="report the baseline guard's cases without timing them a second time")
     p.add_argument("--in-process", action="store_true", help="run case modules in this process (no crash isolation)")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.add_argument("--suite", default="default", metavar="SUITE",
@@ -154,12 +156,16 @@ def _run_worker(job, collector, env=None):
     return proc.wait()
 
 
-def run_module(module, device, args, progress, rows=None):
-    """All cases of one module on one device; returns result rows (appended to ``rows`` if given)."""
+def run_module(module, device, args, progress, rows=None, only=None, memory=None):
+    """All cases of one module on one device; returns result rows (appended to ``rows`` if given).
+
+    ``only``: [op, workload] pairs, to run just those cases of the module.
+    """
     collector = _Collector(progress, module, rows)
+    memory = args.memory if memory is None else memory
     job = {"module": module, "size": args.size, "device": device, "libraries": args.library,
-           "ops": args.op, "repeat": args.repeat, "max_case_s": args.max_case_seconds, "warmup": args.warmup, "memory": args.memory,
-           "start_case": 0, "exclude": []}
+           "ops": args.op, "repeat": args.repeat, "max_case_s": args.max_case_seconds, "warmup": args.warmup,
+           "memory": memory, "start_case": 0, "exclude": [], "only": only}
     if args.in_process:
         try:
             run_job(job, emit=collector)
@@ -191,7 +197,7 @@ def run_module(module, device, args, progress, rows=None):
             job["exclude"].append([case, lib, why])
             job["start_case"] = case
         collector.current = None
-    if args.memory and collector.rows and getattr(discover.load(module), "MEASURE_MEMORY", True):
+    if memory and collector.rows and getattr(discover.load(module), "MEASURE_MEMORY", True):
         _measure_memory(job, collector, progress)
     return collector.rows
 
@@ -222,19 +228,25 @@ def baseline_path(args):
     return Path(args.baseline) if args.baseline else _repo_root() / "docs" / "bench-baseline.json"
 
 
-def check_baseline(rows, info, args):
-    """Compare with the baseline (and update it when asked); the text to print, or None."""
+def check_baseline(rows, info, args, rerun=None):
+    """Compare with the baseline (and update it when asked); the text to print, or None.
+
+    ``rerun(regressions)``: result rows of those cases timed again (None: no second timing).
+    """
     if not args.use_baseline:
         return None
     path = baseline_path(args)
     base = baseline.load(path)
-    text = None
+    text, keep = None, set()
     if base is not None:
-        regressions = baseline.compare(rows, base)
-        info["baseline"] = {"path": str(path), "regressions": regressions}
-        text = baseline.format_regressions(regressions, path)
+        regressions, not_confirmed = baseline.compare(rows, base), []
+        if regressions and rerun is not None and args.confirm:
+            regressions, not_confirmed = baseline.confirm(regressions, rerun(regressions), base)
+            keep = {r["key"] for r in not_confirmed}
+        info["baseline"] = {"path": str(path), "regressions": regressions, "not_confirmed": not_confirmed}
+        text = baseline.format_regressions(regressions, path, not_confirmed=not_confirmed)
     if args.update_baseline:
-        baseline.save(path, baseline.baseline_from(rows, info, previous=base))
+        baseline.save(path, baseline.baseline_from(rows, info, previous=base, keep=keep))
         text = (text + "\n" if text else "") + f"baseline updated: {path}"
     return text
 
@@ -246,7 +258,9 @@ def write_outputs(rows, info, args):
     md = report.to_markdown(rows, info)
     if info.get("baseline"):
         b = info["baseline"]
-        md += "\n## Baseline guard\n\n" + baseline.format_regressions(b["regressions"], b["path"]) + "\n"
+        md += ("\n## Baseline guard\n\n"
+               + baseline.format_regressions(b["regressions"], b["path"], not_confirmed=b.get("not_confirmed", ()))
+               + "\n")
     (out / "results.md").write_text(md)
     chart = report.write_chart(out / "speedups.png", rows,
                                title=f"coosparse vs peers, {args.size} ({info['cpu']})")
@@ -324,12 +338,32 @@ def main(argv=None):
         return 1
     print()
     print(report.format_table(rows))
-    guard = check_baseline(rows, info, args)
+    guard = check_baseline(rows, info, args, rerun=lambda regressions: rerun_cases(regressions, rows, args))
     if guard:
         print(guard)
     written = write_outputs(rows, info, args)
     print(f"{len(rows)} results in {elapsed:.0f} s; wrote " + ", ".join(str(w) for w in written))
     return 0
+
+
+def rerun_cases(regressions, rows, args):
+    """The flagged cases timed once more, each module's in a worker of its own (no memory run)."""
+    modules = {}
+    for r in rows:
+        if r.get("module"):
+            modules.setdefault(baseline.case_key(r), (r["module"], r.get("device", "cpu")))
+    wanted = {}
+    for reg in regressions:
+        if reg["key"] in modules:
+            wanted.setdefault(modules[reg["key"]], []).append([reg["op"], reg["workload"]])
+    progress = Progress(enabled=args.progress, desc="timing flagged cases again")
+    again = []
+    try:
+        for (module, device), only in wanted.items():
+            run_module(module, device, args, progress, again, only=only, memory=False)
+    finally:
+        progress.close()
+    return again
 
 
 def _coldstart(args):

@@ -6,6 +6,8 @@ write and read the file.
 from __future__ import annotations
 
 import math
+import os
+import sys
 
 import pytest
 
@@ -83,3 +85,71 @@ def test_cli_checks_and_updates_the_baseline(tmp_path, factor):
     assert "baseline updated" in text
     assert baseline.load(path)["cases"]["cpu|spmv|w"] == {"floor": 0.5, "scipy": 2.0}
     assert cli.check_baseline(rows, {}, cli.parse_args(["--no-baseline"])) is None
+
+
+def test_confirm_splits_flagged_cases_by_their_second_timing():
+    base = baseline.baseline_from(_rows(1.0, {"scipy": 2.0}, op="a") + _rows(1.0, {"scipy": 2.0}, op="b")
+                                  + _rows(1.0, {"scipy": 2.0}, op="c"))
+    first = _rows(2.0, {"scipy": 2.0}, op="a") + _rows(2.0, {"scipy": 2.0}, op="b") + _rows(2.0, {"scipy": 2.0}, op="c")
+    flagged = baseline.compare(first, base)
+    assert {r["op"] for r in flagged} == {"a", "b", "c"}
+    # a: a stall the second timing does not show; b: slow again; c: no second result
+    again = _rows(1.02, {"scipy": 2.0}, op="a") + _rows(1.9, {"scipy": 2.0}, op="b")
+    confirmed, not_confirmed = baseline.confirm(flagged, again, base)
+    assert [r["op"] for r in not_confirmed] == ["a"]
+    assert sorted(r["op"] for r in confirmed) == ["b", "c"]
+    assert math.isclose(not_confirmed[0]["rerun_change"], 1 / 1.02)
+    assert [r["rerun_change"] for r in confirmed if r["op"] == "c"] == [None]
+    text = baseline.format_regressions(confirmed, "p", not_confirmed=not_confirmed)
+    assert "2 case(s) more than 10% slower" in text
+    assert "Not confirmed: 1 case(s)" in text and "- a [w]: 50% slower (scipy 2.00x -> 1.00x; timed again: 2% slower)" in text
+    assert "no case more than" in baseline.format_regressions([], "p", not_confirmed=not_confirmed)
+
+
+def test_update_keeps_the_stored_ratios_of_unconfirmed_cases(tmp_path):
+    """A stalled first timing that the second does not confirm is not written into the baseline."""
+    from coosparse.bench import cli
+
+    path = tmp_path / "baseline.json"
+    baseline.save(path, baseline.baseline_from(_rows(1.0, {"scipy": 2.0}, op="a") + _rows(1.0, {"scipy": 2.0}, op="b")))
+    rows = _rows(2.0, {"scipy": 2.0}, op="a") + _rows(2.0, {"scipy": 2.0}, op="b")
+    asked = []
+
+    def rerun(regressions):
+        asked.extend(r["op"] for r in regressions)
+        return _rows(1.0, {"scipy": 2.0}, op="a") + _rows(2.0, {"scipy": 2.0}, op="b")
+
+    info = {}
+    text = cli.check_baseline(rows, info, cli.parse_args(["--baseline", str(path), "--update-baseline"]), rerun=rerun)
+    assert sorted(asked) == ["a", "b"]
+    assert [r["op"] for r in info["baseline"]["regressions"]] == ["b"]
+    assert [r["op"] for r in info["baseline"]["not_confirmed"]] == ["a"]
+    assert "Not confirmed" in text and "baseline updated" in text
+    cases = baseline.load(path)["cases"]
+    assert cases["cpu|a|w"] == {"scipy": 2.0} and cases["cpu|b|w"] == {"scipy": 1.0}
+    # --no-confirm: no second timing, every flagged case reported and written
+    asked.clear()
+    info = {}
+    cli.check_baseline(rows, info, cli.parse_args(["--baseline", str(path), "--no-confirm"]), rerun=rerun)
+    assert asked == [] and len(info["baseline"]["regressions"]) == 1  # a is 2x slower than stored, b level
+
+
+def test_rerun_times_only_the_flagged_cases(tmp_path, monkeypatch):
+    """The second timing runs the flagged case's module with only that case."""
+    from coosparse.bench import cli
+
+    pkg = tmp_path / "rerunpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "cases_two.py").write_text(
+        "from coosparse.bench.harness import Case, Impl\n"
+        "def cases(size='medium', libraries=None):\n"
+        "    return [Case('one', 'w', [Impl('coosparse', lambda: sum(range(100))), Impl('p', lambda: 1)]),\n"
+        "            Case('two', 'w', [Impl('coosparse', lambda: sum(range(100))), Impl('p', lambda: 1)])]\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path)] + sys.path))
+    args = cli.parse_args(["--repeat", "1", "--no-memory", "--no-progress"])
+    rows = [{"op": op, "workload": "w", "library": "coosparse", "device": "cpu", "module": "rerunpkg.cases_two"}
+            for op in ("one", "two")]
+    again = cli.rerun_cases([{"key": "cpu|two|w", "op": "two", "workload": "w"}], rows, args)
+    assert {r["op"] for r in again} == {"two"} and {r["library"] for r in again} == {"coosparse", "p"}
