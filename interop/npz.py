@@ -50,6 +50,8 @@ def save_npz(file, a, compressed=True):
     -----
     The file holds the coalesced array (see the module docstring), its fill
     value and the flags (both True), and ``sparse_ndim`` for a hybrid array.
+    Its ``coords`` are int32 when every dimension has at most 2**31 elements
+    (int64 otherwise); pydata/sparse keeps them int32, coosparse widens them.
 
     Examples
     --------
@@ -74,13 +76,27 @@ def save_npz(file, a, compressed=True):
         "format": np.array("coo"),
         "shape": np.array(c.shape, dtype=np.int64),
         "data": c.values,
-        "coords": c.indices,
+        "coords": _file_coords(c.indices, c.shape),
         "fill_value": np.asarray(c.fill_value),
         "sorted": np.array(True),
         "unique": np.array(True),
         "sparse_ndim": np.array(sparse_ndim, dtype=np.int64),
     }
     (np.savez_compressed if compressed else np.savez)(file, **nodes)
+
+
+def _file_coords(indices, shape):
+    """The indices as the file stores them: int32 when every dimension fits (as scipy stores its
+    index arrays), which pydata reads as they are and :func:`load_npz` widens; int64 otherwise.
+
+    A third fewer bytes to write, checksum and read for a 2-D float64 array.
+    """
+    if all(n <= _INT32_SIZES for n in shape):
+        return indices.astype(np.int32)
+    return indices
+
+
+_INT32_SIZES = 2**31  # an index below 2**31 fits int32
 
 
 def load_npz(file, *, verify_flags=False):

@@ -104,6 +104,34 @@ def test_lying_flag_hints_raise_naming_the_position():
     assert COO(idx, vals, (4,), sorted=True, check=False).is_sorted
 
 
+@pytest.mark.parametrize("shape", [(70_000, 3), (70_000 * 3,), (700, 100, 3)])
+@pytest.mark.parametrize("where", [1, 65_535, 65_536, 65_537, 131_072, 209_999])
+def test_lying_hints_are_found_on_both_sides_of_the_check_pieces(shape, where):
+    """The CPU checks the order in pieces of 65,536 entries (+1 overlap): a step down or a repeat at
+    any position, a piece's first or last included, is found and named, and a step down anywhere is
+    reported before an earlier repeat (as the whole-array check does)."""
+    n = 210_000
+    keys = np.arange(n, dtype=np.int64)  # in order, distinct
+    idx = np.stack(np.unravel_index(keys, shape)).astype(np.int64)
+    vals = np.ones(n)
+    assert COO(idx, vals, shape, sorted=True, unique=True).is_coalesced
+    down = idx.copy()
+    down[:, where] = down[:, where - 1] if where % 2 else idx[:, 0]  # a repeat, or back to the first key
+    if where % 2:
+        with pytest.raises(ValueError, match=f"unique=True is false: entry {where} "):
+            COO(down, vals, shape, sorted=True, unique=True)
+        assert COO(down, vals, shape, sorted=True).is_sorted  # a repeat is in order
+    else:
+        with pytest.raises(ValueError, match=f"sorted=True is false: entry {where} "):
+            COO(down, vals, shape, sorted=True, unique=True)
+    both = idx.copy()
+    both[:, 3] = both[:, 2]  # a repeat early, a step down later: sorted is the lie named
+    both[:, where + 1 if where + 1 < n else where] = idx[:, 0]
+    pos = where + 1 if where + 1 < n else where
+    with pytest.raises(ValueError, match=f"sorted=True is false: entry {pos} "):
+        COO(both, vals, shape, sorted=True, unique=True)
+
+
 @given(coo_parts())
 def test_true_hints_verify(parts):
     idx, vals, shape, s, u = parts

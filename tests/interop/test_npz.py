@@ -171,6 +171,26 @@ def test_files_are_what_pydata_and_numpy_expect(tmp_path):
     coosparse.save_npz(tmp_path / "h.npz", a)
     with np.load(tmp_path / "h.npz") as f:
         assert {"format", "shape", "data", "coords", "fill_value", "sorted", "unique", "sparse_ndim"} == set(f.files)
-        assert f["format"][()] == "coo" and f["coords"].dtype == np.int64 and int(f["sparse_ndim"]) == 2
+        assert f["format"][()] == "coo" and f["coords"].dtype == np.int32 and int(f["sparse_ndim"]) == 2
         np.testing.assert_array_equal(f["shape"], [4, 3, 2])
     assert dense(a).shape == (4, 3, 2)
+
+
+@pytest.mark.parametrize("shape, stored", [((2**31, 3), np.int32), ((3, 2**31), np.int32),
+                                           ((2**31 + 1, 3), np.int64), ((2, 2**40), np.int64)])
+def test_file_indices_are_int32_when_every_dimension_fits(shape, stored):
+    """int32 coords as scipy stores its indices (a third fewer bytes for 2-D float64); widened on load."""
+    top = [n - 1 for n in shape]
+    a = COO(np.array([[0, top[0]], [top[1], 0]]), np.array([1.0, 2.0]), shape)
+    f = io.BytesIO()
+    coosparse.save_npz(f, a)
+    f.seek(0)
+    with np.load(f) as z:
+        assert z["coords"].dtype == stored
+        np.testing.assert_array_equal(z["coords"], a.indices)
+    f.seek(0)
+    b = coosparse.load_npz(f)
+    assert b.indices.dtype == np.int64 and b.is_coalesced
+    np.testing.assert_array_equal(b.indices, a.indices)
+    f.seek(0)
+    np.testing.assert_array_equal(sparse.load_npz(f).coords, a.indices)
