@@ -38,6 +38,8 @@ ONE_PASS_PRODUCTS = 1 << 21
 # A's entries are walked in order, each reading B's row pointer at a random place: fetched this
 # many entries ahead
 SPGEMM_PREFETCH = 16
+# the fill's short rows prefetch B's rows this many A entries ahead (4-16 measured level)
+FILL_PREFETCH = 8
 
 
 @nb.njit(cache=True, nogil=True)
@@ -184,6 +186,7 @@ def _spgemm_rows_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, 
     summ = summaries[t]
     base = starts[r0]
     first = base
+    pend = a_offsets[r1]
     for r in range(r0, r1):
         row = a_rows[r] if has_a_rows else r
         m = 0
@@ -191,6 +194,19 @@ def _spgemm_rows_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, 
             # few products: summed in the row's own output slots (a search of its few columns, no
             # random access to the accumulator), then sorted with their values
             for p in range(a_offsets[r], a_offsets[r + 1]):
+                # B's rows at later entries, read at random: their pointer two steps ahead, their
+                # columns and values one step ahead (uniform 200k: 8.7 -> 7.0 ms, one thread)
+                if p + 2 * FILL_PREFETCH < pend:
+                    prefetch(b_offsets, _u(a_cols[_u(a_perm[p + 2 * FILL_PREFETCH]) if has_a_perm
+                                                  else _u(p + 2 * FILL_PREFETCH)]))
+                if p + FILL_PREFETCH < pend:
+                    q2 = _u(b_offsets[_u(a_cols[_u(a_perm[p + FILL_PREFETCH]) if has_a_perm
+                                                else _u(p + FILL_PREFETCH)])])
+                    if has_b_perm:
+                        prefetch(b_perm, q2)
+                    else:
+                        prefetch(b_cols, q2)
+                        prefetch(b_values, q2)
                 e = _u(a_perm[p]) if has_a_perm else _u(p)
                 k = a_cols[e]
                 av = a_values[e]
