@@ -238,13 +238,15 @@ merge_take         (keys int64[n], offsets int64[r+1], indices int64[d, n],
                    made of r sorted runs keys[offsets[t]:offsets[t+1]]; perm
                    is their stable sort order (ties: earlier run, then earlier
                    position), i.e. the r-way merge; values are copied as bits
-counting_take      (keys int64[n], bound, indices int64[d, n], values[n, k]) ->
-                   (offsets int64[bound + 1], indices[:, perm], values[perm]):
-                   perm the stable sort order of keys in [0, bound) (Numba: a
-                   counting sort; CUDA: sort_pairs + gathers), offsets[k] the
-                   first position of key k (a CSR pointer of the result). A
-                   key outside [0, bound) raises IndexError / is reported
-                   (INDEX). Sync-free
+counting_take      (keys int64[n], bound, indices int64[d, n], values[n, k],
+                   other_bound=None) -> (offsets int64[bound + 1],
+                   indices[:, perm], values[perm]): perm the stable sort order
+                   of keys in [0, bound) (Numba: a counting sort; CUDA:
+                   sort_pairs + gathers), offsets[k] the first position of key
+                   k (a CSR pointer of the result). A key outside [0, bound)
+                   raises IndexError / is reported (INDEX). other_bound: the
+                   second row's bound by the shape, a hint (any values still
+                   come out as they are). Sync-free
 join_rows          (indices [int64[d, n_t]], values [[n_t, k]], pointers int64[r,
                    m+1], shifts int64[r], axis, out_idx int64[d, N], out_val[N,
                    k]) -> None: pieces sorted by row 0 with row pointers

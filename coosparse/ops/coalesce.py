@@ -52,7 +52,8 @@ def coalesce(a, prune=False):
     if _column_major(a):
         # the transpose of a coalesced matrix (distinct entries ordered by column, then row):
         # a stable counting sort by row puts it in order, and leaves the row pointer behind
-        offsets, out_indices, sums = be.counting_take(a.indices[0], sparse_shape[0], a.indices, values2d)
+        offsets, out_indices, sums = be.counting_take(a.indices[0], sparse_shape[0], a.indices, values2d,
+                                                      other_bound=sparse_shape[1])
         pointer = offsets
     elif not a.is_sorted and not is_wide(sparse_shape):
         if a.nnz and 0 in sparse_shape:  # nothing fits a shape of size 0 (check=False input)

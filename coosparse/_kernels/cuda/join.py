@@ -43,11 +43,12 @@ class JoinRows:
                   i64(n), indices, i64(d), view, i64(view.shape[1]), out_idx, oview, self._err())
         return out_idx, out_val
 
-    def counting_take(self, keys, bound, indices, values):
+    def counting_take(self, keys, bound, indices, values, other_bound=None):
         """(offsets int64[bound + 1], indices[:, perm], values[perm]) for the stable order perm of
         ``keys`` in [0, bound): the stable sort of the keys, the gathers, and each key's first
         position by binary search (the same arrays as the Numba layer's counting sort: a stable
-        order is unique). A key outside [0, bound) is reported (``errors.INDEX``). Sync-free."""
+        order is unique). A key outside [0, bound) is reported (``errors.INDEX``). Sync-free.
+        ``other_bound`` (the Numba layer packs that many bits of the second row) is not needed."""
         xp = self.xp
         keys = self._c(keys, np.int64)
         bound = int(bound)

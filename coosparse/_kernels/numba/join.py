@@ -200,17 +200,24 @@ def unpack_part(t, nparts, words, shift, out_idx):
 # thousand entries, is counting-sorted by the low bits where it lies in cache, writing the
 # final index rows, values and the key offsets. Both passes keep entry order: stable.
 @nb.njit(cache=True, nogil=True)
-def split_scatter_part(t, nparts, keys, other, values, shift, ob, pos, out_words, out_values):
-    """Part t's (key << ob | other, value) pairs to their bucket's next slots, in order."""
+def split_scatter_part(t, nparts, keys, other, values, shift, ob, pos, out_words, out_values, wide):
+    """Part t's (key << ob | other, value) pairs to their bucket's next slots, in order;
+    wide[t] = the part's ``other`` values outside [0, 2**ob) (their words are not usable: the
+    caller then sorts otherwise)."""
     lo, hi = part_range(t, nparts, keys.shape[0])
     p = pos[t]
+    lim = np.uint64(1) << np.uint64(ob)
+    nwide = 0
     for i in range(lo, hi):
         k = keys[i]
         b = k >> shift
         q = p[b]
         p[b] = q + 1
-        out_words[q] = (k << ob) | other[i]
+        o = other[i]
+        nwide += np.uint64(o) >= lim
+        out_words[q] = (k << ob) | o
         out_values[q] = values[i]
+    wide[t] = nwide
 
 
 @nb.njit(cache=True, nogil=True)
@@ -270,8 +277,10 @@ SPLIT_MAX_BITS = 25
 def split_take(keys, bound, other, values, nparts, kb, ob):
     """counting_take of two index rows (keys, other) and one value word per entry by the split
     sort: (offsets, out_idx, out_val), or None when it does not apply (a key space over
-    SPLIT_MAX_BITS, or a bucket holding much of the keys: its scratch would be large); the
-    caller sorts otherwise. IndexError for a key outside [0, bound), before anything is moved."""
+    SPLIT_MAX_BITS, or a bucket holding much of the keys: its scratch would be large), or False
+    for an ``other`` value outside [0, 2**ob) (found by the split pass); the caller sorts
+    otherwise.
+    IndexError for a key outside [0, bound), before anything is moved."""
     n = keys.shape[0]
     if kb > SPLIT_MAX_BITS or values.dtype.itemsize not in _WORDS:
         return None
@@ -292,7 +301,10 @@ def split_take(keys, bound, other, values, nparts, kb, ob):
     out_idx = np.empty((2, n), np.int64)
     out_val = np.empty((n, 1), values.dtype)
     out_words = out_val.view(vals.dtype)[:, 0]
-    run_parts(split_scatter_part, nparts, nparts, keys, other, vals, shift, ob, pos, out_idx[0], out_words)
+    wide = np.zeros(nparts, np.int64)
+    run_parts(split_scatter_part, nparts, nparts, keys, other, vals, shift, ob, pos, out_idx[0], out_words, wide)
+    if wide.any():
+        return False
     offsets = np.empty(bound + 1, np.int64)
     offsets[bound] = n
     counts = np.empty((lparts, 1 << shift), np.int64)

@@ -527,7 +527,7 @@ def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val):
                     out_idx, out_val, nparts, nthreads)
 
 
-def counting_take(keys, bound, indices, values):
+def counting_take(keys, bound, indices, values, other_bound=None):
     """(offsets int64[bound + 1], indices[:, perm], values[perm]) for the stable order perm of
     ``keys`` in [0, bound). IndexError for a key outside [0, bound), before anything is moved.
 
@@ -537,6 +537,10 @@ def counting_take(keys, bound, indices, values):
     value) pairs in digits of at most 9 bits (each pass writes to at most 512 streams, which stay
     in cache; a one-pass counting sort writes to ``bound`` streams, a cache miss per entry).
     Other keys: a counting sort (histograms per part, each part scatters in order).
+
+    ``other_bound`` (optional): the second row's bound, as the shape says. The split sort then
+    packs that many bits and its split pass checks the row as it reads it, instead of two passes
+    for the row's minimum and maximum first (a flag that lies: the row is read again for them).
     """
     keys = np.ascontiguousarray(keys, dtype=_i64)
     indices = np.ascontiguousarray(indices, dtype=_i64)
@@ -544,12 +548,19 @@ def counting_take(keys, bound, indices, values):
     bound = int(bound)
     nparts = 1 if n < _SERIAL_BELOW else _nthreads()
     kb = max(bound - 1, 1).bit_length()
-    ob = int(indices[1].max()).bit_length() if indices.shape[0] == 2 and n else 64
     # (coalesce passes row 0 itself as the keys: the same memory needs no comparison)
-    if (indices.shape[0] == 2 and n and kb + ob <= 63 and int(indices[1].min()) >= 0
-            and (keys.ctypes.data == indices.ctypes.data or bool((indices[0] == keys).all()))
-            and values.dtype.itemsize in _WORDS):
-        out = _join.split_take(keys, bound, indices[1], values, nparts, kb, ob) if values.shape[1] == 1 else None
+    pair = (indices.shape[0] == 2 and n and values.dtype.itemsize in _WORDS
+            and (keys.ctypes.data == indices.ctypes.data or bool((indices[0] == keys).all())))
+    split = pair and values.shape[1] == 1
+    sb = max(int(other_bound) - 1, 1).bit_length() if other_bound is not None else 64
+    if split and kb + sb <= 63:
+        out = _join.split_take(keys, bound, indices[1], values, nparts, kb, sb)
+        if out is not None and out is not False:
+            return out
+        split = out is False  # None: the split sort does not apply whatever the row holds
+    ob = int(indices[1].max()).bit_length() if indices.shape[0] == 2 and n else 64
+    if pair and kb + ob <= 63 and int(indices[1].min()) >= 0:
+        out = _join.split_take(keys, bound, indices[1], values, nparts, kb, ob) if split else None
         if out is not None:
             return out
         return _radix_take(keys, bound, indices, values, nparts, kb, ob)

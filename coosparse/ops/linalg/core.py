@@ -614,8 +614,16 @@ def _check_product_size(xp, arow_key, acol_key, b_offsets, ncols, size, acc, op)
     if xp is not np or acol_key.shape[0] == 0 or kbound == 0:
         return
     item = 16 + np.dtype(acc).itemsize
+    lengths = np.diff(b_offsets)
+    try:
+        # every entry of A times B's longest row: when that fits, so does the sum below (an
+        # O(nnz(A)) gather, a tenth of a product of ~2 products per row, uniform 200k)
+        check_entries(int(min(float(acol_key.shape[0]) * float(lengths.max()), float(size))), op, item)
+        return
+    except MemoryError:
+        pass
     # (a key outside its bound is reported by the kernel that reads it; here it only bounds the size)
-    per_entry = np.diff(b_offsets).take(acol_key, mode="clip").astype(np.float64)
+    per_entry = lengths.take(acol_key, mode="clip").astype(np.float64)
     bound = min(float(per_entry.sum()), float(size))
     try:
         check_entries(int(bound), op, item, "entries at most (each entry of A times its row of B)")

@@ -514,6 +514,33 @@ def test_spgemm_one_pass_two_passes_and_parts_same_bits(monkeypatch, kind):
     np.testing.assert_allclose(first.values, want.data[order], rtol=1e-12, atol=1e-12)
 
 
+def test_spgemm_count_pass_stamps_wrap(monkeypatch):
+    """The two-pass count marks columns with a 16-bit row stamp, cleared every 65535 rows: a part
+    of more rows (one thread) whose rows all meet the same few columns counts each row exactly
+    (a stale stamp would undercount the row 65535 rows later), as scipy does."""
+    import numba
+    import scipy.sparse as sp
+
+    from coosparse._kernels.numba import spgemm as sg
+
+    rng = np.random.default_rng(23)
+    n = 2 * sg.STAMP_ROWS + 100
+    a = coosparse.random((n, 6), nnz=3 * n, seed=int(rng.integers(1 << 30)), sorted=True)
+    b = coosparse.random((6, 9), nnz=30, seed=int(rng.integers(1 << 30)), sorted=True)
+    monkeypatch.setattr(sg, "_one_pass", lambda p, e: False)
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        c = a @ b
+    finally:
+        numba.set_num_threads(old)
+    csr = [sp.csr_array((x.values, (x.indices[0], x.indices[1])), shape=x.shape) for x in (a, b)]
+    want = (csr[0] @ csr[1]).tocoo()
+    order = np.lexsort((want.col, want.row))
+    np.testing.assert_array_equal(c.indices, np.stack([want.row[order], want.col[order]]))
+    np.testing.assert_allclose(c.values, want.data[order], rtol=1e-12, atol=1e-12)
+
+
 def _in_own_mapping(arr):
     """Whether ``arr``'s memory is an ``mmap`` of its own (the end of its base chain)."""
     import mmap
