@@ -111,3 +111,18 @@ def test_coalesce_from_threads_at_once(pool):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_a_forked_child_starts_with_an_empty_pool(pool):
+    import os
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    pool.give(pool.take(5000, np.uint8))
+    assert pool.kept_bytes() == 5000
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 when its pool is empty and usable
+        ok = pool.kept_bytes() == 0 and pool.take(5000, np.uint8).nbytes == 5000
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert pool.kept_bytes() == 5000

@@ -12,6 +12,7 @@ mapping). So up to :data:`KEEP_BYTES` of freed temporaries stay here, their
 pages mapped, for the next call. Thread-safe: a buffer is lent to one caller
 at a time; callers running at once get buffers of their own.
 """
+import os
 import threading
 
 import numpy as np
@@ -24,6 +25,16 @@ MIN_BYTES = 1 << 20
 
 _lock = threading.Lock()
 _free = []  # uint8 buffers not lent out, smallest first
+
+
+def _forget_in_child():
+    # a forked child: another thread may have held the lock at the fork; start afresh
+    global _lock, _free
+    _lock, _free = threading.Lock(), []
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def take(shape, dtype):
