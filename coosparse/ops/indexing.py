@@ -132,6 +132,23 @@ def _fast_leading(a, key):
     return result(a, indices, vals, (stop - start,) + a._shape[1:], sorted=True, unique=a._unique)
 
 
+def _fast_rows(a, key):
+    """``a[rows]`` (a 1-D signed integer NumPy array of at least ROW_POINTER_MIN_QUERIES rows) of a
+    sorted host array whose row pointer pays: the rows gathered whole through the pointer, as the
+    general path's fused route does (the same result), without its key analysis (a fifth of the
+    call for 10,000 rows). None where the general path is needed."""
+    ind = a._indices
+    if (not isinstance(ind, np.ndarray) or key.shape[0] < ROW_POINTER_MIN_QUERIES or not ind.shape[0]
+            or not a._row_pointer_pays()):
+        return None
+    rows = _check_bounds(key, a._shape[0], 0, np)
+    be = backend_for(ind)
+    v2 = rows2d(a._values)
+    out_idx, words = be.take_rows(ind[1:], as_words(v2), a._row_pointer(), rows)
+    vals = words.view(v2.dtype).reshape((out_idx.shape[1],) + a.dense_shape)
+    return result(a, out_idx, vals, (key.shape[0],) + a._shape[1:], sorted=True, unique=a._unique)
+
+
 def _cached_pointer(a):
     return a._cached_companion(("row_pointer", 1, a.shape[0])) if a.sparse_ndim else None
 
@@ -163,6 +180,10 @@ def getitem(a, key):
         return a  # the Array API's a[()] (NumPy would give a 0-d array's scalar)
     if (t is int or t is slice) and a._sorted and a._indices.shape[0]:
         out = _fast_leading(a, key)
+        if out is not None:
+            return out
+    if t is np.ndarray and key.ndim == 1 and key.dtype.kind == "i" and a._sorted:
+        out = _fast_rows(a, key)
         if out is not None:
             return out
     items, scalar_ok = _normalize(a, key)

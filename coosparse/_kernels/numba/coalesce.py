@@ -13,6 +13,7 @@ import numba as nb
 import numpy as np
 
 from . import linear_index as _li
+from . import scratch as _scratch
 from . import segment as _seg
 from . import sort as _sort
 from ..bounds import raise_out_of_bounds, row_major_sizes, size_limits
@@ -286,8 +287,9 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     biggest = int(np.diff(bucket_starts).max())
     sb = max(biggest - 1, 0).bit_length()
     wide = low_bits + sb > 32
-    sorted_words = np.empty(n, dtype=np.int64 if wide else np.uint32)
-    vals = np.empty(vshape(n), dtype=values.dtype)
+    # the two temporaries as large as the input: reused memory, not fresh pages (scratch.py)
+    sorted_words = _scratch.take(n, np.int64 if wide else np.uint32)
+    vals = _scratch.take(vshape(n), values.dtype)
     run_parts(_bucket_part, nparts, nthreads, True, indices, strides, limits, low_bits, offsets, bad, keybuf, sb, wide,
               no_words32 if wide else sorted_words, sorted_words if wide else no_words64, values, vals, bucket_starts)
     word_dtype = sorted_words.dtype
@@ -315,6 +317,7 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     out_val = np.empty(vshape(m), dtype=values.dtype)
     run_parts(_output_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, out_starts, low_bits,
               strides, shifts, out_idx, out_val)
+    _scratch.give(sorted_words, vals)
     return out_idx, out_val.reshape(m, k)
 
 

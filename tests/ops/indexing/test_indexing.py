@@ -461,3 +461,23 @@ def test_whole_rows_through_the_row_pointer(backend, m, rows_dtype):
             key[m // 2] = bad
             with pytest.raises(IndexError, match=f"index {bad} is out of bounds for axis 0"):
                 backend.put(a)[backend.put(key)]
+
+
+@pytest.mark.parametrize("m", [63, 64, 5000])
+@pytest.mark.parametrize("dense", [(), (3,)])
+@pytest.mark.parametrize("shape", [(700, 50), (700,), (700, 9, 11)])
+def test_row_list_fast_path_is_the_general_route(m, dense, shape):
+    """``a[rows]`` by a 1-D signed NumPy row list (the short path from 64 rows) gives the same
+    entries, shape and flags as the general route through ``a[rows, ...]``, on both sides of the
+    row count, for 1-D, 2-D and 3-D sparse shapes with and without dense dimensions."""
+    rng = np.random.default_rng(m + len(shape))
+    dense_ref = rng.random(shape + dense) * (rng.random(shape)[(...,) + (None,) * len(dense)] < 0.2)
+    a = coosparse.from_dense(dense_ref, sparse_ndim=len(shape))
+    assert a.is_sorted
+    rows = rng.integers(-700, 700, m).astype(np.int32)
+    fast, general = a[rows], a[rows, ...]
+    assert fast.shape == general.shape == (m,) + a.shape[1:]
+    np.testing.assert_array_equal(fast.indices, general.indices)
+    assert fast.values.tobytes() == general.values.tobytes()
+    assert (fast.is_sorted, fast.is_unique) == (general.is_sorted, general.is_unique) == (True, True)
+    np.testing.assert_array_equal(fast.to_dense(), dense_ref[rows])
