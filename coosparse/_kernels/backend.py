@@ -90,10 +90,23 @@ def backend_for(*arrays):
         raise ValueError(f"operands live on different devices: {sorted(devices)}; move them with .to()")
     device = next(iter(devices)) if devices else "cpu"
     if device == EMULATED_DEVICE:
-        return importlib.import_module(_EMULATED_BACKEND)
+        return _layer(_EMULATED_BACKEND)
     if device.startswith("cuda"):
-        return importlib.import_module(_GPU_BACKEND)
-    return importlib.import_module(_CPU_BACKENDS[_cpu_backend_name])
+        return _layer(_GPU_BACKEND)
+    return _layer(_CPU_BACKENDS[_cpu_backend_name])
+
+
+_layers = {}
+
+
+def _layer(name):
+    """The kernel layer module ``name``, imported at its first use (Numba and CuPy load only when a
+    kernel runs, keeping ``import coosparse`` light), then looked up here: ``import_module`` on every
+    call went through the import system's lock and lookups."""
+    layer = _layers.get(name)
+    if layer is None:
+        layer = _layers[name] = importlib.import_module(name)
+    return layer
 
 
 @contextlib.contextmanager
