@@ -729,11 +729,16 @@ def _transpose_part(t, nparts, a, out):
                     out[_u(c), _u(k)] = a[_u(k), _u(c)]
 
 
-def dense_transpose(a, nthreads):
-    """A C-contiguous copy of ``a.T`` (``a`` 2-D, any strides)."""
+def dense_transpose(a, nthreads, out=None):
+    """A C-contiguous copy of ``a.T`` (``a`` 2-D, any strides), written into ``out`` when given (a
+    C-contiguous array of ``a.T``'s shape and ``a``'s dtype, not overlapping ``a``)."""
     if a.size < TRANSPOSE_NUMPY_BELOW:
-        return np.ascontiguousarray(a.T)
-    out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
+        if out is None:
+            return np.ascontiguousarray(a.T)
+        out[...] = a.T
+        return out
+    if out is None:
+        out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
     if a.size:
         run_parts(_transpose_part, nparts_for(a.size, nthreads), nthreads, a, out)
     return out
