@@ -612,6 +612,7 @@ def _sddmm_pairs_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, ze
     z = zero[0]
     bad = 0
     line = 64 // x.itemsize if x.itemsize <= 64 else 1  # not max(): a function of its own
+    last = -1  # x's row fetched last: a sorted mask's entries share it (not fetched again)
     for e in range(lo, hi, 2):
         g = e + 1 if e + 1 < hi else e
         f = e + SDDMM_PREFETCH
@@ -620,11 +621,24 @@ def _sddmm_pairs_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, ze
             xb = rows[_u(f + 1)] * rs
             ya = cols[_u(f)] * cs
             yb = cols[_u(f + 1)] * cs
-            for j in range(0, k, line):  # a hint only: never faults, whatever the index
-                prefetch(x, _u(xa + j))
-                prefetch(x, _u(xb + j))
+            # a hint only: never faults, whatever the index. While loops: a range() of a
+            # step unknown when compiling divides for its count (measured 5% of the kernel)
+            j = 0
+            while j < k:
                 prefetch(y, _u(ya + j))
                 prefetch(y, _u(yb + j))
+                j += line
+            if xa != last:
+                j = 0
+                while j < k:
+                    prefetch(x, _u(xa + j))
+                    j += line
+            if xb != xa:
+                j = 0
+                while j < k:
+                    prefetch(x, _u(xb + j))
+                    j += line
+            last = xb
         r, c, r2, c2 = rows[_u(e)], cols[_u(e)], rows[_u(g)], cols[_u(g)]
         ok = _u(r) < rb and _u(c) < cb
         ok2 = _u(r2) < rb and _u(c2) < cb
@@ -654,14 +668,22 @@ def _sddmm_unit_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zer
     # the rows of a later entry are fetched ahead: the entries' y rows (x rows too, for an
     # unsorted mask) are random reads, which measured 2.5x faster with prefetching
     line = 64 // x.itemsize if x.itemsize <= 64 else 1  # not max(): a function of its own
+    last = -1  # x's row fetched last (a sorted mask's entries share it)
     for e in range(lo, hi):
         f = e + SDDMM_PREFETCH
         if f < hi:
             xa = rows[_u(f)] * rs
             ya = cols[_u(f)] * cs
-            for j in range(0, k, line):  # a hint only: never faults, whatever the index
-                prefetch(x, _u(xa + j))
+            j = 0
+            while j < k:  # a hint only: never faults, whatever the index (while: see above)
                 prefetch(y, _u(ya + j))
+                j += line
+            if xa != last:
+                j = 0
+                while j < k:
+                    prefetch(x, _u(xa + j))
+                    j += line
+            last = xa
         r = rows[_u(e)]
         c = cols[_u(e)]
         if _u(r) >= rb or _u(c) >= cb:
