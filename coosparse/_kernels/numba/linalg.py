@@ -44,6 +44,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from .parts import prefetch
+from .transpose import _transpose_part, _transpose_rows_part
 from .threads import SERIAL_BELOW, run_parts
 
 # below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
@@ -731,26 +732,6 @@ def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, 
 
 
 # ---------------------------------------------------------------------------- dense transpose
-TRANSPOSE_TILE = 64  # columns of a per tile: 64 output rows of one cache line per 8 rows of a
-
-
-@nb.njit(cache=True, nogil=True)
-def _transpose_part(t, nparts, a, out):
-    """out[c, k] = a[k, c] for part t's blocks of TRANSPOSE_TILE columns, in 8 x TILE tiles: each
-    tile reads 8 runs of a row and writes a cache line of each of TILE output rows (NumPy's
-    strided copy walks a whole column of ``a`` per output row, a cache miss per element)."""
-    kk, nn = a.shape
-    nblocks = (nn + TRANSPOSE_TILE - 1) // TRANSPOSE_TILE
-    for b in range(nblocks * t // nparts, nblocks * (t + 1) // nparts):
-        c0 = b * TRANSPOSE_TILE
-        c1 = c0 + TRANSPOSE_TILE if c0 + TRANSPOSE_TILE < nn else nn
-        for k0 in range(0, kk, 8):
-            k1 = k0 + 8 if k0 + 8 < kk else kk
-            for c in range(c0, c1):
-                for k in range(k0, k1):
-                    out[_u(c), _u(k)] = a[_u(k), _u(c)]
-
-
 def dense_transpose(a, nthreads, out=None):
     """A C-contiguous copy of ``a.T`` (``a`` 2-D, any strides), written into ``out`` when given (a
     C-contiguous array of ``a.T``'s shape and ``a``'s dtype, not overlapping ``a``)."""
@@ -762,5 +743,8 @@ def dense_transpose(a, nthreads, out=None):
     if out is None:
         out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
     if a.size:
-        run_parts(_transpose_part, nparts_for(a.size, nthreads), nthreads, a, out)
+        # vectors for 8 x 8 blocks when the rows are unit-stride and the items plain numbers
+        rows = (a.dtype.kind in "fiu" and a.strides[1] == a.itemsize and out.strides[1] == out.itemsize
+                and a.flags.aligned and out.flags.aligned)
+        run_parts(_transpose_rows_part if rows else _transpose_part, nparts_for(a.size, nthreads), nthreads, a, out)
     return out

@@ -108,3 +108,32 @@ def test_sampled_matmul_threads_never_share_scratch(pool):
         t.join()
     assert not bad and len(pool._idle) <= pool.KEEP
     assert la.TRANSPOSE_NUMPY_BELOW < 16 * 5000  # the tiled (GIL-free) transpose ran
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.float32, np.float64, np.uint64, np.bool_,
+                                   np.complex128])
+@pytest.mark.parametrize("shape", [(8, 8), (16, 64), (17, 130), (9, 1000), (64, 203), (3, 40)])
+def test_dense_transpose_blocks_exact(monkeypatch, dtype, shape):
+    """The tiled transpose (vector 8 x 8 blocks for unit-stride rows of plain numbers, element by
+    element otherwise: strided rows, unaligned data, bool, complex) copies every bit (any NaN
+    payload included), whole blocks and ragged edges, into a fresh or a given array."""
+    monkeypatch.setattr(la, "TRANSPOSE_NUMPY_BELOW", 0)
+    rng = np.random.default_rng(8)
+    itemsize = np.dtype(dtype).itemsize
+    raw = rng.integers(0, 256, size=(shape[0] * 2) * (shape[1] * 2) * itemsize + itemsize, dtype=np.uint8)
+    if dtype is np.bool_:
+        raw &= 1
+    flat = raw[:-itemsize].view(dtype)
+    unaligned = raw[1:1 + flat.nbytes].view(dtype) if itemsize > 1 else flat  # off by one byte
+    sources = [flat[:shape[0] * shape[1]].reshape(shape),
+               flat.reshape(shape[0] * 2, shape[1] * 2)[::2, ::2],  # strided rows
+               flat.reshape(shape[0] * 2, shape[1] * 2)[::2, 1:shape[1] + 1],  # unit-stride rows, offset
+               np.asfortranarray(flat[:shape[0] * shape[1]].reshape(shape)),
+               unaligned[:shape[0] * shape[1]].reshape(shape)]
+    for src in sources:
+        want = np.ascontiguousarray(src.T)
+        for nthreads in (1, 3):
+            got = la.dense_transpose(src, nthreads)
+            assert got.flags.c_contiguous and got.tobytes() == want.tobytes()
+            out = np.zeros(want.shape, dtype)
+            assert la.dense_transpose(src, nthreads, out) is out and out.tobytes() == want.tobytes()
