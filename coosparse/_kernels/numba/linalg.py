@@ -44,7 +44,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from .parts import prefetch
-from .transpose import _transpose_part, _transpose_rows_part
+from .transpose import _transpose_part, _transpose_rows_part, _transpose_stream_part
 from .threads import SERIAL_BELOW, run_parts
 
 # below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
@@ -743,8 +743,15 @@ def dense_transpose(a, nthreads, out=None):
     if out is None:
         out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
     if a.size:
-        # vectors for 8 x 8 blocks when the rows are unit-stride and the items plain numbers
-        rows = (a.dtype.kind in "fiu" and a.strides[1] == a.itemsize and out.strides[1] == out.itemsize
-                and a.flags.aligned and out.flags.aligned)
-        run_parts(_transpose_rows_part if rows else _transpose_part, nparts_for(a.size, nthreads), nthreads, a, out)
+        # vectors for 8 x 8 blocks when the rows are unit-stride and the items plain numbers; with
+        # 8-byte items into whole aligned cache lines, stores that skip the caches (no line read
+        # first: 67 MB transposed in half the time, and the product that reads it back measured
+        # 9% faster in all)
+        kernel = _transpose_part
+        if (a.dtype.kind in "fiu" and a.strides[1] == a.itemsize and out.strides[1] == out.itemsize
+                and a.flags.aligned and out.flags.aligned):
+            kernel = _transpose_rows_part
+            if a.itemsize == 8 and out.ctypes.data % 64 == 0 and out.strides[0] % 64 == 0:
+                kernel = _transpose_stream_part
+        run_parts(kernel, nparts_for(a.size, nthreads), nthreads, a, out)
     return out

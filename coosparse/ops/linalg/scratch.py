@@ -21,6 +21,7 @@ import numpy as np
 POOL_FROM = 1 << 22  # NumPy's huge-page advice starts at 4 MB
 KEEP = 2  # both factors of one call
 KEEP_MAX_BYTES = 1 << 28  # a larger buffer is freed with its call, not held
+ALIGN = 64  # bytes: every array taken starts on a cache line
 
 _idle = []  # idle uint8 buffers
 
@@ -35,11 +36,12 @@ def take(shape, dtype):
             buf = _idle.pop()
         except IndexError:
             pass
-        if buf is not None and buf.nbytes < nbytes:
+        if buf is not None and buf.nbytes < nbytes + ALIGN:
             buf = None  # too small: freed; the larger one replaces it when given back
     if buf is None:
-        buf = np.empty(max(nbytes, 1), dtype=np.uint8)
-    return buf[:nbytes].view(dtype).reshape(shape)
+        buf = np.empty(nbytes + ALIGN, dtype=np.uint8)
+    start = -buf.ctypes.data % ALIGN  # cache-line aligned: the transpose then streams its stores
+    return buf[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def give(arr):
@@ -47,7 +49,7 @@ def give(arr):
     buf = arr.base if isinstance(arr.base, np.ndarray) else arr
     while isinstance(buf.base, np.ndarray):
         buf = buf.base
-    if not POOL_FROM <= buf.nbytes <= KEEP_MAX_BYTES or buf.dtype != np.uint8:
+    if not POOL_FROM <= buf.nbytes - ALIGN <= KEEP_MAX_BYTES or buf.dtype != np.uint8:
         return
     if len(_idle) < KEEP:
         _idle.append(buf)

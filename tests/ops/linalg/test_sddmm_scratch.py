@@ -23,15 +23,16 @@ def pool(monkeypatch):
 def test_take_give_reuses_memory(pool):
     a = pool.take((40, 8), np.float64)  # 2560 bytes
     assert a.shape == (40, 8) and a.dtype == np.float64 and a.flags.c_contiguous
+    assert a.ctypes.data % pool.ALIGN == 0  # on a cache line
     pool.give(a)
-    assert pool.held_bytes() == a.nbytes
+    assert pool.held_bytes() == a.nbytes + pool.ALIGN
     b = pool.take((20, 8), np.float64)  # smaller: the same memory
     assert np.shares_memory(a, b) and pool.held_bytes() == 0
     c = pool.take((20, 8), np.float64)  # in use elsewhere: a buffer of its own
     assert not np.shares_memory(b, c)
     pool.give(b)
     pool.give(c)
-    assert pool.held_bytes() == a.nbytes + c.nbytes  # KEEP = 2
+    assert pool.held_bytes() == a.nbytes + c.nbytes + 2 * pool.ALIGN  # KEEP = 2
     d = pool.take((3, 10, 8), np.complex128)  # larger than what was popped: that one is dropped
     assert d.nbytes == 3840 and not np.shares_memory(d, c)
     pool.give(d)
@@ -48,11 +49,11 @@ def test_take_keeps_only_mid_sized_buffers(pool):
     assert pool.held_bytes() == 0
     edge = pool.take((1 << 17,), np.float64)  # exactly KEEP_MAX_BYTES: kept
     pool.give(edge)
-    assert pool.held_bytes() == 1 << 20
+    assert pool.held_bytes() == (1 << 20) + pool.ALIGN
     three = [pool.take((200,), np.float64) for _ in range(3)]
     for t in three:
         pool.give(t)
-    assert len(pool._idle) == 2 and pool.held_bytes() == (1 << 20) + 1600  # the larger ones kept
+    assert len(pool._idle) == 2 and pool.held_bytes() == (1 << 20) + 1600 + 2 * pool.ALIGN  # the larger ones kept
     empty = pool.take((0, 5), np.float64)
     assert empty.shape == (0, 5)
 
@@ -84,7 +85,7 @@ def test_scratch_given_back_on_error(pool):
     x, y = np.ones((3, 64)), np.ones((64, 300))
     with pytest.raises(IndexError):
         coosparse.sampled_matmul(mask, x, y)
-    assert pool.held_bytes() == 300 * 64 * 8
+    assert pool.held_bytes() == 300 * 64 * 8 + pool.ALIGN
 
 
 def test_sampled_matmul_threads_never_share_scratch(pool):
@@ -110,13 +111,14 @@ def test_sampled_matmul_threads_never_share_scratch(pool):
     assert la.TRANSPOSE_NUMPY_BELOW < 16 * 5000  # the tiled (GIL-free) transpose ran
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.float32, np.float64, np.uint64, np.bool_,
-                                   np.complex128])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.float32, np.float64, np.int64, np.uint64,
+                                   np.bool_, np.complex128])
 @pytest.mark.parametrize("shape", [(8, 8), (16, 64), (17, 130), (9, 1000), (64, 203), (3, 40)])
 def test_dense_transpose_blocks_exact(monkeypatch, dtype, shape):
-    """The tiled transpose (vector 8 x 8 blocks for unit-stride rows of plain numbers, element by
-    element otherwise: strided rows, unaligned data, bool, complex) copies every bit (any NaN
-    payload included), whole blocks and ragged edges, into a fresh or a given array."""
+    """The tiled transpose (vector 8 x 8 blocks for unit-stride rows of plain numbers, streamed
+    into whole aligned cache lines for 8-byte items; element by element otherwise: strided rows,
+    unaligned data, bool, complex) copies every bit (any NaN payload included), whole blocks and
+    ragged edges, into a fresh or a given array, and writes nothing outside it."""
     monkeypatch.setattr(la, "TRANSPOSE_NUMPY_BELOW", 0)
     rng = np.random.default_rng(8)
     itemsize = np.dtype(dtype).itemsize
@@ -135,5 +137,29 @@ def test_dense_transpose_blocks_exact(monkeypatch, dtype, shape):
         for nthreads in (1, 3):
             got = la.dense_transpose(src, nthreads)
             assert got.flags.c_contiguous and got.tobytes() == want.tobytes()
-            out = np.zeros(want.shape, dtype)
-            assert la.dense_transpose(src, nthreads, out) is out and out.tobytes() == want.tobytes()
+            # into a cache-line aligned array (8-byte items then stream their stores) and one that
+            # is not (8 bytes off a line)
+            for skew in (0, 8):
+                buf = np.zeros(want.nbytes + 128, np.uint8)
+                at = -buf.ctypes.data % 64 + skew
+                out = buf[at:at + want.nbytes].view(dtype).reshape(want.shape)
+                assert la.dense_transpose(src, nthreads, out) is out and out.tobytes() == want.tobytes()
+                assert not buf[:at].any() and not buf[at + want.nbytes:].any()  # nothing written outside
+
+
+def test_dense_transpose_picks_the_streaming_kernel_only_for_aligned_lines(monkeypatch):
+    monkeypatch.setattr(la, "TRANSPOSE_NUMPY_BELOW", 0)
+    used = []
+    for name in ("_transpose_part", "_transpose_rows_part", "_transpose_stream_part"):
+        kernel = getattr(la, name)
+        monkeypatch.setattr(la, name, lambda t, n, *args, kernel=kernel, name=name: (used.append(name), kernel(t, n, *args)))
+    a = np.random.default_rng(9).random((16, 100))
+    buf = np.zeros(a.nbytes + 128, np.uint8)
+    at = -buf.ctypes.data % 64
+    for skew, dtype, want in ((0, np.float64, "_transpose_stream_part"), (8, np.float64, "_transpose_rows_part"),
+                              (0, np.float32, "_transpose_rows_part"), (0, np.complex64, "_transpose_part")):
+        src = a.astype(dtype)
+        out = buf[at + skew:at + skew + src.nbytes].view(dtype).reshape(100, 16)
+        used.clear()
+        la.dense_transpose(src, 1, out)
+        assert set(used) == {want} and np.array_equal(out, src.T)
