@@ -292,9 +292,10 @@ sddmm              (rows int64[n], row_stride, cols int64[n], col_stride,
                    combined ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)); rows in
                    [0, row_bound), cols in [0, col_bound) (None: 2**63,
                    for addresses from a checked linear_index). Sync-free
-dense_transpose    (a[K, N], any strides) -> [N, K] C-contiguous: a.T copied
-                   (Numba: in cache-sized tiles, in parallel parts; CUDA:
-                   CuPy's copy). Sync-free
+dense_transpose    (a[K, N], any strides, out=None) -> [N, K] C-contiguous:
+                   a.T copied (Numba: in cache-sized tiles, in parallel
+                   parts; CUDA: CuPy's copy), into out when given (C-contiguous
+                   [N, K] of a's dtype, not overlapping a). Sync-free
 ---- spgemm ------------------------------------------------------------------
 spgemm             (a_offsets int64[R+1], a_rows int64[R] | None, a_perm |
                    None, a_cols int64[na], a_values, b_offsets int64[K+1],

@@ -198,7 +198,10 @@ class LinalgRows:
                   self._err())
         return out
 
-    def dense_transpose(self, a):
+    def dense_transpose(self, a, out=None):
         """A C-contiguous copy of 2-D ``a``'s transpose (CuPy's copy: a GPU's transpose is not the
-        CPU's cache-miss-bound strided walk). Sync-free."""
-        return self.xp.ascontiguousarray(a.T)
+        CPU's cache-miss-bound strided walk), into ``out`` when given. Sync-free."""
+        if out is None:
+            return self.xp.ascontiguousarray(a.T)
+        out[...] = a.T
+        return out

@@ -741,9 +741,9 @@ def sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, row_bou
     return out
 
 
-def dense_transpose(a):
-    """A C-contiguous copy of 2-D ``a``'s transpose, copied in cache-sized tiles."""
-    return _la.dense_transpose(a, _nthreads())
+def dense_transpose(a, out=None):
+    """A C-contiguous copy of 2-D ``a``'s transpose, copied in cache-sized tiles (into ``out``)."""
+    return _la.dense_transpose(a, _nthreads(), out)
 
 
 def _bound(b):

@@ -17,6 +17,7 @@ from ..._core.shapes import check_entries
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
 from ..._kernels.bounds import check_indices
 from ..elementwise.arithmetic import multiply
+from . import scratch
 from .core import (
     _as_operand, _batch_map, _broadcast_batch, _check_zero_fill, _from_acc, _is_coo, _normalize_axis,
     _product, _result_dtype, _strides, _to_acc, _xp_of, name_bad_index, sparsify,
@@ -402,8 +403,8 @@ def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
 
     ``x`` is (..., M, K) and ``y`` (..., K, N), any strides (transposed or
     conjugated views included); their batch dimensions broadcast to the
-    ``nbatch`` leading rows. The kernel reads both through flat views, so
-    nothing is transposed or copied unless a dtype cast is needed.
+    ``nbatch`` leading rows. The kernel reads both through flat views; a
+    factor is copied only for a dtype cast or to make it unit-stride (below).
 
     Every index row is checked against its size (IndexError on the CPU, the
     error word on a GPU), by the kernel for a lone row or column index, by the
@@ -418,13 +419,33 @@ def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
     ya = _to_acc(y, dtype)
     # the kernel walks a row of x and a column of y: make both unit-stride when the
     # entries outnumber the rows/columns (one O(size) copy instead of strided reads; a
-    # matrix by the kernel layer's tiled transpose, faster than NumPy's strided copy)
+    # matrix by the kernel layer's tiled transpose, faster than NumPy's strided copy; on the host
+    # into scratch memory kept for the next call, see scratch.py)
     item = xa.dtype.itemsize
-    if xa.strides[-1] != item and n >= xa.shape[-2] and 0 not in xa.strides:
-        xa = be.dense_transpose(xa.T) if xa.ndim == 2 else xp.ascontiguousarray(xa)
-    if ya.strides[-2] != item and n >= ya.shape[-1] and 0 not in ya.strides:
-        ya = be.dense_transpose(ya).T if ya.ndim == 2 else \
-            xp.swapaxes(xp.ascontiguousarray(xp.swapaxes(ya, -1, -2)), -1, -2)
+    taken = []
+
+    def transposed(a):
+        if xp is not np:
+            return be.dense_transpose(a)
+        out = scratch.take((a.shape[1], a.shape[0]), a.dtype)
+        taken.append(out)
+        return be.dense_transpose(a, out)
+
+    try:
+        if xa.strides[-1] != item and n >= xa.shape[-2] and 0 not in xa.strides:
+            xa = transposed(xa.T) if xa.ndim == 2 else xp.ascontiguousarray(xa)
+        if ya.strides[-2] != item and n >= ya.shape[-1] and 0 not in ya.strides:
+            ya = transposed(ya).T if ya.ndim == 2 else \
+                xp.swapaxes(xp.ascontiguousarray(xp.swapaxes(ya, -1, -2)), -1, -2)
+        return _sddmm_flat(be, rows, nbatch, xa, ya, k, dtype)
+    finally:
+        for t in taken:  # the values are in a new array: nothing reads the copies any more
+            scratch.give(t)
+
+
+def _sddmm_flat(be, rows, nbatch, xa, ya, k, dtype):
+    """sddmm_rows once ``xa`` and ``ya`` are laid out for the kernel."""
+    xp = be.xp
     fx, basex, sx = flat_view(xa)
     fy, basey, sy = flat_view(ya)
 

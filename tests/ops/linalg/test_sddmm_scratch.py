@@ -1,0 +1,165 @@
+"""sampled_matmul's transposed copy of a strided factor comes from host scratch memory reused across
+calls (coosparse/ops/linalg/scratch.py): the pool's rules, and the same results through it."""
+import threading
+
+import numpy as np
+import pytest
+
+import coosparse
+from coosparse import COO
+from coosparse._kernels.numba import linalg as la
+from coosparse.ops.linalg import scratch
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    """An empty pool with small thresholds (so that small test arrays go through it)."""
+    monkeypatch.setattr(scratch, "_idle", [])
+    monkeypatch.setattr(scratch, "POOL_FROM", 1024)
+    monkeypatch.setattr(scratch, "KEEP_MAX_BYTES", 1 << 20)
+    return scratch
+
+
+def test_take_give_reuses_memory(pool):
+    a = pool.take((40, 8), np.float64)  # 2560 bytes
+    assert a.shape == (40, 8) and a.dtype == np.float64 and a.flags.c_contiguous
+    assert a.ctypes.data % pool.ALIGN == 0  # on a cache line
+    pool.give(a)
+    assert pool.held_bytes() == a.nbytes + pool.ALIGN
+    b = pool.take((20, 8), np.float64)  # smaller: the same memory
+    assert np.shares_memory(a, b) and pool.held_bytes() == 0
+    c = pool.take((20, 8), np.float64)  # in use elsewhere: a buffer of its own
+    assert not np.shares_memory(b, c)
+    pool.give(b)
+    pool.give(c)
+    assert pool.held_bytes() == a.nbytes + c.nbytes + 2 * pool.ALIGN  # KEEP = 2
+    d = pool.take((3, 10, 8), np.complex128)  # larger than what was popped: that one is dropped
+    assert d.nbytes == 3840 and not np.shares_memory(d, c)
+    pool.give(d)
+    pool.clear()
+    assert pool.held_bytes() == 0
+
+
+def test_take_keeps_only_mid_sized_buffers(pool):
+    small = pool.take((100,), np.float64)  # 800 bytes: below POOL_FROM
+    pool.give(small)
+    assert pool.held_bytes() == 0
+    big = pool.take((1 << 17) + 1, np.float64)  # just over KEEP_MAX_BYTES: freed with its call
+    pool.give(big)
+    assert pool.held_bytes() == 0
+    edge = pool.take((1 << 17,), np.float64)  # exactly KEEP_MAX_BYTES: kept
+    pool.give(edge)
+    assert pool.held_bytes() == (1 << 20) + pool.ALIGN
+    three = [pool.take((200,), np.float64) for _ in range(3)]
+    for t in three:
+        pool.give(t)
+    assert len(pool._idle) == 2 and pool.held_bytes() == (1 << 20) + 1600 + 2 * pool.ALIGN  # the larger ones kept
+    empty = pool.take((0, 5), np.float64)
+    assert empty.shape == (0, 5)
+
+
+@pytest.mark.parametrize("ncols", [300, 1200])  # both sides of the tiled transpose's threshold (65,536)
+def test_sampled_matmul_through_scratch(pool, backend, ncols):
+    """Row-major y (and column-major x) are transposed into scratch: the same bits as contiguous
+    operands, call after call with new data in the reused memory; the scratch is given back."""
+    rng = np.random.default_rng(3)
+    mask = coosparse.random((90, ncols), density=0.3, random_state=4)
+    if backend.device == "cpu":
+        assert mask.nnz >= max(90, ncols)  # the copies are made
+    for _ in range(3):
+        x, y = rng.standard_normal((90, 64)), rng.standard_normal((64, ncols))
+        want = coosparse.sampled_matmul(mask, x, np.asfortranarray(y)).values  # y's columns unit-stride: no copy
+        m, xb, yb, xf = (backend.put(v) for v in (mask, x, y, np.asfortranarray(x)))
+        for xo in (xb, xf):
+            got = backend.get(coosparse.sampled_matmul(m, xo, yb))
+            assert got.values.tobytes() == want.tobytes()
+        np.testing.assert_allclose(want, (x @ y)[tuple(mask.indices)], rtol=1e-12, atol=1e-12)
+        if backend.device == "cpu":
+            assert len(pool._idle) == 2  # both copies given back (x's and y's)
+
+
+def test_scratch_given_back_on_error(pool):
+    idx = np.stack([np.arange(400) % 3, np.arange(400) % 300])
+    idx[1, -1] = 5000  # a column out of range, after more entries than columns (so y is copied)
+    mask = COO(idx, np.ones(400), (3, 300), check=False)
+    x, y = np.ones((3, 64)), np.ones((64, 300))
+    with pytest.raises(IndexError):
+        coosparse.sampled_matmul(mask, x, y)
+    assert pool.held_bytes() == 300 * 64 * 8 + pool.ALIGN
+
+
+def test_sampled_matmul_threads_never_share_scratch(pool):
+    """Calls from several Python threads at once (the kernels release the GIL) each get their own copy."""
+    mask = coosparse.random((200, 5000), density=0.05, random_state=5)
+    rng = np.random.default_rng(6)
+    ys = [rng.standard_normal((16, 5000)) for _ in range(4)]
+    x = rng.standard_normal((200, 16))
+    want = [coosparse.sampled_matmul(mask, x, np.asfortranarray(y)).values for y in ys]
+    bad = []
+
+    def work(i):
+        for _ in range(20):
+            if coosparse.sampled_matmul(mask, x, ys[i]).values.tobytes() != want[i].tobytes():
+                bad.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad and len(pool._idle) <= pool.KEEP
+    assert la.TRANSPOSE_NUMPY_BELOW < 16 * 5000  # the tiled (GIL-free) transpose ran
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.float32, np.float64, np.int64, np.uint64,
+                                   np.bool_, np.complex128])
+@pytest.mark.parametrize("shape", [(8, 8), (16, 64), (17, 130), (9, 1000), (64, 203), (3, 40)])
+def test_dense_transpose_blocks_exact(monkeypatch, dtype, shape):
+    """The tiled transpose (vector 8 x 8 blocks for unit-stride rows of plain numbers, streamed
+    into whole aligned cache lines for 8-byte items; element by element otherwise: strided rows,
+    unaligned data, bool, complex) copies every bit (any NaN payload included), whole blocks and
+    ragged edges, into a fresh or a given array, and writes nothing outside it."""
+    monkeypatch.setattr(la, "TRANSPOSE_NUMPY_BELOW", 0)
+    rng = np.random.default_rng(8)
+    itemsize = np.dtype(dtype).itemsize
+    raw = rng.integers(0, 256, size=(shape[0] * 2) * (shape[1] * 2) * itemsize + itemsize, dtype=np.uint8)
+    if dtype is np.bool_:
+        raw &= 1
+    flat = raw[:-itemsize].view(dtype)
+    unaligned = raw[1:1 + flat.nbytes].view(dtype) if itemsize > 1 else flat  # off by one byte
+    sources = [flat[:shape[0] * shape[1]].reshape(shape),
+               flat.reshape(shape[0] * 2, shape[1] * 2)[::2, ::2],  # strided rows
+               flat.reshape(shape[0] * 2, shape[1] * 2)[::2, 1:shape[1] + 1],  # unit-stride rows, offset
+               np.asfortranarray(flat[:shape[0] * shape[1]].reshape(shape)),
+               unaligned[:shape[0] * shape[1]].reshape(shape)]
+    for src in sources:
+        want = np.ascontiguousarray(src.T)
+        for nthreads in (1, 3):
+            got = la.dense_transpose(src, nthreads)
+            assert got.flags.c_contiguous and got.tobytes() == want.tobytes()
+            # into a cache-line aligned array (8-byte items then stream their stores) and one that
+            # is not (8 bytes off a line)
+            for skew in (0, 8):
+                buf = np.zeros(want.nbytes + 128, np.uint8)
+                at = -buf.ctypes.data % 64 + skew
+                out = buf[at:at + want.nbytes].view(dtype).reshape(want.shape)
+                assert la.dense_transpose(src, nthreads, out) is out and out.tobytes() == want.tobytes()
+                assert not buf[:at].any() and not buf[at + want.nbytes:].any()  # nothing written outside
+
+
+def test_dense_transpose_picks_the_streaming_kernel_only_for_aligned_lines(monkeypatch):
+    monkeypatch.setattr(la, "TRANSPOSE_NUMPY_BELOW", 0)
+    used = []
+    for name in ("_transpose_part", "_transpose_rows_part", "_transpose_stream_part"):
+        kernel = getattr(la, name)
+        monkeypatch.setattr(la, name, lambda t, n, *args, kernel=kernel, name=name: (used.append(name), kernel(t, n, *args)))
+    a = np.random.default_rng(9).random((16, 100))
+    buf = np.zeros(a.nbytes + 128, np.uint8)
+    at = -buf.ctypes.data % 64
+    for skew, dtype, want in ((0, np.float64, "_transpose_stream_part"), (8, np.float64, "_transpose_rows_part"),
+                              (0, np.float32, "_transpose_rows_part"), (0, np.complex64, "_transpose_part")):
+        src = a.astype(dtype)
+        out = buf[at + skew:at + skew + src.nbytes].view(dtype).reshape(100, 16)
+        used.clear()
+        la.dense_transpose(src, 1, out)
+        assert set(used) == {want} and np.array_equal(out, src.T)
