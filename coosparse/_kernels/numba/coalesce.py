@@ -13,7 +13,7 @@ import numba as nb
 import numpy as np
 
 from . import linear_index as _li
-from . import scratch as _scratch
+from .. import scratch as _scratch
 from . import segment as _seg
 from . import sort as _sort
 from ..bounds import raise_out_of_bounds, row_major_sizes, size_limits

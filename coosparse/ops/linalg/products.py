@@ -15,9 +15,9 @@ from ..._core.dispatch import SPARSE_FOREIGN, foreign_kind, implements, operatio
 from ..._core.keys import INT64_LIMIT
 from ..._core.shapes import check_entries
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
+from ..._kernels import scratch
 from ..._kernels.bounds import check_indices
 from ..elementwise.arithmetic import multiply
-from . import scratch
 from .core import (
     _as_operand, _batch_map, _broadcast_batch, _check_zero_fill, _from_acc, _is_coo, _normalize_axis,
     _product, _result_dtype, _strides, _to_acc, _xp_of, name_bad_index, sparsify,
@@ -420,7 +420,7 @@ def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
     # the kernel walks a row of x and a column of y: make both unit-stride when the
     # entries outnumber the rows/columns (one O(size) copy instead of strided reads; a
     # matrix by the kernel layer's tiled transpose, faster than NumPy's strided copy; on the host
-    # into scratch memory kept for the next call, see scratch.py)
+    # into scratch memory kept for the next call, see _kernels/scratch.py)
     item = xa.dtype.itemsize
     taken = []
 

@@ -1,5 +1,5 @@
 """sampled_matmul's transposed copy of a strided factor comes from host scratch memory reused across
-calls (coosparse/ops/linalg/scratch.py): the pool's rules, and the same results through it."""
+calls (coosparse/_kernels/scratch.py): the same results through it, and the copies given back."""
 import threading
 
 import numpy as np
@@ -8,54 +8,18 @@ import pytest
 import coosparse
 from coosparse import COO
 from coosparse._kernels.numba import linalg as la
-from coosparse.ops.linalg import scratch
+from coosparse._kernels import scratch
 
 
 @pytest.fixture
 def pool(monkeypatch):
-    """An empty pool with small thresholds (so that small test arrays go through it)."""
-    monkeypatch.setattr(scratch, "_idle", [])
-    monkeypatch.setattr(scratch, "POOL_FROM", 1024)
-    monkeypatch.setattr(scratch, "KEEP_MAX_BYTES", 1 << 20)
-    return scratch
-
-
-def test_take_give_reuses_memory(pool):
-    a = pool.take((40, 8), np.float64)  # 2560 bytes
-    assert a.shape == (40, 8) and a.dtype == np.float64 and a.flags.c_contiguous
-    assert a.ctypes.data % pool.ALIGN == 0  # on a cache line
-    pool.give(a)
-    assert pool.held_bytes() == a.nbytes + pool.ALIGN
-    b = pool.take((20, 8), np.float64)  # smaller: the same memory
-    assert np.shares_memory(a, b) and pool.held_bytes() == 0
-    c = pool.take((20, 8), np.float64)  # in use elsewhere: a buffer of its own
-    assert not np.shares_memory(b, c)
-    pool.give(b)
-    pool.give(c)
-    assert pool.held_bytes() == a.nbytes + c.nbytes + 2 * pool.ALIGN  # KEEP = 2
-    d = pool.take((3, 10, 8), np.complex128)  # larger than what was popped: that one is dropped
-    assert d.nbytes == 3840 and not np.shares_memory(d, c)
-    pool.give(d)
-    pool.clear()
-    assert pool.held_bytes() == 0
-
-
-def test_take_keeps_only_mid_sized_buffers(pool):
-    small = pool.take((100,), np.float64)  # 800 bytes: below POOL_FROM
-    pool.give(small)
-    assert pool.held_bytes() == 0
-    big = pool.take((1 << 17) + 1, np.float64)  # just over KEEP_MAX_BYTES: freed with its call
-    pool.give(big)
-    assert pool.held_bytes() == 0
-    edge = pool.take((1 << 17,), np.float64)  # exactly KEEP_MAX_BYTES: kept
-    pool.give(edge)
-    assert pool.held_bytes() == (1 << 20) + pool.ALIGN
-    three = [pool.take((200,), np.float64) for _ in range(3)]
-    for t in three:
-        pool.give(t)
-    assert len(pool._idle) == 2 and pool.held_bytes() == (1 << 20) + 1600 + 2 * pool.ALIGN  # the larger ones kept
-    empty = pool.take((0, 5), np.float64)
-    assert empty.shape == (0, 5)
+    """An empty pool with small thresholds (so that small test arrays go through it); the pool's own
+    rules are tested in tests/kernels/test_scratch.py."""
+    monkeypatch.setattr(scratch, "MIN_BYTES", 1024)
+    monkeypatch.setattr(scratch, "KEEP_BYTES", 1 << 20)
+    scratch.clear()
+    yield scratch
+    scratch.clear()
 
 
 @pytest.mark.parametrize("ncols", [300, 1200])  # both sides of the tiled transpose's threshold (65,536)
@@ -75,7 +39,7 @@ def test_sampled_matmul_through_scratch(pool, backend, ncols):
             assert got.values.tobytes() == want.tobytes()
         np.testing.assert_allclose(want, (x @ y)[tuple(mask.indices)], rtol=1e-12, atol=1e-12)
         if backend.device == "cpu":
-            assert len(pool._idle) == 2  # both copies given back (x's and y's)
+            assert len(pool._free) == 2  # both copies given back (x's and y's)
 
 
 def test_scratch_given_back_on_error(pool):
@@ -85,7 +49,7 @@ def test_scratch_given_back_on_error(pool):
     x, y = np.ones((3, 64)), np.ones((64, 300))
     with pytest.raises(IndexError):
         coosparse.sampled_matmul(mask, x, y)
-    assert pool.held_bytes() == 300 * 64 * 8 + pool.ALIGN
+    assert pool.kept_bytes() == 300 * 64 * 8 + pool.ALIGN
 
 
 def test_sampled_matmul_threads_never_share_scratch(pool):
@@ -107,7 +71,7 @@ def test_sampled_matmul_threads_never_share_scratch(pool):
         t.start()
     for t in threads:
         t.join()
-    assert not bad and len(pool._idle) <= pool.KEEP
+    assert not bad and pool.kept_bytes() <= pool.KEEP_BYTES
     assert la.TRANSPOSE_NUMPY_BELOW < 16 * 5000  # the tiled (GIL-free) transpose ran
 
 
