@@ -405,7 +405,7 @@ class COO(OperatorsMixin):
         axis)``: index row ``axis`` as int32, checked in bounds (SpMV on the
         CPU, docs/linalg.md); ``("row_segments", 1, nrows)``: (non-empty rows,
         their entries' starts) of the row pointer (row reductions on the CPU;
-        two empty arrays when no row is empty); ``("column order",)``: an empty
+        every row number and an empty starts array when no row is empty); ``("column order",)``: an empty
         array marking a 2-D transpose of a coalesced matrix (coalesce then skips
         proving its order). A companion is an array or a tuple of arrays.
         """

@@ -173,13 +173,16 @@ def test_row_segments_cached_counted_and_dropped(empty_rows):
         np.testing.assert_array_equal(seg[0], want_rows)
         np.testing.assert_array_equal(seg[1], np.append(np.searchsorted(rows, want_rows), rows.shape[0]))
     else:
-        assert seg[0].shape == seg[1].shape == (0,)  # the pointer serves as the starts
+        np.testing.assert_array_equal(seg[0], np.arange(nrows))  # every row, cached for the results
+        assert seg[1].shape == (0,)  # the pointer serves as the starts
     assert a.nbytes == base + (nrows + 1) * 8 + seg[0].nbytes + seg[1].nbytes
     again = a.sum(axis=1)
     assert _bits(again) == _bits(first)
     np.testing.assert_array_equal(first.indices[0], want_rows)
+    assert np.shares_memory(again.indices, seg[0])  # the results view the cached rows ...
     with pytest.raises(ValueError, match="read-only"):
-        again.indices[0, 0] = 7
+        again.indices[0, 0] = 7  # ... read-only
+    np.testing.assert_array_equal(seg[0], want_rows)
     a.drop_companions()
     assert a.nbytes == base
     assert _bits(a.sum(axis=1)) == _bits(first)
