@@ -195,11 +195,11 @@ def _by_key_fits(bound, n):
 
 
 def _nonempty_rows(ptr, nnz):
-    """(rows, starts) of the non-empty rows of host row pointer ``ptr``; when none is empty, every
-    row number and an empty starts array (the pointer is then the starts)."""
+    """(rows, starts) of the non-empty rows of host row pointer ``ptr``; two empty arrays when none is
+    empty (the pointer is then the starts)."""
     nonempty = ptr[1:] != ptr[:-1]
     if nonempty.all():
-        return np.arange(ptr.shape[0] - 1, dtype=np.int64), np.empty(0, np.int64)
+        return np.empty(0, np.int64), np.empty(0, np.int64)
     rows = np.flatnonzero(nonempty)
     starts = np.empty(rows.shape[0] + 1, dtype=np.int64)
     starts[:-1] = ptr[rows]
@@ -207,11 +207,22 @@ def _nonempty_rows(ptr, nnz):
     return rows, starts
 
 
-def _row_segments(a, ptr):
-    """(output row numbers, segment starts) of a sorted CPU array's row sums: the ``row_segments``
-    companion, read as the ``pointer`` strategy reads it (see _pointer_plan)."""
+def row_segments(a, ptr):
+    """(non-empty rows, their segments' starts) of sorted CPU array ``a`` with row pointer ``ptr``:
+    the ``row_segments`` companion; (None, ptr) when no row is empty (the pointer is the starts)."""
     rows, starts = a._companion(("row_segments", 1, a.shape[0]), lambda be: _nonempty_rows(ptr, a.nnz))
-    return rows, (ptr if starts.shape[0] == 0 else starts)
+    return (None, ptr) if starts.shape[0] == 0 else (rows, starts)
+
+
+def _output_rows(a, ptr):
+    """(output row numbers, segment starts) of a sorted CPU array's row reductions. With no empty
+    row the row numbers are every row's, cached too (``("row numbers", nrows)``): np.arange of
+    131,072 rows took 35-160 us of a 2 ms row sum. Results' indices view these rows: a COO's index
+    arrays are read-only views, so the cache is never written."""
+    rows, starts = row_segments(a, ptr)
+    if rows is None:
+        rows = a._companion(("row numbers", a.shape[0]), lambda be: np.arange(a.shape[0], dtype=np.int64))
+    return rows, starts
 
 
 def row_sums(x, axis):
@@ -230,7 +241,7 @@ def row_sums(x, axis):
     fill = x.fill_value
     if fill != 0 or np.signbit(fill):  # (+0.0 only: -0.0 and NaN take the general route)
         return None
-    rows, starts = _row_segments(x, x._row_pointer())
+    rows, starts = _output_rows(x, x._row_pointer())
     be = backend_for(x.indices)
     out = be.segment_reduce(np.ascontiguousarray(x.values).reshape(-1, 1), None, starts, "sum")
     return COO(rows.reshape(1, -1), out.reshape(-1), (x.shape[0],), sorted=True, unique=True, check=False,
@@ -361,11 +372,8 @@ class _Grouping:
             # the non-empty rows and their segments' starts, cached with the array beside its
             # pointer (a row sum of the 2M-entry R-MAT graph spent ~0.3 ms of its ~3 finding them
             # at every call); with no empty row (the common case when nnz is several times the
-            # rows) the pointer is the starts as it is (an empty starts array in the companion)
-            # and the rows are every row number, cached too (np.arange of 131,072 rows took
-            # 35-160 us of a 2 ms row sum). Results' indices view these rows: a COO's index
-            # arrays are read-only views, so the cache is never written.
-            rows, starts = _row_segments(a, ptr)
+            # rows) the pointer is the starts as it is and the rows every row number (_output_rows)
+            rows, starts = _output_rows(a, ptr)
         else:  # (on a GPU the general path keeps to one read)
             rows = xp.flatnonzero(ptr[1:] != ptr[:-1])  # synchronize! (the number of output rows)
             starts = xp.empty(rows.shape[0] + 1, dtype=np.int64)
