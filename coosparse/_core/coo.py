@@ -404,8 +404,9 @@ class COO(OperatorsMixin):
         permutation) of an unsorted array's rows on a GPU; ``("int32 index",
         axis)``: index row ``axis`` as int32, checked in bounds (SpMV on the
         CPU, docs/linalg.md); ``("row_segments", 1, nrows)``: (non-empty rows,
-        their entries' starts) of the row pointer (row reductions on the CPU;
-        two empty arrays when no row is empty); ``("column order",)``: an empty
+        their entries' starts) of the row pointer (row reductions and SpMV on the
+        CPU; two empty arrays when no row is empty); ``("row numbers", nrows)``: every
+        row number, the index row of the row reductions' results when no row is empty; ``("column order",)``: an empty
         array marking a 2-D transpose of a coalesced matrix (coalesce then skips
         proving its order). A companion is an array or a tuple of arrays.
         """
@@ -426,7 +427,7 @@ class COO(OperatorsMixin):
 
     def drop_companions(self):
         """Forget the cached companions (:meth:`row_pointer`, SpMV's int32 column copy, the row
-        reductions' non-empty rows): their memory is freed; they are rebuilt when needed again.
+        reductions' non-empty rows and row numbers): their memory is freed; they are rebuilt when needed again.
         Returns None."""
         self.__dict__.pop("_companions", None)
 

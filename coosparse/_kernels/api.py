@@ -270,7 +270,11 @@ spmm               (offsets int64[R+1], perm | None, cols int64[n] (Numba:
                    offsets[r]..offsets[r+1]-1 (e = perm[p] or p), in p
                    order, of values[e] * dense[base + cols[e], j], base =
                    batch_base[r // rows_per_batch] (0 when None); cols[e]
-                   must lie in [0, col_bound). Sync-free
+                   must lie in [0, col_bound). out_rows=None, out_nrows=None:
+                   with batch_base None, out_rows int64[R] increasing in
+                   [0, out_nrows) places row r at out_rows[r] of an
+                   [out_nrows, N] result, zero elsewhere (a matrix's
+                   non-empty rows alone). Sync-free
 spmm_unsorted      (rows int64[n], cols, values, dense, nrows, rows_per_batch,
                    batch_base, col_bound=None) -> [nrows, N]: the same,
                    entries of a row in stored order (no grouping needed);

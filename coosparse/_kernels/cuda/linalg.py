@@ -58,7 +58,8 @@ class LinalgRows:
         self._run("coo_linalg_row_offsets", max(nrows + 1, n), rows, i64(n), i64(nrows), out, self._err())
         return out
 
-    def spmm(self, offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound=None):
+    def spmm(self, offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound=None, out_rows=None,
+             out_nrows=None):
         """out[r, j] = sum over row r's grouped entries of values[e] * dense[base + cols[e], j]. Sync-free.
 
         One thread per (row, column) adds in position order. With at most
@@ -66,8 +67,23 @@ class LinalgRows:
         through shared memory in coalesced runs (the same additions, the same bits).
 
         ``cols`` outside ``[0, col_bound)`` (default: the rows of ``dense``) are skipped, reported (INDEX).
+        ``out_rows`` (with ``out_nrows``; ``batch_base`` None): the output row of each row of
+        ``offsets``, increasing in ``[0, out_nrows)``; the result has ``out_nrows`` rows, zero in
+        the others (the rows' products, then placed: the same sums).
         """
         xp = self.xp
+        if out_rows is not None:
+            if batch_base is not None:
+                raise ValueError("spmm: out_rows takes one dense batch (batch_base None)")
+            out_rows = self._c(out_rows, np.int64)
+            if out_rows.shape != (offsets.shape[0] - 1,) or int(out_nrows) < 0:
+                raise ValueError("spmm: out_rows needs one output row per row of offsets, and out_nrows >= 0")
+            if self._validate:
+                self._check_range(out_rows, 0, int(out_nrows), "spmm out_rows")
+            rows = self.spmm(offsets, perm, cols, values, dense, rows_per_batch, None, col_bound)
+            out = xp.zeros((int(out_nrows), rows.shape[1]), dtype=rows.dtype)
+            out[out_rows] = rows
+            return out
         offsets = self._c(offsets, np.int64)
         cols = self._c(cols, np.int64)
         values = self._c(values)

@@ -669,11 +669,17 @@ def row_offsets(rows, nrows):
     return out
 
 
-def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound=None):
+def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bound=None, out_rows=None,
+         out_nrows=None):
     """COO rows (offsets, perm) x dense, each output element summed in grouped order.
 
     ``cols`` must lie in [0, col_bound) (default: the rows of ``dense``); IndexError otherwise.
+    ``out_rows`` (with ``out_nrows``, one dense batch: ``batch_base`` None): the output row of each
+    row of ``offsets``, increasing in [0, out_nrows) (ValueError otherwise); the result then has
+    ``out_nrows`` rows, zero in the rows not listed (a matrix's non-empty rows alone).
     """
+    if out_rows is not None:
+        return _spmm_listed_rows(offsets, perm, cols, values, dense, batch_base, col_bound, out_rows, out_nrows)
     if batch_base is None:  # one dense batch for every row
         rows_per_batch, batch_base = offsets.shape[0], _ZERO_BASE
         col_bound = dense.shape[0] if col_bound is None else col_bound
@@ -683,6 +689,27 @@ def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bou
     out, flags = _la.spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, int(col_bound),
                           _nthreads())
     _raise_linalg_flags(flags)
+    return out
+
+
+def _spmm_listed_rows(offsets, perm, cols, values, dense, batch_base, col_bound, out_rows, out_nrows):
+    """:func:`spmm` with ``out_rows``: SpMV in one kernel; other products by rows, then placed."""
+    out_rows, nout = np.ascontiguousarray(out_rows, dtype=_i64), int(out_nrows)
+    if batch_base is not None or out_rows.shape != (offsets.shape[0] - 1,) or nout < 0:
+        raise ValueError("spmm: out_rows takes one dense batch and one output row per row of offsets")
+    col_bound = dense.shape[0] if col_bound is None else int(col_bound)
+    bad = "spmm: out_rows must increase in [0, out_nrows)"
+    if dense.shape[1] == 1 and perm is None:
+        out, flags = _la.spmv_rows(offsets, out_rows, nout, cols, values, dense.reshape(-1), col_bound, _nthreads())
+        if flags[:, 1].any():
+            raise ValueError(bad)
+        _raise_linalg_flags(flags)
+        return out.reshape(nout, 1)
+    if out_rows.shape[0] and (out_rows[0] < 0 or out_rows[-1] >= nout or (out_rows[1:] <= out_rows[:-1]).any()):
+        raise ValueError(bad)
+    rows = spmm(offsets, perm, cols, values, dense, 1, None, col_bound)
+    out = np.zeros((nout, dense.shape[1]), dtype=rows.dtype)
+    out[out_rows] = rows
     return out
 
 

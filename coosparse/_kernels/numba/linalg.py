@@ -205,6 +205,48 @@ def _spmv_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, x, kb, 
 
 
 @nb.njit(cache=True, nogil=True)
+def _spmv_rows_part(t, nparts, bounds, offsets, out_rows, nout, cols, values, x, kb, zero, out, flags):
+    """SpMV over listed rows: out[out_rows[i]] = row i of ``offsets`` summed as in _spmv_part for
+    the rows i of part t, whose output range (from its first listed row to the next part's, the
+    first part from row 0) it zeroes first. flags[t, 0]: column indices outside [0, kb) (not read
+    through); flags[t, 1]: rows out of order or outside [0, nout) (not written).
+
+    The R-MAT graph has 54,000 empty rows of 131,072: _spmv_part spent a mispredicted branch on
+    many of them; the non-empty rows listed (the row reductions' ``row_segments`` companion) and
+    the range zeroed in one plain loop measured 2.74 -> 2.33 ms (kernel alone, one thread).
+    """
+    i0 = bounds[t]
+    i1 = bounds[t + 1]
+    m = offsets.shape[0] - 1
+    lo = 0 if t == 0 else (nout if i0 >= m else out_rows[i0])
+    hi = nout if i1 >= m else out_rows[i1]
+    lo = 0 if lo < 0 else (nout if lo > nout else lo)
+    hi = lo if hi < lo else (nout if hi > nout else hi)
+    z = zero[0]
+    for q in range(lo, hi):
+        out[_u(q)] = z
+    bad = 0
+    bad_rows = 0
+    prev = lo
+    for i in range(i0, i1):
+        r = out_rows[i]
+        if r < prev or r >= hi:  # (increasing rows inside the part's range: the zeroed one)
+            bad_rows += 1
+            continue
+        acc = z
+        for p in range(offsets[i], offsets[i + 1]):
+            c = cols[_u(p)]
+            if _u(c) >= kb:
+                bad += 1
+                continue
+            acc += values[_u(p)] * x[_u(c)]
+        out[_u(r)] = acc
+        prev = r + 1
+    flags[t, 0] = bad
+    flags[t, 1] = bad_rows
+
+
+@nb.njit(cache=True, nogil=True)
 def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, kb, rpb, base, zero, out, flags):
     r0 = bounds[t]
     r1 = bounds[t + 1]
@@ -328,6 +370,20 @@ def spmm(offsets, perm, cols, values, dense, rows_per_batch, batch_base, col_bou
     else:
         run_parts(_spmm_part, nparts, nthreads, *args, dense, kb, max(int(rows_per_batch), 1), batch_base, zero,
                   out, flags)
+    return out, flags
+
+
+def spmv_rows(offsets, out_rows, nout, cols, values, x, col_bound, nthreads):
+    """(out[nout], flags): SpMV of the rows of ``offsets`` into output rows ``out_rows``
+    (increasing, in [0, nout)), zero elsewhere; flags[:, 0] columns outside [0, col_bound),
+    flags[:, 1] rows out of order or bounds (see _spmv_rows_part)."""
+    nrows = offsets.shape[0] - 1
+    out = np.empty(nout, dtype=values.dtype)
+    nparts = nparts_for(int(offsets[-1]) + nrows, nthreads) if nrows else 1
+    bounds = balanced_bounds(offsets, nparts)
+    flags = np.zeros((nparts, 2), dtype=np.int64)
+    run_parts(_spmv_rows_part, nparts, nthreads, bounds, offsets, out_rows, nout, cols, values, x, _u(col_bound),
+              np.zeros(1, dtype=values.dtype), out, flags)
     return out, flags
 
 

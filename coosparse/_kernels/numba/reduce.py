@@ -24,7 +24,7 @@ occurrence of the extreme value (the first NaN wins), as ``numpy.argmax``.
 import numba as nb
 import numpy as np
 
-from .parts import lower_bound, part_range
+from .parts import lower_bound, part_range, prefetch
 from .threads import run_parts
 
 _SERIAL_BELOW = 1 << 15  # fewer entries: one part on the calling thread
@@ -113,6 +113,7 @@ TREE_LEAF = 256
 """Entries of a piece; a segment of at most this many is reduced left to right (``COO_TREE_LEAF``)."""
 TREE_FAN = 32
 """Values per group at each level above the pieces (``COO_TREE_FAN`` in cuda_kernels/reduce.cu)."""
+PREFETCH_AHEAD = 512  # values ahead of a row's start that _reduce_part_1d prefetches (4 KB of float64)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -227,10 +228,15 @@ def _reduce_part_1d(t, nparts, values, starts, is_prod, out, scratches):
     scratch = scratches[t]
     leaf = np.uint64(TREE_LEAF)
     one = np.uint64(1)
+    ahead = np.uint64(PREFETCH_AHEAD)
     longs = 0
     for s in range(s0, s1):
         ulo = np.uint64(starts[s])
         uhi = np.uint64(starts[s + 1])
+        # two lines of the values a few KB ahead (a row of the uniform matrix spans about two):
+        # the hardware's stream prefetch alone left the chain waiting on lines from L3
+        prefetch(values, ulo + ahead)
+        prefetch(values, ulo + ahead + np.uint64(8))
         if uhi - ulo > leaf:
             longs += 1
             continue

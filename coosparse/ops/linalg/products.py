@@ -20,7 +20,7 @@ from ..._kernels.bounds import check_indices
 from ..elementwise.arithmetic import multiply
 from .core import (
     _as_operand, _batch_map, _broadcast_batch, _check_zero_fill, _from_acc, _is_coo, _normalize_axis,
-    _product, _result_dtype, _strides, _to_acc, _xp_of, name_bad_index, sparsify,
+    _product, _result_dtype, _strides, _to_acc, _xp_of, name_bad_index, sparsify, spmv_sorted,
 )
 
 
@@ -88,6 +88,14 @@ def matmul(a, b):
             f"({a.shape[acols[0]]}) must equal the {'only' if nb == 1 else 'second-to-last'} dimension of the "
             f"second ({b.shape[brows[0]]})"
         )
+    if nb == 1 and _is_coo(a):
+        try:
+            out = spmv_sorted(a, b)  # (None unless a sorted CPU matrix and a vector of its float dtype)
+        except IndexError:
+            name_bad_index("matmul", a)
+            raise
+        if out is not None:
+            return out
     batch = _broadcast_batch("matmul", [a.shape[i] for i in abatch], [b.shape[i] for i in bbatch])
     return _product(a, _batch_map(len(batch), abatch), arows, acols,
                     b, _batch_map(len(batch), bbatch), brows, bcols, batch, "matmul")

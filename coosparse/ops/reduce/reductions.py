@@ -81,7 +81,7 @@ from ..._core.keys import INT64_LIMIT, joint_keys
 from ..._kernels.backend import backend_for
 from .grouping import (
     _NoValue, _Grouping, _check, _float_dtype, _kernel_dtype, _order_scalar, _single_axis, _size,
-    _sum_dtype, _to_order, normalize_axes,
+    _sum_dtype, _to_order, normalize_axes, row_sums,
 )
 
 
@@ -175,6 +175,10 @@ def _implicit(g, vals, fill, op):
 # ---------------------------------------------------------------------------------- sum-like
 def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
     """sum / prod / max / min (``nan``: ignoring NaNs) of COO ``x`` as a COO."""
+    if op == "sum" and not nan and dtype is None and not keepdims and initial is _NoValue:
+        r = row_sums(x, axis)  # (None unless a sorted CPU float matrix's row sums)
+        if r is not None:
+            return r
     name = ("nan" if nan else "") + op
     a = _check(x, name)
     axes = normalize_axes(axis, a.ndim, name)

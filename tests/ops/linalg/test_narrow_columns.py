@@ -97,3 +97,50 @@ def test_hybrid_operand_builds_no_copy_on_its_temporary(monkeypatch):
     got = h @ x
     assert built == [False]
     np.testing.assert_allclose(got, h.to_dense() @ x, rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("nnz", [core.NARROW_COLUMNS_MIN - 1, 90_000])
+def test_spmv_short_path_same_bits_as_the_general_one(monkeypatch, dtype, nnz):
+    """``a @ x`` of a sorted CPU matrix and a vector of its float dtype skips the general grouping
+    (``spmv_sorted``) from NARROW_COLUMNS_MIN entries: the same bits as the general path, with
+    duplicates and empty rows; other vectors (another dtype, strided, a list) take the general path."""
+    rng = np.random.default_rng(5)
+    shape = (6000, 2500)
+    rows = np.sort(rng.integers(0, shape[0] // 2, nnz)) * 2  # odd rows empty
+    cols = rng.integers(0, shape[1], nnz)
+    order = np.lexsort((cols, rows))
+    idx = np.stack([rows[order], cols[order]])
+    a = COO(idx, (rng.standard_normal(nnz) * 3).astype(dtype), shape, sorted=True, unique=False)
+    assert not a.is_unique  # duplicates are summed where they fall, as in the general path
+    x = rng.standard_normal(shape[1]).astype(dtype)
+    taken = []
+    real = core.spmv_sorted
+    monkeypatch.setattr("coosparse.ops.linalg.products.spmv_sorted",
+                        lambda *args: taken.append(real(*args) is not None) or real(*args))
+    got = a @ x
+    assert taken == [nnz >= core.NARROW_COLUMNS_MIN]
+    monkeypatch.setattr("coosparse.ops.linalg.products.spmv_sorted", lambda *args: None)
+    want = a @ x
+    assert got.dtype == want.dtype == dtype and got.shape == (shape[0],)
+    assert got.tobytes() == want.tobytes()
+    np.testing.assert_allclose(got, a.to_dense().astype(np.float64) @ x.astype(np.float64),
+                               rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-3 if dtype == np.float32 else 0)
+    monkeypatch.undo()
+    other_dtype = x.astype(np.float32 if dtype == np.float64 else np.float64)
+    strided = np.repeat(x, 2)[::2]
+    for other in (other_dtype, strided):
+        assert core.spmv_sorted(a, other) is None
+        np.testing.assert_allclose(a @ other, a.to_dense().astype(np.float64) @ other.astype(np.float64),
+                                   rtol=1e-4, atol=1e-3)
+
+
+def test_spmv_short_path_names_a_bad_index():
+    rng = np.random.default_rng(6)
+    a = _matrix(rng, (3000, 2500), 90_000)
+    idx = a.indices.copy()
+    idx[1, 11] = 2500
+    b = COO(idx, a.values, a.shape, sorted=True, unique=True, check=False)
+    assert b.nnz >= core.NARROW_COLUMNS_MIN
+    with pytest.raises(IndexError, match="out of bounds for dimension 1"):
+        b @ np.ones(2500)

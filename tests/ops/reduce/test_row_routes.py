@@ -174,12 +174,18 @@ def test_row_segments_cached_counted_and_dropped(empty_rows):
         np.testing.assert_array_equal(seg[1], np.append(np.searchsorted(rows, want_rows), rows.shape[0]))
     else:
         assert seg[0].shape == seg[1].shape == (0,)  # the pointer serves as the starts
-    assert a.nbytes == base + (nrows + 1) * 8 + seg[0].nbytes + seg[1].nbytes
+    numbers = a._cached_companion(("row numbers", nrows))  # every row number, with no empty row
+    assert (numbers is None) == empty_rows
+    cached_rows = seg[0] if empty_rows else numbers
+    extra = 0 if empty_rows else numbers.nbytes
+    assert a.nbytes == base + (nrows + 1) * 8 + seg[0].nbytes + seg[1].nbytes + extra
     again = a.sum(axis=1)
     assert _bits(again) == _bits(first)
     np.testing.assert_array_equal(first.indices[0], want_rows)
+    assert np.shares_memory(again.indices, cached_rows)  # the results view the cached rows ...
     with pytest.raises(ValueError, match="read-only"):
-        again.indices[0, 0] = 7
+        again.indices[0, 0] = 7  # ... read-only
+    np.testing.assert_array_equal(cached_rows, want_rows)
     a.drop_companions()
     assert a.nbytes == base
     assert _bits(a.sum(axis=1)) == _bits(first)
@@ -235,3 +241,43 @@ def test_row_reductions_of_large_inputs_one_value_per_entry(backend, dtype, op):
         np.testing.assert_allclose(got.astype(np.complex128), want.astype(np.complex128), rtol=tol)
     else:
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [5_000, 70_000])  # both sides of the 1-D kernel's threshold
+@pytest.mark.parametrize("empty_rows", [True, False])
+def test_row_sums_short_route_is_the_general_one(monkeypatch, dtype, n, empty_rows):
+    """``sum(axis=1)`` of a sorted CPU float matrix with fill +0.0 skips the general grouping
+    (``grouping.row_sums``): the same result (bits, indices, shape, flags, fill) as the general
+    route; other fills, axes given otherwise, keywords, and strided values take or match the general
+    route."""
+    nrows = n if empty_rows else n // 50
+    a = _sorted_matrix(n, nrows, dtype, seed=7)
+    assert (np.unique(a.indices[0]).shape[0] < nrows) == empty_rows
+    from coosparse.ops.reduce import reductions
+    taken = []
+    real = reductions.row_sums
+    monkeypatch.setattr(reductions, "row_sums", lambda x, axis: taken.append(real(x, axis) is not None)
+                        or real(x, axis))
+    short = [a.sum(axis=1), coosparse.sum(a, axis=-1)]
+    assert taken == [True, True]
+    monkeypatch.setattr(reductions, "row_sums", lambda x, axis: None)
+    general = a.sum(axis=1)
+    for r in short:
+        assert _bits(r) == _bits(general)
+        assert r.shape == general.shape == (nrows,) and r.is_sorted and r.is_unique
+        assert r.fill_value == 0 and not np.signbit(r.fill_value) and r.fill_value.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(r.indices, general.indices)
+        with pytest.raises(ValueError, match="read-only"):
+            r.indices[0, 0] = 1
+    monkeypatch.undo()
+    np.testing.assert_array_equal(short[0].indices[0], np.unique(a.indices[0]))
+    # not taken: a fill other than +0.0, an integer axis of another type, keywords, strided values
+    for fill in (-0.0, 1.5, np.nan):
+        assert grouping.row_sums(a._with(fill_value=fill), 1) is None
+    assert grouping.row_sums(a, np.int64(1)) is None and grouping.row_sums(a, 0) is None
+    assert grouping.row_sums(a.astype(np.float16), 1) is None
+    strided = COO(a.indices, np.repeat(a.values, 2)[::2], a.shape, sorted=True, unique=False, check=False)
+    assert not strided.values.flags.c_contiguous
+    assert _bits(grouping.row_sums(strided, 1)) == _bits(general)
+    assert _bits(a.sum(axis=1, keepdims=True).reshape((nrows,))) == _bits(general)

@@ -1,0 +1,72 @@
+"""``spmm(..., out_rows, out_nrows)``: the rows of ``offsets`` placed at listed output rows, zero in
+the others (SpMV of a matrix's non-empty rows alone), the same bits on the Numba layer (its own SpMV
+kernel, parallel parts from 2^18 entries and rows; other products by rows, then placed) and the emulated CUDA
+layer, equal to the product over every row; bad ``out_rows`` refused."""
+import numpy as np
+import pytest
+
+from coosparse._kernels.numba import layer as nb
+
+emulated = pytest.importorskip("coosparse._kernels.cuda.emulated")
+if not emulated.available():
+    pytest.skip(f"emulated CUDA layer unavailable: {emulated._build_error}", allow_module_level=True)
+
+from coosparse._kernels.cuda import emulated_host as H  # noqa: E402
+
+
+def _same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
+@pytest.mark.parametrize("n,nrows", [(50, 40), (5000, 900), (300_000, 9000)])  # (the last in parallel parts)
+def test_listed_rows_equal_the_product_over_every_row(dtype, n, nrows):
+    rng = np.random.default_rng(n)
+    k = 700
+    rows = np.sort(rng.integers(0, nrows // 3, n)) * 3  # two rows in three empty, and the last ones
+    cols = rng.integers(0, k, n)
+    vals = (rng.standard_normal(n) * 4).astype(dtype) if np.dtype(dtype).kind != "i" else rng.integers(-9, 9, n)
+    full = nb.row_offsets(rows, nrows)
+    listed = np.flatnonzero(full[1:] != full[:-1])
+    starts = np.append(full[listed], n)
+    for ncols in (1, 3):
+        dense = rng.standard_normal((k, ncols)).astype(dtype) if np.dtype(dtype).kind != "i" else \
+            rng.integers(-9, 9, (k, ncols))
+        want = nb.spmm(full, None, cols, vals, dense, nrows, None)
+        got = nb.spmm(starts, None, cols, vals, dense, nrows, None, None, listed, nrows)
+        _same(got, want)
+        _same(H.spmm(starts, None, cols, vals, dense, nrows, None, None, listed, nrows), want)
+        assert not got[np.setdiff1d(np.arange(nrows), listed)].any()
+        ref = np.zeros((nrows, ncols), dtype=np.result_type(vals, dense))
+        np.add.at(ref, rows, vals[:, None] * dense[cols])
+        np.testing.assert_allclose(got, ref, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-3)
+    # narrow int32 columns (a sorted matrix's cached copy) and a permutation (products by rows)
+    x = rng.standard_normal((k, 1)).astype(np.float64)
+    v64 = vals.real.astype(np.float64)
+    _same(nb.spmm(starts, None, cols.astype(np.int32), v64, x, nrows, None, k, listed, nrows),
+          nb.spmm(full, None, cols, v64, x, nrows, None, k))
+    perm = np.arange(n)
+    _same(nb.spmm(starts, perm, cols, v64, x, nrows, None, k, listed, nrows),
+          nb.spmm(full, None, cols, v64, x, nrows, None))
+
+
+def test_no_listed_row_gives_zeros_and_bad_rows_are_refused():
+    x = np.ones((5, 1))
+    _same(nb.spmm(np.zeros(1, np.int64), None, np.zeros(0, np.int64), np.zeros(0), x, 1, None, None,
+                  np.zeros(0, np.int64), 4), np.zeros((4, 1)))
+    off = np.array([0, 2, 3], np.int64)
+    cols, vals = np.array([0, 4, 1]), np.array([1.0, 2.0, 3.0])
+    _same(nb.spmm(off, None, cols, vals, x, 1, None, None, np.array([1, 3]), 4),
+          np.array([[0.0], [3.0], [0.0], [3.0]]))
+    for ncols in (1, 2):
+        xx = np.ones((5, ncols))
+        for bad in ([3, 1], [1, 1], [-1, 2], [1, 4]):
+            with pytest.raises(ValueError, match="out_rows"):
+                nb.spmm(off, None, cols, vals, xx, 1, None, None, np.array(bad), 4)
+        with pytest.raises(ValueError, match="out_rows"):
+            nb.spmm(off, None, cols, vals, xx, 1, None, None, np.array([1]), 4)  # one row per row of off
+        with pytest.raises(ValueError, match="out_rows"):
+            nb.spmm(off, None, cols, vals, xx, 1, np.zeros(1, np.int64), None, np.array([1, 3]), 4)
+    with pytest.raises(IndexError):
+        nb.spmm(off, None, np.array([0, 5, 1]), vals, x, 1, None, None, np.array([1, 3]), 4)
