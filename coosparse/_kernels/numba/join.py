@@ -22,6 +22,7 @@ import numpy as np
 from ..bounds import raise_out_of_bounds
 from .intersect import _lower_bound
 from .parts import lower_bound, part_range
+from .sort import hist_part
 from .threads import run_parts
 
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -391,3 +392,54 @@ def join_rows(indices, values, pointers, shifts, axis, out_idx, out_val, nparts,
         if bad.any():
             raise IndexError("join_rows: the row pointers do not add up to the output")
         base += lens[g:g + 4].sum(axis=0)
+
+
+# ---- the layer's drivers of the sorts above
+WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def radix_take(keys, bound, indices, values, nparts, kb, ob):
+    """``counting_take`` of two index rows whose key (``kb`` bits) and second row (``ob`` bits) pack
+    into one word: an LSD radix sort of (word, value bits) in digits of at most 9 bits."""
+    n = keys.shape[0]
+    words = np.empty(n, np.int64)
+    bad = np.zeros(nparts, np.int64)
+    run_parts(pack_part, nparts, nparts, keys, indices[1], bound, ob, words, bad)
+    if bad.any():
+        raise_out_of_bounds(keys.reshape(1, -1), (bound,))
+    vals = values.view(WORDS[values.dtype.itemsize])  # moved as bits: one specialisation per width
+    tmp_w, tmp_v = np.empty_like(words), np.empty_like(vals)
+    npass = -(-kb // 9)
+    width = -(-kb // npass)
+    shift = ob
+    for p in range(npass):
+        if p == 1:
+            tmp_v = np.empty_like(vals)  # the input values are never written
+        mask = (1 << width) - 1
+        hist = np.zeros((nparts, mask + 1), np.int64)
+        run_parts(hist_part, nparts, nparts, words, shift, mask, hist)  # (the sort's digit histogram)
+        # slots digit-major, part-minor: stable
+        starts = np.cumsum(hist.T.reshape(-1)) - hist.T.reshape(-1)
+        pos = np.ascontiguousarray(starts.reshape(mask + 1, nparts).T)
+        run_parts(radix_scatter_part, nparts, nparts, words, vals, shift, mask, pos, tmp_w, tmp_v)
+        words, tmp_w, vals, tmp_v = tmp_w, words, tmp_v, vals
+        shift += width
+    out_idx = np.empty((2, n), np.int64)
+    run_parts(unpack_part, nparts, nparts, words, ob, out_idx)
+    offsets = np.searchsorted(out_idx[0], np.arange(bound + 1, dtype=np.int64)).astype(np.int64, copy=False)
+    return offsets, out_idx, vals.view(values.dtype)
+
+
+def merge_splitters(keys, offsets, nparts):
+    """nparts - 1 non-decreasing splitter keys from a sample of every run (in proportion to its length)."""
+    if nparts <= 1:
+        return np.zeros(0, np.int64)
+    samples = []
+    n = keys.shape[0]
+    for t in range(offsets.shape[0] - 1):
+        lo, hi = int(offsets[t]), int(offsets[t + 1])
+        if hi > lo:
+            num = min(hi - lo, max(1, (hi - lo) * 256 * nparts // n))
+            samples.append(keys[np.linspace(lo, hi - 1, num=num).astype(np.int64)])
+    s = np.sort(np.concatenate(samples))
+    return np.ascontiguousarray(s[(np.arange(1, nparts) * s.shape[0]) // nparts])

@@ -509,7 +509,7 @@ def merge_take(keys, offsets, indices, values):
         perm = sort_pairs(keys, int(keys.max()) + 1)[1] if n else np.zeros(0, _i64)
         return gather_columns(indices, perm), gather_rows(values, perm)
     nparts, nthreads = _parts(n * (indices.shape[0] + values.shape[1]))
-    cut, out0 = _join.merge_cuts(keys, offsets, _merge_splitters(keys, offsets, nparts))
+    cut, out0 = _join.merge_cuts(keys, offsets, _join.merge_splitters(keys, offsets, nparts))
     out_idx = np.empty((indices.shape[0], n), _i64)
     out_val = np.empty((n, values.shape[1]), values.dtype)
     bad = np.zeros(nparts, np.uint8)
@@ -549,7 +549,7 @@ def counting_take(keys, bound, indices, values, other_bound=None):
     nparts = 1 if n < _SERIAL_BELOW else _nthreads()
     kb = max(bound - 1, 1).bit_length()
     # (coalesce passes row 0 itself as the keys: the same memory needs no comparison)
-    pair = (indices.shape[0] == 2 and n and values.dtype.itemsize in _WORDS
+    pair = (indices.shape[0] == 2 and n and values.dtype.itemsize in _join.WORDS
             and (keys.ctypes.data == indices.ctypes.data or bool((indices[0] == keys).all())))
     split = pair and values.shape[1] == 1
     sb = max(int(other_bound) - 1, 1).bit_length() if other_bound is not None else 64
@@ -563,7 +563,7 @@ def counting_take(keys, bound, indices, values, other_bound=None):
         out = _join.split_take(keys, bound, indices[1], values, nparts, kb, ob) if split else None
         if out is not None:
             return out
-        return _radix_take(keys, bound, indices, values, nparts, kb, ob)
+        return _join.radix_take(keys, bound, indices, values, nparts, kb, ob)
     nparts = 1 if bound > n else nparts  # a part holds a histogram of the whole key space
     hist = np.zeros((nparts, bound), _i64)
     bad = np.zeros(nparts, _i64)
@@ -575,54 +575,6 @@ def counting_take(keys, bound, indices, values, other_bound=None):
     out_val = np.empty((n, values.shape[1]), values.dtype)
     _run_parts(_join.counting_scatter_part, nparts, nparts, keys, indices, values, pos, out_idx, out_val)
     return offsets, out_idx, out_val
-
-
-_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def _radix_take(keys, bound, indices, values, nparts, kb, ob):
-    n = keys.shape[0]
-    words = np.empty(n, _i64)
-    bad = np.zeros(nparts, _i64)
-    _run_parts(_join.pack_part, nparts, nparts, keys, indices[1], bound, ob, words, bad)
-    if bad.any():
-        raise_out_of_bounds(keys.reshape(1, -1), (bound,))
-    vals = values.view(_WORDS[values.dtype.itemsize])  # moved as bits: one specialisation per width
-    tmp_w, tmp_v = np.empty_like(words), np.empty_like(vals)
-    npass = -(-kb // 9)
-    width = -(-kb // npass)
-    shift = ob
-    for p in range(npass):
-        if p == 1:
-            tmp_v = np.empty_like(vals)  # the input values are never written
-        mask = (1 << width) - 1
-        hist = np.zeros((nparts, mask + 1), _i64)
-        _run_parts(_sort.hist_part, nparts, nparts, words, shift, mask, hist)  # (the sort's digit histogram)
-        # slots digit-major, part-minor: stable
-        starts = np.cumsum(hist.T.reshape(-1)) - hist.T.reshape(-1)
-        pos = np.ascontiguousarray(starts.reshape(mask + 1, nparts).T)
-        _run_parts(_join.radix_scatter_part, nparts, nparts, words, vals, shift, mask, pos, tmp_w, tmp_v)
-        words, tmp_w, vals, tmp_v = tmp_w, words, tmp_v, vals
-        shift += width
-    out_idx = np.empty((2, n), _i64)
-    _run_parts(_join.unpack_part, nparts, nparts, words, ob, out_idx)
-    offsets = np.searchsorted(out_idx[0], np.arange(bound + 1, dtype=_i64)).astype(_i64, copy=False)
-    return offsets, out_idx, vals.view(values.dtype)
-
-
-def _merge_splitters(keys, offsets, nparts):
-    """nparts - 1 non-decreasing splitter keys from a sample of every run (in proportion to its length)."""
-    if nparts <= 1:
-        return np.zeros(0, _i64)
-    samples = []
-    n = keys.shape[0]
-    for t in range(offsets.shape[0] - 1):
-        lo, hi = int(offsets[t]), int(offsets[t + 1])
-        if hi > lo:
-            num = min(hi - lo, max(1, (hi - lo) * 256 * nparts // n))
-            samples.append(keys[np.linspace(lo, hi - 1, num=num).astype(_i64)])
-    s = np.sort(np.concatenate(samples))
-    return np.ascontiguousarray(s[(np.arange(1, nparts) * s.shape[0]) // nparts])
 
 
 # ---- linalg --------------------------------------------------------------------------------------

@@ -43,12 +43,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .parts import prefetch
-from .transpose import _transpose_part, _transpose_rows_part, _transpose_stream_part
+from .parts import nparts_for, prefetch
+from .transpose import dense_transpose  # noqa: F401 (the linalg family's row)
 from .threads import SERIAL_BELOW, run_parts
 
-# below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
-SERIAL_WORK = 1 << 18
 # up to this many threads, unsorted SpMM scans all row indices once per thread (no sort); beyond,
 # the backend groups rows by a stable sort first
 OWNERSHIP_MAX_THREADS = 4
@@ -63,12 +61,6 @@ _OWN_MAPPING = hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS")  
 SDDMM_PREFETCH = 8
 SPMM_PREFETCH = 4
 
-
-def nparts_for(work, nthreads, per_thread=4):
-    """Fixed number of parts for ``work`` units (1 below SERIAL_WORK)."""
-    if work < SERIAL_WORK or nthreads <= 1:
-        return 1
-    return per_thread * nthreads
 
 
 # ---------------------------------------------------------------------------- row offsets
@@ -112,8 +104,6 @@ def _row_offsets_part(t, nparts, rows, nrows, out, flags):
 # thread), a few NumPy passes build row pointers and SpGEMM's products per row about as fast:
 # arrays this small then compile no kernel for them at their first use (each costs 0.3-0.5 s cold)
 NUMPY_BELOW = SERIAL_BELOW
-# a dense transpose of fewer elements is NumPy's strided copy (measured as fast: it stays in cache)
-TRANSPOSE_NUMPY_BELOW = 1 << 16
 
 
 def _row_offsets_numpy(rows, nrows):
@@ -785,28 +775,3 @@ def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, 
     run_parts(kernel, nparts, nthreads, rows, int(row_stride), _u(row_bound), cols, int(col_stride),
               _u(col_bound), x, int(x_inner), y, int(y_inner), int(k), np.zeros(1, dtype=x.dtype), out, flags)
     return out, flags
-
-
-# ---------------------------------------------------------------------------- dense transpose
-def dense_transpose(a, nthreads, out=None):
-    """A C-contiguous copy of ``a.T`` (``a`` 2-D, any strides), written into ``out`` when given (a
-    C-contiguous array of ``a.T``'s shape and ``a``'s dtype, not overlapping ``a``)."""
-    if a.size < TRANSPOSE_NUMPY_BELOW:
-        if out is None:
-            return np.ascontiguousarray(a.T)
-        out[...] = a.T
-        return out
-    if out is None:
-        out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
-    if a.size:
-        # vectors for 8 x 8 blocks when the rows are unit-stride and the items plain numbers; with
-        # 8-byte items into whole aligned cache lines, stores that skip the caches (no line read
-        # first: 67 MB transposed in half the time, and SDDMM, which reads it back, faster in all)
-        kernel = _transpose_part
-        if (a.dtype.kind in "fiu" and a.strides[1] == a.itemsize and out.strides[1] == out.itemsize
-                and a.flags.aligned and out.flags.aligned):
-            kernel = _transpose_rows_part
-            if a.itemsize == 8 and out.ctypes.data % 64 == 0 and out.strides[0] % 64 == 0:
-                kernel = _transpose_stream_part
-        run_parts(kernel, nparts_for(a.size, nthreads), nthreads, a, out)
-    return out

@@ -93,3 +93,14 @@ def _row_cut(ap, bp, w):
         else:
             hi = mid
     return lo
+
+
+# below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
+SERIAL_WORK = 1 << 18
+
+
+def nparts_for(work, nthreads, per_thread=4):
+    """Fixed number of parts for ``work`` units (1 below SERIAL_WORK)."""
+    if work < SERIAL_WORK or nthreads <= 1:
+        return 1
+    return per_thread * nthreads

@@ -25,8 +25,8 @@ import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros  # an LLVM cttz; used by Numba's own code
 
-from .linalg import NUMPY_BELOW, _u, balanced_bounds, fresh, nparts_for
-from .parts import prefetch
+from .linalg import NUMPY_BELOW, _u, balanced_bounds, fresh
+from .parts import nparts_for, prefetch
 from .threads import run_parts
 
 # largest column count for the dense accumulator of spgemm (8 + 8 bytes per column per part, and 2

@@ -1,4 +1,4 @@
-"""The dense transpose's part kernels (``linalg.dense_transpose``): a.T copied in tiles.
+"""The dense transpose (the linalg family's ``dense_transpose``): a.T copied in tiles.
 
 Tiles of 8 rows x ``TRANSPOSE_TILE`` columns of ``a``: each reads 8 runs of a row and writes a
 cache line of each of the tile's output rows (NumPy's strided copy walks a whole column of
@@ -17,7 +17,12 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .parts import nparts_for
+from .threads import run_parts
+
 TRANSPOSE_TILE = 64  # columns of a per tile: 64 output rows of one cache line per 8 rows of a
+# a dense transpose of fewer elements is NumPy's strided copy (measured as fast: it stays in cache)
+TRANSPOSE_NUMPY_BELOW = 1 << 16
 
 _u = np.uint64
 
@@ -157,3 +162,27 @@ def _transpose_stream_part(t, nparts, a, out):
                     for k in range(k0, k1):
                         out[_u(c), _u(k)] = a[_u(k), _u(c)]
     _store_fence()
+
+
+def dense_transpose(a, nthreads, out=None):
+    """A C-contiguous copy of ``a.T`` (``a`` 2-D, any strides), written into ``out`` when given (a
+    C-contiguous array of ``a.T``'s shape and ``a``'s dtype, not overlapping ``a``)."""
+    if a.size < TRANSPOSE_NUMPY_BELOW:
+        if out is None:
+            return np.ascontiguousarray(a.T)
+        out[...] = a.T
+        return out
+    if out is None:
+        out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
+    if a.size:
+        # vectors for 8 x 8 blocks when the rows are unit-stride and the items plain numbers; with
+        # 8-byte items into whole aligned cache lines, stores that skip the caches (no line read
+        # first: 67 MB transposed in half the time, and SDDMM, which reads it back, faster in all)
+        kernel = _transpose_part
+        if (a.dtype.kind in "fiu" and a.strides[1] == a.itemsize and out.strides[1] == out.itemsize
+                and a.flags.aligned and out.flags.aligned):
+            kernel = _transpose_rows_part
+            if a.itemsize == 8 and out.ctypes.data % 64 == 0 and out.strides[0] % 64 == 0:
+                kernel = _transpose_stream_part
+        run_parts(kernel, nparts_for(a.size, nthreads), nthreads, a, out)
+    return out

@@ -7,7 +7,7 @@ import pytest
 
 import coosparse
 from coosparse import COO
-from coosparse._kernels.numba import linalg as la
+from coosparse._kernels.numba import transpose as tr
 from coosparse._kernels import scratch
 
 
@@ -72,7 +72,7 @@ def test_sampled_matmul_threads_never_share_scratch(pool):
     for t in threads:
         t.join()
     assert not bad and pool.kept_bytes() <= pool.KEEP_BYTES
-    assert la.TRANSPOSE_NUMPY_BELOW < 16 * 5000  # the tiled (GIL-free) transpose ran
+    assert tr.TRANSPOSE_NUMPY_BELOW < 16 * 5000  # the tiled (GIL-free) transpose ran
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.float32, np.float64, np.int64, np.uint64,
@@ -83,7 +83,7 @@ def test_dense_transpose_blocks_exact(monkeypatch, dtype, shape):
     into whole aligned cache lines for 8-byte items; element by element otherwise: strided rows,
     unaligned data, bool, complex) copies every bit (any NaN payload included), whole blocks and
     ragged edges, into a fresh or a given array, and writes nothing outside it."""
-    monkeypatch.setattr(la, "TRANSPOSE_NUMPY_BELOW", 0)
+    monkeypatch.setattr(tr, "TRANSPOSE_NUMPY_BELOW", 0)
     rng = np.random.default_rng(8)
     itemsize = np.dtype(dtype).itemsize
     raw = rng.integers(0, 256, size=(shape[0] * 2) * (shape[1] * 2) * itemsize + itemsize, dtype=np.uint8)
@@ -99,7 +99,7 @@ def test_dense_transpose_blocks_exact(monkeypatch, dtype, shape):
     for src in sources:
         want = np.ascontiguousarray(src.T)
         for nthreads in (1, 3):
-            got = la.dense_transpose(src, nthreads)
+            got = tr.dense_transpose(src, nthreads)
             assert got.flags.c_contiguous and got.tobytes() == want.tobytes()
             # into a cache-line aligned array (8-byte items then stream their stores) and one that
             # is not (8 bytes off a line)
@@ -107,16 +107,16 @@ def test_dense_transpose_blocks_exact(monkeypatch, dtype, shape):
                 buf = np.zeros(want.nbytes + 128, np.uint8)
                 at = -buf.ctypes.data % 64 + skew
                 out = buf[at:at + want.nbytes].view(dtype).reshape(want.shape)
-                assert la.dense_transpose(src, nthreads, out) is out and out.tobytes() == want.tobytes()
+                assert tr.dense_transpose(src, nthreads, out) is out and out.tobytes() == want.tobytes()
                 assert not buf[:at].any() and not buf[at + want.nbytes:].any()  # nothing written outside
 
 
 def test_dense_transpose_picks_the_streaming_kernel_only_for_aligned_lines(monkeypatch):
-    monkeypatch.setattr(la, "TRANSPOSE_NUMPY_BELOW", 0)
+    monkeypatch.setattr(tr, "TRANSPOSE_NUMPY_BELOW", 0)
     used = []
     for name in ("_transpose_part", "_transpose_rows_part", "_transpose_stream_part"):
-        kernel = getattr(la, name)
-        monkeypatch.setattr(la, name, lambda t, n, *args, kernel=kernel, name=name: (used.append(name), kernel(t, n, *args)))
+        kernel = getattr(tr, name)
+        monkeypatch.setattr(tr, name, lambda t, n, *args, kernel=kernel, name=name: (used.append(name), kernel(t, n, *args)))
     a = np.random.default_rng(9).random((16, 100))
     buf = np.zeros(a.nbytes + 128, np.uint8)
     at = -buf.ctypes.data % 64
@@ -125,5 +125,5 @@ def test_dense_transpose_picks_the_streaming_kernel_only_for_aligned_lines(monke
         src = a.astype(dtype)
         out = buf[at + skew:at + skew + src.nbytes].view(dtype).reshape(100, 16)
         used.clear()
-        la.dense_transpose(src, 1, out)
+        tr.dense_transpose(src, 1, out)
         assert set(used) == {want} and np.array_equal(out, src.T)
