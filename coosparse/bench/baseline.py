@@ -14,6 +14,12 @@ The baseline is updated on purpose, by a change meant to move the figures:
 ``python -m coosparse.bench --update-baseline`` (``make bench-baseline``)
 writes this run's ratios into it, keeping the cases this run did not measure.
 
+The ratios depend on the CPU model, not only on the code: the same commit read
+GraphBLAS/ours 0.99x for transpose + coalesce on an AMD EPYC and 0.71x on an
+Intel Xeon, torch/ours 15.6x and 6.8x for coalesce. So the file holds one
+entry per CPU model, and a run is compared only with its own model's entry
+(none yet: nothing is compared, and ``--update-baseline`` starts one).
+
 A flagged case is timed once more at the end of the run (its module's
 worker, only that case) before it is reported: a slowdown the second
 timing also shows is *confirmed*; one it does not show is listed apart as
@@ -41,6 +47,8 @@ import math
 from pathlib import Path
 
 TOLERANCE = 0.10
+ABOUT = ("coosparse's ratios over each peer and over the memory floor, per case, one entry per CPU model "
+         "(python -m coosparse.bench --update-baseline; docs/benchmarks.md, 'Baseline guard')")
 """A case is reported when its standing drops by more than this fraction."""
 FLOOR = "floor"
 
@@ -72,9 +80,7 @@ def baseline_from(rows, info=None, previous=None, keep=()):
     """
     cases = dict((previous or {}).get("cases", {}))
     cases.update({k: v for k, v in standings(rows).items() if k not in keep or k not in cases})
-    doc = {"about": "coosparse's ratios over each peer and over the memory floor, per case "
-                    "(python -m coosparse.bench --update-baseline; docs/benchmarks.md, 'Baseline guard')",
-           "cases": dict(sorted(cases.items()))}
+    doc = {"cases": dict(sorted(cases.items()))}
     if info:
         doc["machine"] = {k: info.get(k) for k in ("cpu", "cores", "load_average", "command", "versions")}
         doc["machine"]["load_average_start"] = (info.get("settings") or {}).get("load_average_start")
@@ -118,12 +124,35 @@ def confirm(regressions, rerun_rows, baseline, tolerance=TOLERANCE):
     return confirmed, not_confirmed
 
 
+UNKNOWN_CPU = "unknown CPU"
+
+
 def load(path):
-    """The baseline at ``path``, or None when there is none."""
+    """The baseline document at ``path`` (one entry per CPU model), or None when there is none.
+
+    A file of the single-machine layout (``cases`` at the top) reads as the entry of the CPU model
+    its ``machine`` names.
+    """
     p = Path(path)
     if not p.exists():
         return None
-    return json.loads(p.read_text())
+    doc = json.loads(p.read_text())
+    if "machines" not in doc:
+        cpu = (doc.get("machine") or {}).get("cpu") or UNKNOWN_CPU
+        doc = {"about": ABOUT, "machines": {cpu: doc}}
+    return doc
+
+
+def entry_for(doc, cpu):
+    """The baseline entry (``cases``, ``machine``) of CPU model ``cpu`` in ``doc``, or None."""
+    return ((doc or {}).get("machines") or {}).get(cpu or UNKNOWN_CPU)
+
+
+def with_entry(doc, cpu, entry):
+    """``doc`` with ``entry`` as CPU model ``cpu``'s (the other models' entries kept)."""
+    machines = dict((doc or {}).get("machines") or {})
+    machines[cpu or UNKNOWN_CPU] = entry
+    return {"about": ABOUT, "machines": dict(sorted(machines.items()))}
 
 
 def save(path, doc):

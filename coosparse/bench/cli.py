@@ -236,7 +236,9 @@ def check_baseline(rows, info, args, rerun=None):
     if not args.use_baseline:
         return None
     path = baseline_path(args)
-    base = baseline.load(path)
+    doc = baseline.load(path)
+    cpu = info.get("cpu")
+    base = baseline.entry_for(doc, cpu)
     text, keep = None, set()
     if base is not None:
         regressions, not_confirmed = baseline.compare(rows, base), []
@@ -245,8 +247,13 @@ def check_baseline(rows, info, args, rerun=None):
             keep = {r["key"] for r in not_confirmed}
         info["baseline"] = {"path": str(path), "regressions": regressions, "not_confirmed": not_confirmed}
         text = baseline.format_regressions(regressions, path, not_confirmed=not_confirmed)
+    elif doc is not None:
+        text = (f"Baseline guard ({path}): no baseline for this CPU model ({cpu or baseline.UNKNOWN_CPU}; "
+                f"stored: {', '.join(doc['machines']) or 'none'}); ratios differ between CPU models, so nothing "
+                "is compared" + ("" if args.update_baseline else " (--update-baseline starts one)"))
     if args.update_baseline:
-        baseline.save(path, baseline.baseline_from(rows, info, previous=base, keep=keep))
+        entry = baseline.baseline_from(rows, info, previous=base, keep=keep)
+        baseline.save(path, baseline.with_entry(doc, cpu, entry))
         text = (text + "\n" if text else "") + f"baseline updated: {path}"
     return text
 

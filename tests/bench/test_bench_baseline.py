@@ -54,7 +54,7 @@ def test_baseline_merges_and_round_trips(tmp_path):
     assert second["cases"]["cpu|a|w"] == {"scipy": 3.0} and second["cases"]["cpu|b|w"] == {"scipy": 2.0}
     path = tmp_path / "b.json"
     baseline.save(path, second)
-    assert baseline.load(path)["cases"] == second["cases"]
+    assert baseline.entry_for(baseline.load(path), None)["cases"] == second["cases"]  # the one-machine layout
     assert baseline.load(tmp_path / "missing.json") is None
     text = baseline.format_regressions(baseline.compare(_rows(2.0, {"scipy": 3.0}, op="a"), second), path)
     assert "a [w]: 50% slower (scipy 3.00x -> 1.50x)" in text
@@ -83,7 +83,7 @@ def test_cli_checks_and_updates_the_baseline(tmp_path, factor):
     args = cli.parse_args(["--baseline", str(path), "--update-baseline"])
     text = cli.check_baseline(rows, {}, args)
     assert "baseline updated" in text
-    assert baseline.load(path)["cases"]["cpu|spmv|w"] == {"floor": 0.5, "scipy": 2.0}
+    assert baseline.entry_for(baseline.load(path), None)["cases"]["cpu|spmv|w"] == {"floor": 0.5, "scipy": 2.0}
     assert cli.check_baseline(rows, {}, cli.parse_args(["--no-baseline"])) is None
 
 
@@ -125,7 +125,7 @@ def test_update_keeps_the_stored_ratios_of_unconfirmed_cases(tmp_path):
     assert [r["op"] for r in info["baseline"]["regressions"]] == ["b"]
     assert [r["op"] for r in info["baseline"]["not_confirmed"]] == ["a"]
     assert "Not confirmed" in text and "baseline updated" in text
-    cases = baseline.load(path)["cases"]
+    cases = baseline.entry_for(baseline.load(path), None)["cases"]
     assert cases["cpu|a|w"] == {"scipy": 2.0} and cases["cpu|b|w"] == {"scipy": 1.0}
     # --no-confirm: no second timing, every flagged case reported and written
     asked.clear()
@@ -153,3 +153,25 @@ def test_rerun_times_only_the_flagged_cases(tmp_path, monkeypatch):
             for op in ("one", "two")]
     again = cli.rerun_cases([{"key": "cpu|two|w", "op": "two", "workload": "w"}], rows, args)
     assert {r["op"] for r in again} == {"two"} and {r["library"] for r in again} == {"coosparse", "p"}
+
+
+def test_each_cpu_model_is_compared_with_its_own_entry(tmp_path):
+    """Ratios differ between CPU models: a run meets only its own model's entry; another model's run
+    compares nothing and, with --update-baseline, adds its own entry beside the first."""
+    from coosparse.bench import cli
+
+    path = tmp_path / "baseline.json"
+    amd = {"cpu": "AMD EPYC"}
+    cli.check_baseline(_rows(1.0, {"scipy": 2.0}), dict(amd), cli.parse_args(["--baseline", str(path), "--update-baseline"]))
+    slower = _rows(2.0, {"scipy": 2.0})
+    intel = {"cpu": "Intel Xeon"}
+    text = cli.check_baseline(slower, intel, cli.parse_args(["--baseline", str(path)]))
+    assert "no baseline for this CPU model (Intel Xeon; stored: AMD EPYC)" in text and "baseline" not in intel
+    text = cli.check_baseline(slower, dict(intel), cli.parse_args(["--baseline", str(path), "--update-baseline"]))
+    doc = baseline.load(path)
+    assert sorted(doc["machines"]) == ["AMD EPYC", "Intel Xeon"]
+    assert baseline.entry_for(doc, "Intel Xeon")["cases"]["cpu|spmv|w"] == {"scipy": 1.0}
+    assert baseline.entry_for(doc, "AMD EPYC")["cases"]["cpu|spmv|w"] == {"scipy": 2.0}
+    info = dict(amd)  # the AMD run is still compared with the AMD entry: 50% slower
+    cli.check_baseline(slower, info, cli.parse_args(["--baseline", str(path), "--no-confirm"]))
+    assert [round(r["change"], 2) for r in info["baseline"]["regressions"]] == [0.5]

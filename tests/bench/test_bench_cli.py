@@ -88,7 +88,9 @@ def test_cli_writes_its_files(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "coalesce" in proc.stdout and "coosparse" in proc.stdout
     stored = json.loads((tmp_path / "baseline.json").read_text())  # the baseline guard's file
-    assert stored["cases"] and all("floor" in refs for refs in stored["cases"].values())
+    (entry,) = stored["machines"].values()  # one entry, this machine's CPU model
+    assert entry["machine"]["cpu"] in stored["machines"]
+    assert entry["cases"] and all("floor" in refs for refs in entry["cases"].values())
     data = json.loads((out / "results.json").read_text())
     assert data["machine"]["cores"] >= 1 and "numpy" in data["machine"]["versions"]
     assert "--size small" in data["machine"]["command"]
