@@ -259,8 +259,10 @@ def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, 
                 # the dense row of a later entry (a random read): measured 1.5x with 64 columns
                 g = p + SPMM_PREFETCH
                 ahead = (db + cols[_u(perm[_u(g)]) if has_perm else _u(g)]) * n
-                for j in range(0, n, line):
+                j = 0
+                while j < n:  # (a range with a run-time step costs a division per loop)
                     prefetch(flat, _u(ahead + j))
+                    j += line
             e = _u(perm[_u(p)]) if has_perm else _u(p)
             k = cols[e]
             if _u(k) >= kb:
