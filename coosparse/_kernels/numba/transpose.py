@@ -116,10 +116,11 @@ def _store_fence(typingctx):
     return types.void(), codegen
 
 
-@nb.njit(cache=True, nogil=True)
-def _transpose_rows_part(t, nparts, a, out):
-    """_transpose_part for ``a`` with unit-stride rows and a real or integer dtype: whole 8 x 8
-    blocks by vectors (_block8), the ragged edges element by element."""
+@nb.njit(cache=True, nogil=True, inline="always")
+def _transpose_blocks(t, nparts, a, out, stream):
+    """Part t's tiles of ``a`` (unit-stride rows, a real or integer dtype): whole 8 x 8 blocks by
+    vectors (_block8, or _block8_stream when ``stream``: a constant at each call, so each part
+    kernel compiles one of them), the ragged edges element by element."""
     kk, nn = a.shape
     nblocks = (nn + TRANSPOSE_TILE - 1) // TRANSPOSE_TILE
     for b in range(nblocks * t // nparts, nblocks * (t + 1) // nparts):
@@ -130,7 +131,10 @@ def _transpose_rows_part(t, nparts, a, out):
             k1 = k0 + 8 if k0 + 8 < kk else kk
             if k1 - k0 == 8:
                 for c in range(c0, c8, 8):
-                    _block8(a, np.int64(k0), np.int64(c), out)
+                    if stream:
+                        _block8_stream(a, np.int64(k0), np.int64(c), out)
+                    else:
+                        _block8(a, np.int64(k0), np.int64(c), out)
                 for c in range(c8, c1):
                     for k in range(k0, k1):
                         out[_u(c), _u(k)] = a[_u(k), _u(c)]
@@ -138,29 +142,18 @@ def _transpose_rows_part(t, nparts, a, out):
                 for c in range(c0, c1):
                     for k in range(k0, k1):
                         out[_u(c), _u(k)] = a[_u(k), _u(c)]
+
+
+@nb.njit(cache=True, nogil=True)
+def _transpose_rows_part(t, nparts, a, out):
+    """_transpose_part for ``a`` with unit-stride rows and a real or integer dtype, by 8 x 8 blocks."""
+    _transpose_blocks(t, nparts, a, out, False)
 
 
 @nb.njit(cache=True, nogil=True)
 def _transpose_stream_part(t, nparts, a, out):
     """_transpose_rows_part with streaming stores (8-byte items, ``out`` aligned for them)."""
-    kk, nn = a.shape
-    nblocks = (nn + TRANSPOSE_TILE - 1) // TRANSPOSE_TILE
-    for b in range(nblocks * t // nparts, nblocks * (t + 1) // nparts):
-        c0 = b * TRANSPOSE_TILE
-        c1 = c0 + TRANSPOSE_TILE if c0 + TRANSPOSE_TILE < nn else nn
-        c8 = c0 + (c1 - c0) // 8 * 8
-        for k0 in range(0, kk, 8):
-            k1 = k0 + 8 if k0 + 8 < kk else kk
-            if k1 - k0 == 8:
-                for c in range(c0, c8, 8):
-                    _block8_stream(a, np.int64(k0), np.int64(c), out)
-                for c in range(c8, c1):
-                    for k in range(k0, k1):
-                        out[_u(c), _u(k)] = a[_u(k), _u(c)]
-            else:
-                for c in range(c0, c1):
-                    for k in range(k0, k1):
-                        out[_u(c), _u(k)] = a[_u(k), _u(c)]
+    _transpose_blocks(t, nparts, a, out, True)
     _store_fence()
 
 
