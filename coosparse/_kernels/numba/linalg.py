@@ -43,7 +43,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .parts import nparts_for, prefetch
+from .parts import nparts_for, prefetch_lines
 from .transpose import dense_transpose  # noqa: F401 (the linalg family's row)
 from .threads import SERIAL_BELOW, run_parts
 
@@ -259,10 +259,7 @@ def _spmm_part(t, nparts, bounds, offsets, perm, has_perm, cols, values, dense, 
                 # the dense row of a later entry (a random read): measured 1.5x with 64 columns
                 g = p + SPMM_PREFETCH
                 ahead = (db + cols[_u(perm[_u(g)]) if has_perm else _u(g)]) * n
-                j = 0
-                while j < n:  # (a range with a run-time step costs a division per loop)
-                    prefetch(flat, _u(ahead + j))
-                    j += line
+                prefetch_lines(flat, ahead, n, line)
             e = _u(perm[_u(p)]) if has_perm else _u(p)
             k = cols[e]
             if _u(k) >= kb:
@@ -670,23 +667,12 @@ def _sddmm_pairs_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, ze
             xb = rows[_u(f + 1)] * rs
             ya = cols[_u(f)] * cs
             yb = cols[_u(f + 1)] * cs
-            # a hint only: never faults, whatever the index. While loops: a range() of a
-            # step unknown when compiling divides for its count (measured 5% of the kernel)
-            j = 0
-            while j < k:
-                prefetch(y, _u(ya + j))
-                prefetch(y, _u(yb + j))
-                j += line
+            prefetch_lines(y, ya, k, line)
+            prefetch_lines(y, yb, k, line)
             if xa != last:
-                j = 0
-                while j < k:
-                    prefetch(x, _u(xa + j))
-                    j += line
+                prefetch_lines(x, xa, k, line)
             if xb != xa:
-                j = 0
-                while j < k:
-                    prefetch(x, _u(xb + j))
-                    j += line
+                prefetch_lines(x, xb, k, line)
             last = xb
         r, c, r2, c2 = rows[_u(e)], cols[_u(e)], rows[_u(g)], cols[_u(g)]
         ok = _u(r) < rb and _u(c) < cb
@@ -723,15 +709,9 @@ def _sddmm_unit_part(t, nparts, rows, rs, rb, cols, cs, cb, x, xj, y, yj, k, zer
         if f < hi:
             xa = rows[_u(f)] * rs
             ya = cols[_u(f)] * cs
-            j = 0
-            while j < k:  # a hint only: never faults, whatever the index (while: see above)
-                prefetch(y, _u(ya + j))
-                j += line
+            prefetch_lines(y, ya, k, line)
             if xa != last:
-                j = 0
-                while j < k:
-                    prefetch(x, _u(xa + j))
-                    j += line
+                prefetch_lines(x, xa, k, line)
             last = xa
         r = rows[_u(e)]
         c = cols[_u(e)]

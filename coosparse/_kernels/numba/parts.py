@@ -8,6 +8,7 @@ hints a cache line of a later random read (a row reached through a row pointer).
 """
 import llvmlite.ir as llir
 import numba as nb
+import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -35,6 +36,17 @@ def prefetch(typingctx, arr, idx):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def prefetch_lines(arr, start, count, line):
+    """Prefetch ``arr[start:start + count]`` one cache line (``line`` items) at a time: a hint
+    only, it never faults. A while loop: a range() of a step unknown when compiling divides for
+    its count (measured 5% of the SDDMM kernel)."""
+    j = 0
+    while j < count:
+        prefetch(arr, np.uint64(start + j))
+        j += line
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
