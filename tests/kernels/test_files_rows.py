@@ -81,3 +81,21 @@ def test_widen_indices_against_numpy(rows, seed):
     assert outside == want[1]
     if not outside:
         assert (decrease, repeat) == want[2:]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_widen_indices_in_parts_finds_what_one_pass_finds(monkeypatch, seed):
+    """Parts meet at arbitrary entries: a step down or a repeat across a part boundary is found."""
+    rng = np.random.default_rng(50 + seed)
+    sizes = (30, 40)
+    n = 10_000
+    keys = np.sort(rng.choice(sizes[0] * sizes[1], n, replace=True))
+    src = np.stack(np.unravel_index(keys, sizes)).astype(np.int32)
+    j = int(rng.integers(1, n))
+    if seed % 2:
+        src[:, [j - 1, j]] = src[:, [j, j - 1]]
+    want = _reference(src, sizes)
+    monkeypatch.setattr(layer, "_parts", lambda total, serial_below=0: (int(rng.integers(2, 40)), 2))
+    out, outside, decrease, repeat = layer.widen_indices(src, sizes)
+    np.testing.assert_array_equal(out, want[0])
+    assert (outside, decrease, repeat) == want[1:]

@@ -117,12 +117,12 @@ _WIDEN_PIECE = 4096  # entries per piece: its keys (32 KB) stay in L1 between th
 
 
 @nb.njit(cache=True, nogil=True)
-def widen_checked(src, out, limits, strides):
-    """``out[:] = src`` (a file's index rows, (ndim, n) of a narrower integer type, into int64) and,
-    in the same pass: whether some index lies outside ``limits`` (``uint64(i) < limit`` is
-    ``0 <= i < size``), the first position whose linear key (``strides``) is below its
-    predecessor's and the first that equals it (-1 where there is none; keys are meaningful only
-    when every index is in bounds).
+def widen_part(t, nparts, src, out, limits, strides, found):
+    """Part t of the widening pass: ``out[:, lo:hi] = src[:, lo:hi]`` (a file's index rows, (ndim,
+    n) of a narrower integer type, into int64) and, in the same pass, ``found[t]`` = (some index
+    outside ``limits`` (``uint64(i) < limit`` is ``0 <= i < size``), the first position whose
+    linear key (``strides``) is below its predecessor's, the first that equals it; -1: none). The
+    keys mean something only when every index is in bounds.
 
     Piece by piece, each step a plain loop over the piece (vectorised): the copy and bounds test
     per row, the keys, one compare of each key with the one before; a piece with a step down or a
@@ -130,13 +130,19 @@ def widen_checked(src, out, limits, strides):
     """
     ndim, n = src.shape
     u = np.uint64
+    lo_part = n * t // nparts
+    hi_part = n * (t + 1) // nparts
     outside = False
     decrease = -1
     repeat = -1
     keys = np.empty(_WIDEN_PIECE + 1, dtype=np.int64)
     keys[0] = -1  # below every key: the first entry has no predecessor
-    for lo in range(0, n, _WIDEN_PIECE):
-        m = min(_WIDEN_PIECE, n - lo)
+    if lo_part > 0:  # the part's first entry is compared with the entry before the part
+        keys[0] = 0
+        for d in range(ndim):
+            keys[0] += np.int64(src[d, lo_part - 1]) * strides[d]
+    for lo in range(lo_part, hi_part, _WIDEN_PIECE):
+        m = min(_WIDEN_PIECE, hi_part - lo)
         for j in range(m):
             keys[u(j + 1)] = 0
         for d in range(ndim):
@@ -160,4 +166,6 @@ def widen_checked(src, out, limits, strides):
                     elif keys[j + 1] == keys[j] and repeat < 0:
                         repeat = lo + j
         keys[0] = keys[m]
-    return outside, decrease, repeat
+    found[t, 0] = 1 if outside else 0
+    found[t, 1] = decrease
+    found[t, 2] = repeat

@@ -774,9 +774,19 @@ def widen_indices(src, sizes):
     for n in reversed(sizes):
         strides.append(acc)
         acc *= int(n)
-    outside, decrease, repeat = _files.widen_checked(src, out, size_limits(sizes),
-                                                     np.array(strides[::-1], dtype=_i64))
-    return out, bool(outside), int(decrease), int(repeat)
+    nparts, nthreads = _parts(src.size)
+    found = np.empty((nparts, 3), dtype=_i64)
+    _run_parts(_files.widen_part, nparts, nthreads, src, out, size_limits(sizes),
+               np.array(strides[::-1], dtype=_i64), found)
+    if found[:, 0].any():
+        return out, True, -1, -1
+    return out, False, _first_found(found[:, 1]), _first_found(found[:, 2])
+
+
+def _first_found(positions):
+    """The first of the parts' positions (-1: none found in any part)."""
+    hit = positions[positions >= 0]
+    return int(hit.min()) if hit.size else -1
 
 
 # ---- read-only inputs ----------------------------------------------------------------------------
