@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import platform
+import zlib
 
 import llvmlite.binding as llb
 import llvmlite.ir as llir
@@ -23,6 +24,9 @@ import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from ..bounds import size_limits
+from .threads import run_parts
 
 
 def _byte_table():
@@ -169,3 +173,35 @@ def widen_part(t, nparts, src, out, limits, strides, found):
     found[t, 0] = 1 if outside else 0
     found[t, 1] = decrease
     found[t, 2] = repeat
+
+
+def crc32(a, crc):
+    """``zlib.crc32(a, crc)`` of a writeable uint8 array: folded where the CPU has the instruction."""
+    if not folding_available():
+        return zlib.crc32(a, crc)
+    head = -a.ctypes.data % 16  # the kernel loads aligned 16-byte blocks
+    if head:
+        crc = zlib.crc32(a[:head], crc)
+    return int(crc32_folded(a[head:], crc & 0xFFFFFFFF, TABLE))
+
+
+def widen_indices(src, sizes, nparts, nthreads):
+    """The layer's ``widen_indices`` row in ``nparts`` parts: (int64 copy, outside, first step down,
+    first repeat)."""
+    out = np.empty(src.shape, dtype=np.int64)
+    strides, acc = [], 1
+    for n in reversed(sizes):
+        strides.append(acc)
+        acc *= int(n)
+    found = np.empty((nparts, 3), dtype=np.int64)
+    run_parts(widen_part, nparts, nthreads, src, out, size_limits(sizes), np.array(strides[::-1], dtype=np.int64),
+              found)
+    if found[:, 0].any():
+        return out, True, -1, -1
+    return out, False, _first_found(found[:, 1]), _first_found(found[:, 2])
+
+
+def _first_found(positions):
+    """The first of the parts' positions (-1: none found in any part)."""
+    hit = positions[positions >= 0]
+    return int(hit.min()) if hit.size else -1

@@ -756,12 +756,9 @@ def crc32(data, crc=0):
     else:
         a = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
     # read-only memory (bytes) would compile the kernel a second time: zlib's instead
-    if a.shape[0] < CRC_FOLD_FROM or not a.flags.writeable or not _files.folding_available():
+    if a.shape[0] < CRC_FOLD_FROM or not a.flags.writeable:
         return zlib.crc32(a, crc)
-    head = -a.ctypes.data % 16  # the kernel loads aligned 16-byte blocks
-    if head:
-        crc = zlib.crc32(a[:head], crc)
-    return int(_files.crc32_folded(a[head:], crc & 0xFFFFFFFF, _files.TABLE))
+    return _files.crc32(a, crc)
 
 
 def widen_indices(src, sizes):
@@ -769,24 +766,7 @@ def widen_indices(src, sizes):
     decreases, first that repeats its predecessor's (-1: none)) in one pass; the keys count only
     when every index is inside."""
     src = np.ascontiguousarray(src)
-    out = np.empty(src.shape, dtype=_i64)
-    strides, acc = [], 1
-    for n in reversed(sizes):
-        strides.append(acc)
-        acc *= int(n)
-    nparts, nthreads = _parts(src.size)
-    found = np.empty((nparts, 3), dtype=_i64)
-    _run_parts(_files.widen_part, nparts, nthreads, src, out, size_limits(sizes),
-               np.array(strides[::-1], dtype=_i64), found)
-    if found[:, 0].any():
-        return out, True, -1, -1
-    return out, False, _first_found(found[:, 1]), _first_found(found[:, 2])
-
-
-def _first_found(positions):
-    """The first of the parts' positions (-1: none found in any part)."""
-    hit = positions[positions >= 0]
-    return int(hit.min()) if hit.size else -1
+    return _files.widen_indices(src, sizes, *_parts(src.size))
 
 
 # ---- read-only inputs ----------------------------------------------------------------------------
