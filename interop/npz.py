@@ -20,6 +20,7 @@ and a file without flags (pydata's, scipy's) loads with both False unless
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -189,11 +190,10 @@ def _require(keys, names, fmt):
         raise ValueError(f"load_npz: a {fmt!r} file needs the keys {list(names)}; missing {missing}")
 
 
-def _member(fp, name):
-    """The member ``name`` of the open npz ``fp``: an uncompressed one read straight into its
-    array, any other the usual way."""
-    member = zipio.stored_member(fp.zip, name)
-    return fp[name] if member is None else zipio.read_stored(member)
+def _member(fp, name, stored):
+    """The member ``name`` of the open npz ``fp``: an uncompressed one (``stored``, its
+    :class:`zipio.Member`) read straight into its array, any other (None) the usual way."""
+    return fp[name] if stored is None else zipio.read_stored(stored)
 
 
 def _shape(shape):
@@ -208,12 +208,12 @@ def _load_coo(fp, keys, verify):
     if "coords" in keys:
         _require(keys, ("coords", "data", "shape"), "coo")
         shape = _shape(fp["shape"])
-        data = _member(fp, "data")
-        member = zipio.stored_member(fp.zip, "coords")
-        if member is not None and _widens(member.shape, member.dtype, shape, data):
-            coords, order = _widened_coords(member, shape)
+        stored = {k: zipio.stored_member(fp.zip, k) for k in ("coords", "data")}
+        if None not in stored.values() and _widens(stored["coords"], stored["data"], shape):
+            coords, order, data = _widened_load(stored["coords"], stored["data"], shape)
         else:
-            coords = fp["coords"] if member is None else zipio.read_stored(member)
+            data = _member(fp, "data", stored["data"])
+            coords = _member(fp, "coords", stored["coords"])
     else:  # scipy's 2-D COO files
         row, col, data, shape = _need(fp, keys, ("row", "col", "data", "shape"), "coo")
         coords = np.stack([row, col]) if row.shape == col.shape else None
@@ -241,12 +241,12 @@ def _load_coo(fp, keys, verify):
     return a
 
 
-def _widens(coords_shape, dtype, shape, data):
-    """Whether the file's index rows go through the widening pass: integers narrower than int64,
-    laid out as the shape and the values say, enough of them, of a shape whose linear keys fit
-    int64."""
-    nnz = data.shape[0] if data.ndim else -1
-    return (dtype.kind in "iu" and dtype.itemsize < 8 and coords_shape == (len(shape), nnz)
+def _widens(coords, data, shape):
+    """Whether the file's index rows (:class:`zipio.Member`) go through the widening pass: integers
+    narrower than int64, laid out as the shape and the values say, enough of them, of a shape whose
+    linear keys fit int64."""
+    nnz = data.shape[0] if data.shape else -1
+    return (coords.dtype.kind in "iu" and coords.dtype.itemsize < 8 and coords.shape == (len(shape), nnz)
             and nnz >= _WIDEN_FROM and not is_wide(shape))
 
 
@@ -255,13 +255,33 @@ _WIDEN_FROM = 1 << 16
 fewer go through NumPy and the constructor's checks."""
 
 
-def _widened_coords(member, shape):
-    """The index rows of a stored member as int64, with their bounds and key order checked in the
-    same pass: (indices, (first decrease, first repeat)), or (indices, None) when some index is out
-    of bounds (the constructor's check then names it)."""
-    with zipio.borrowed(member) as raw:
-        coords, outside, decrease, repeat = backend_for(raw).widen_indices(raw, shape)
-    return coords, (None if outside else (decrease, repeat))
+def _widened_load(coords, data, shape):
+    """(index rows as int64, (first decrease, first repeat) of their keys or None when some index is
+    out of bounds (the constructor's check then names it), values) of two stored members.
+
+    The file is read on this thread, the index rows first; their CRC and the widening pass (which
+    checks the bounds and finds the order in the same pass) run on a second thread meanwhile.
+    """
+    with zipio.borrowed(coords, check=False) as raw:
+        done = {}
+
+        def widen():
+            try:
+                zipio.check_crc(coords, raw)
+                done["widened"] = backend_for(raw).widen_indices(raw, shape)
+            except BaseException as e:  # raised on the calling thread
+                done["error"] = e
+
+        worker = threading.Thread(target=widen, name="coosparse-load-npz")
+        worker.start()
+        try:
+            values = zipio.read_stored(data)
+        finally:
+            worker.join()  # the scratch memory is read until then
+    if "error" in done:
+        raise done["error"]
+    indices, outside, decrease, repeat = done["widened"]
+    return indices, (None if outside else (decrease, repeat)), values
 
 
 def _load_compressed(fp, keys, fmt, verify):

@@ -208,10 +208,10 @@ def stored_member(zf, name):
     return Member(fp, data, tuple(shape), dtype, crc, info)
 
 
-def read_stored(member, out=None):
+def read_stored(member, out=None, check=True):
     """The array of a :func:`stored_member`, read into ``out`` (of its shape and dtype) when
-    given, its CRC checked."""
-    crc32 = _crc_for(member.info.file_size)
+    given, its CRC checked (``check=False``: by the caller, with :func:`check_crc`)."""
+    crc32 = _crc_for(member.info.file_size) if check else None
     if out is None:
         out = np.empty(member.shape, dtype=member.dtype)
     raw = _bytes_of(out)
@@ -219,20 +219,31 @@ def read_stored(member, out=None):
     member.file.seek(member.data)
     for lo in range(0, raw.shape[0], PIECE_BYTES):  # the CRC reads each piece while it is in cache
         _read_into(member.file, raw[lo:lo + PIECE_BYTES], member.info)
-        crc = crc32(raw[lo:lo + PIECE_BYTES], crc)
-    if crc != member.info.CRC:
-        raise zipfile.BadZipFile(f"Bad CRC-32 for file {member.info.filename!r}")
+        if check:
+            crc = crc32(raw[lo:lo + PIECE_BYTES], crc)
+    if check:
+        _compare_crc(crc, member)
     return out
 
 
+def check_crc(member, array):
+    """BadZipFile unless ``array`` (read with ``check=False``) has the member's CRC."""
+    _compare_crc(_crc_for(member.info.file_size)(_bytes_of(array), member.header_crc), member)
+
+
+def _compare_crc(crc, member):
+    if crc != member.info.CRC:
+        raise zipfile.BadZipFile(f"Bad CRC-32 for file {member.info.filename!r}")
+
+
 @contextlib.contextmanager
-def borrowed(member):
-    """The array of a :func:`stored_member` for the ``with`` block only, its CRC checked, in scratch
-    memory given back at the end (a view of an ``io.BytesIO``'s memory would cost a copy of the
-    whole file when the BytesIO was made from bytes, which it shares until then)."""
+def borrowed(member, check=True):
+    """The array of a :func:`stored_member` for the ``with`` block only, in scratch memory given
+    back at the end (a view of an ``io.BytesIO``'s memory would cost a copy of the whole file when
+    the BytesIO was made from bytes, which it shares until then); ``check`` as :func:`read_stored`."""
     out = scratch.take(member.shape, member.dtype)
     try:
-        yield read_stored(member, out=out)
+        yield read_stored(member, out=out, check=check)
     finally:
         scratch.give(out)
 

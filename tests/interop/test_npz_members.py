@@ -247,8 +247,8 @@ def test_widened_loads_name_the_index_the_constructor_names(seed):
 
 def test_the_paths_are_the_ones_named(paths, monkeypatch):
     calls = []
-    widen = npz._widened_coords
-    monkeypatch.setattr(npz, "_widened_coords", lambda *a: calls.append(1) or widen(*a))
+    widen = npz._widened_load
+    monkeypatch.setattr(npz, "_widened_load", lambda *a: calls.append(1) or widen(*a))
     a = make((40, 40), 300, "none", seed=9)
     np.testing.assert_array_equal(coosparse.load_npz(io.BytesIO(saved(a, compressed=False))).to_dense(),
                                   a.to_dense())
