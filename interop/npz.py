@@ -20,15 +20,18 @@ and a file without flags (pydata's, scipy's) loads with both False unless
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
 from .._core.coo import COO
 from .._core.dispatch import sparse_operand
 from .._core.flags import verify_flags
-from .._core.keys import joint_keys
+from .._core.keys import is_wide, joint_keys
+from .._kernels.backend import backend_for
 from ..ops.coalesce import coalesce
 from ..ops.shape import to_hybrid
+from . import zipio
 
 _OWN_KEYS = ("sorted", "unique", "sparse_ndim")
 
@@ -76,24 +79,27 @@ def save_npz(file, a, compressed=True):
         "format": np.array("coo"),
         "shape": np.array(c.shape, dtype=np.int64),
         "data": c.values,
-        "coords": _file_coords(c.indices, c.shape),
+        "coords": c.indices,
         "fill_value": np.asarray(c.fill_value),
         "sorted": np.array(True),
         "unique": np.array(True),
         "sparse_ndim": np.array(sparse_ndim, dtype=np.int64),
     }
-    (np.savez_compressed if compressed else np.savez)(file, **nodes)
+    if not hasattr(file, "write"):  # a name, as np.savez takes it
+        file = os.fspath(file)
+        if not file.endswith(".npz"):
+            file = file + ".npz"
+    zipio.write_npz(file, [(name, node, _file_coords_dtype(c.shape) if name == "coords" else None)
+                           for name, node in nodes.items()], compressed)
 
 
-def _file_coords(indices, shape):
-    """The indices as the file stores them: int32 when every dimension fits (as scipy stores its
-    index arrays), which pydata reads as they are and :func:`load_npz` widens; int64 otherwise.
+def _file_coords_dtype(shape):
+    """The file's index type: int32 when every dimension fits (as scipy stores its index arrays),
+    which pydata reads as it is and :func:`load_npz` widens; int64 otherwise.
 
     A third fewer bytes to write, checksum and read for a 2-D float64 array.
     """
-    if all(n <= _INT32_SIZES for n in shape):
-        return indices.astype(np.int32)
-    return indices
+    return np.int32 if all(n <= _INT32_SIZES for n in shape) else np.int64
 
 
 _INT32_SIZES = 2**31  # an index below 2**31 fits int32
@@ -174,10 +180,20 @@ def _reopen(file):
 
 
 def _need(fp, keys, names, fmt):
+    _require(keys, names, fmt)
+    return [fp[k] for k in names]
+
+
+def _require(keys, names, fmt):
     missing = [k for k in names if k not in keys]
     if missing:
         raise ValueError(f"load_npz: a {fmt!r} file needs the keys {list(names)}; missing {missing}")
-    return [fp[k] for k in names]
+
+
+def _member(fp, name, stored):
+    """The member ``name`` of the open npz ``fp``: an uncompressed one (``stored``, its
+    :class:`zipio.Member`) read straight into its array, any other (None) the usual way."""
+    return fp[name] if stored is None else zipio.read_stored(stored)
 
 
 def _shape(shape):
@@ -188,22 +204,34 @@ def _shape(shape):
 
 
 def _load_coo(fp, keys, verify):
+    order = None  # (first decrease, first repeat) of the keys when the widening pass found them
     if "coords" in keys:
-        coords, data, shape = _need(fp, keys, ("coords", "data", "shape"), "coo")
+        _require(keys, ("coords", "data", "shape"), "coo")
+        shape = _shape(fp["shape"])
+        stored = {k: zipio.stored_member(fp.zip, k) for k in ("coords", "data")}
+        if None not in stored.values() and _widens(stored["coords"], stored["data"], shape):
+            coords, order, data = _widened_load(stored["coords"], stored["data"], shape)
+        else:
+            data = _member(fp, "data", stored["data"])
+            coords = _member(fp, "coords", stored["coords"])
     else:  # scipy's 2-D COO files
         row, col, data, shape = _need(fp, keys, ("row", "col", "data", "shape"), "coo")
         coords = np.stack([row, col]) if row.shape == col.shape else None
         if coords is None:
             raise ValueError(f"load_npz: 'row' and 'col' differ in length ({row.shape[0]}, {col.shape[0]})")
-    shape = _shape(shape)
+        shape = _shape(shape)
     data = np.asarray(data)
     if coords.ndim != 2 or coords.shape != (len(shape), data.shape[0] if data.ndim else -1):
         raise ValueError(f"load_npz: 'coords' of shape {coords.shape} do not fit {data.shape[0] if data.ndim else 0} "
                          f"values of a shape of {len(shape)} dimensions")
     fill = fp["fill_value"][()] if "fill_value" in keys else None
     claims = {k: bool(fp[k][()]) for k in ("sorted", "unique") if k in keys}
-    a = COO(coords, data, shape, fill_value=fill)  # bounds checked
-    a = _flagged(a, claims, verify)
+    if order is None:
+        a = COO(coords, data, shape, fill_value=fill)  # bounds checked
+    else:  # the widening pass checked the bounds
+        COO._validate_layout(coords, data, shape, bounds=False)
+        a = COO(coords, data, shape, fill_value=fill, check=False)
+    a = _flagged(a, claims, verify, order)
     if "sparse_ndim" in keys:
         sn = int(fp["sparse_ndim"][()])
         if not 0 <= sn <= len(shape):
@@ -211,6 +239,49 @@ def _load_coo(fp, keys, verify):
         if sn < len(shape):
             a = to_hybrid(a, len(shape) - sn)
     return a
+
+
+def _widens(coords, data, shape):
+    """Whether the file's index rows (:class:`zipio.Member`) go through the widening pass: integers
+    narrower than int64, laid out as the shape and the values say, enough of them, of a shape whose
+    linear keys fit int64."""
+    nnz = data.shape[0] if data.shape else -1
+    return (coords.dtype.kind in "iu" and coords.dtype.itemsize < 8 and coords.shape == (len(shape), nnz)
+            and nnz >= _WIDEN_FROM and not is_wide(shape))
+
+
+_WIDEN_FROM = 1 << 16
+"""Entries from which the index rows take the widening pass (a kernel compiled at its first use);
+fewer go through NumPy and the constructor's checks."""
+
+
+def _widened_load(coords, data, shape):
+    """(index rows as int64, (first decrease, first repeat) of their keys or None when some index is
+    out of bounds (the constructor's check then names it), values) of two stored members.
+
+    The file is read on this thread, the index rows first; their CRC and the widening pass (which
+    checks the bounds and finds the order in the same pass) run on a second thread meanwhile.
+    """
+    with zipio.borrowed(coords, check=False) as raw:
+        done = {}
+
+        def widen():
+            try:
+                zipio.check_crc(coords, raw)
+                done["widened"] = backend_for(raw).widen_indices(raw, shape)
+            except BaseException as e:  # raised on the calling thread
+                done["error"] = e
+
+        worker = threading.Thread(target=widen, name="coosparse-load-npz")
+        worker.start()
+        try:
+            values = zipio.read_stored(data)
+        finally:
+            worker.join()  # the scratch memory is read until then
+    if "error" in done:
+        raise done["error"]
+    indices, outside, decrease, repeat = done["widened"]
+    return indices, (None if outside else (decrease, repeat)), values
 
 
 def _load_compressed(fp, keys, fmt, verify):
@@ -230,16 +301,23 @@ def _load_compressed(fp, keys, fmt, verify):
     return _flagged(COO(coords, data, shape), {}, verify)
 
 
-def _flagged(a, claims, verify):
-    """``a`` with the flags the file claims (verified: a false one raises), or those that hold."""
+def _flagged(a, claims, verify, order=None):
+    """``a`` with the flags the file claims (verified: a false one raises), or those that hold.
+
+    ``order``: (first decrease, first repeat) of ``a``'s keys when already known (-1: none).
+    """
+    sorted_, unique_ = (order[0] < 0, order[0] < 0 and order[1] < 0) if order is not None else (None, None)
     if claims:
         s, u = claims.get("sorted", False), claims.get("unique", False)
-        if s or u:
+        known = sorted_ is not None and (not s or sorted_) and (not u or unique_)
+        if (s or u) and not known:  # unknown, or false: the check names the first entry that breaks it
             try:
                 verify_flags(a.indices, a.sparse_shape, s, u)
             except ValueError as e:
                 raise ValueError(f"load_npz: the file claims {e}") from None
         return a._with(sorted=s, unique=u)
+    if verify and sorted_ is not None:
+        return a._with(sorted=sorted_, unique=unique_)
     return _checked(a, verify)
 
 

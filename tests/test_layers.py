@@ -42,6 +42,7 @@ CU_WITHOUT_KERNELS = {
     "coalesce": "a composition of the linear_index, sort and segment rows (the Numba layer fuses them)",
     "elementwise": "merge_gather is the union rows plus row gathers",
     "spgemm": "its count and expand kernels are in linalg.cu, sharing the B-row helper of SpMM",
+    "files": "the file bridge's host work: the CUDA rows read their arrays back or compose array operations",
 }
 """Kernel families with no ``cuda_kernels/<family>.cu``, and why."""
 

@@ -106,7 +106,8 @@ class COO(OperatorsMixin):
         self._fill = _fill.fill_scalar(fill_value, values.dtype)
 
     @staticmethod
-    def _validate_layout(indices, values, shape):
+    def _validate_layout(indices, values, shape, bounds=True):
+        """Types and shapes of the parts, and (``bounds``) every index inside ``shape``."""
         if indices.dtype.kind not in "iu":
             raise TypeError(f"indices must be integers; got dtype {indices.dtype}")
         if indices.ndim != 2:
@@ -131,7 +132,7 @@ class COO(OperatorsMixin):
                 f"values have trailing shape {tuple(values.shape[1:])} but shape {shape} with "
                 f"{sparse_ndim} sparse dimensions needs dense shape {dense_shape}"
             )
-        if nnz == 0:
+        if nnz == 0 or not bounds:
             return
         lo = indices.min(axis=1)
         hi = indices.max(axis=1)

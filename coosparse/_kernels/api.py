@@ -313,6 +313,15 @@ spgemm             (a_offsets int64[R+1], a_rows int64[R] | None, a_perm |
                    columns in [0, K), every B column in [0, ncols), a_rows
                    increasing in [0, a_row_bound) (synchronises on a GPU:
                    output size, with the error word)
+---- files (host work of the file bridge; the CUDA layer reads its arrays back)
+crc32              (data: a C-contiguous buffer, crc=0) -> int: zlib's
+                   ``crc32(data, crc)`` (Numba: folded by carry-less
+                   multiplication where the CPU has it)
+widen_indices      (src int[d, n] narrower than int64, sizes) -> (int64[d, n],
+                   outside, decrease, repeat): the copy, whether some index
+                   lies outside ``sizes``, the first position whose linear key
+                   is below / equal to its predecessor's (-1: none); the
+                   keys count only when nothing is outside. Synchronises
 =================  ==========================================================
 """
 
@@ -336,6 +345,7 @@ KERNEL_FAMILIES = {
     "join": ("merge_take", "counting_take", "join_rows"),
     "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm", "dense_transpose"),
     "spgemm": ("spgemm",),
+    "files": ("crc32", "widen_indices"),
 }
 
 KERNEL_API = tuple(name for rows in KERNEL_FAMILIES.values() for name in rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .base import LayerBase, _sort_in_place
 from .coalesce import CoalesceRows
 from .elementwise import ElementwiseRows
+from .files import FilesRows
 from .gather import GatherRows
 from .indexing import IndexingRows
 from .intersect import IntersectRows
@@ -23,7 +24,7 @@ from .spgemm import SpgemmRows
 from .union import UnionRows
 
 
-class CudaLayer(SpgemmRows, LinalgRows, JoinRows, IndexingRows, ReduceRows, ElementwiseRows, UnionRows, IntersectRows, ScatterRows, CoalesceRows, GatherRows, SegmentRows, SortRows, LinearIndexRows, LayerBase):
+class CudaLayer(FilesRows, SpgemmRows, LinalgRows, JoinRows, IndexingRows, ReduceRows, ElementwiseRows, UnionRows, IntersectRows, ScatterRows, CoalesceRows, GatherRows, SegmentRows, SortRows, LinearIndexRows, LayerBase):
     """Kernel API over ``xp`` and ``launch``.
 
     Parameters

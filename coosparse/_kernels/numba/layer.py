@@ -9,6 +9,7 @@ and calls the kernels of ``<family>.py``.
 import functools
 import importlib
 import sys
+import zlib
 
 import numpy as np
 
@@ -49,6 +50,7 @@ class _Family:
 
 _co = _Family("_co", "coalesce")
 _ew = _Family("_ew", "elementwise")
+_files = _Family("_files", "files")
 _ga = _Family("_ga", "gather")
 _idx = _Family("_idx", "indexing")
 _ix = _Family("_ix", "intersect")
@@ -739,6 +741,32 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
     """
     return _sg.spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_cols, b_values, ncols,
                       _bound(a_row_bound), _nthreads(), _raise_linalg_flags)
+
+
+# ---- files ---------------------------------------------------------------------------------------
+CRC_FOLD_FROM = 1 << 12
+"""Bytes from which ``crc32`` folds (below, zlib's call costs less than the kernel's hand-off)."""
+
+
+def crc32(data, crc=0):
+    """``zlib.crc32(data, crc)`` of a C-contiguous host buffer: folded by carry-less multiplication
+    where Numba compiles for a CPU that has it (the same value, 2-5x zlib 1.2's speed), else zlib's."""
+    if isinstance(data, np.ndarray) and data.flags.c_contiguous:
+        a = writeable(data).reshape(-1).view(np.uint8)
+    else:
+        a = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+    # read-only memory (bytes) would compile the kernel a second time: zlib's instead
+    if a.shape[0] < CRC_FOLD_FROM or not a.flags.writeable:
+        return zlib.crc32(a, crc)
+    return _files.crc32(a, crc)
+
+
+def widen_indices(src, sizes):
+    """(int64 copy of ``src`` (d, n), some index outside ``sizes``, first position whose linear key
+    decreases, first that repeats its predecessor's (-1: none)) in one pass; the keys count only
+    when every index is inside."""
+    src = np.ascontiguousarray(src)
+    return _files.widen_indices(src, sizes, *_parts(src.size))
 
 
 # ---- read-only inputs ----------------------------------------------------------------------------
