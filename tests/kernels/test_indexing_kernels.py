@@ -129,6 +129,21 @@ def test_take_ranges_matrix_path_edges(last, backend):
     np.testing.assert_array_equal(backend.get(vals), values[rows])
 
 
+def test_take_ranges_strided_values():
+    # values that are a column of a wider array (not C-contiguous): copied first on the CPU layer,
+    # whose matrix path moves each range by memcpy
+    from coosparse._kernels.numba import layer as L
+
+    rng = np.random.default_rng(3)
+    indices = rng.integers(0, 99, (1, 500))
+    wide = rng.integers(0, 2**63, (500, 3), dtype=np.uint64)
+    start, count = rng.integers(0, 490, 30), rng.integers(0, 10, 30)
+    out, vals = L.take_ranges(indices, wide[:, 1:2], start, count)
+    rows = np.concatenate([np.arange(s, s + c) for s, c in zip(start, count)])
+    np.testing.assert_array_equal(out[1], indices[0, rows])
+    np.testing.assert_array_equal(vals, wide[rows, 1:2])
+
+
 @pytest.mark.parametrize("m", [0, 1, 7, 4095, 4096, 9000])
 @pytest.mark.parametrize("empty_rows", [False, True])
 def test_take_rows(m, empty_rows, backend):
