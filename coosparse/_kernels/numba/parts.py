@@ -40,7 +40,8 @@ def prefetch(typingctx, arr, idx):
 
 def _copy_items_sig(dst, di, src, si, n):
     if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.layout == "C"
-            and src.layout == "C" and dst.dtype.bitwidth == src.dtype.bitwidth
+            and getattr(dst.dtype, "bitwidth", None) is not None
+            and dst.dtype.bitwidth == getattr(src.dtype, "bitwidth", None)
             and all(isinstance(v, types.Integer) for v in (di, si, n))):
         return None
     return types.void(dst, di, src, si, n)
