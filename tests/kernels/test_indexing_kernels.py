@@ -110,6 +110,40 @@ def test_take_ranges_parallel_parts(d, k, long_ranges, backend):
     np.testing.assert_array_equal(backend.get(vals), values[rows])
 
 
+@pytest.mark.parametrize("last", [0, 1, 7, 8, 9, 16, 17])
+def test_take_ranges_matrix_path_edges(last, backend):
+    # the matrix path (one index row, one value word) copies each range by memcpy and fills its
+    # owners in whole groups of eight where they end 8 or more before the part's end, one by one
+    # near it: ranges of 0-17 entries, the last of ``last`` entries reading the source's end
+    rng = np.random.default_rng(last)
+    n = 64
+    indices = rng.integers(0, 1 << 40, (1, n))
+    values = rng.integers(0, 2**63, (n, 1), dtype=np.uint64)
+    count = np.array(list(rng.integers(0, 18, 40)) + [last])
+    start = np.array([rng.integers(0, n - c + 1) for c in count[:-1]] + [n - last])
+    be = _be(backend, indices)
+    out, vals = be.take_ranges(backend.put(indices), backend.put(values), backend.put(start), backend.put(count))
+    rows = np.concatenate([np.arange(s, s + c) for s, c in zip(start, count)])
+    np.testing.assert_array_equal(backend.get(out), np.concatenate([np.repeat(np.arange(count.size), count)[None],
+                                                                    indices[:, rows]]))
+    np.testing.assert_array_equal(backend.get(vals), values[rows])
+
+
+def test_take_ranges_strided_values():
+    # values that are a column of a wider array (not C-contiguous): copied first on the CPU layer,
+    # whose matrix path moves each range by memcpy
+    from coosparse._kernels.numba import layer as L
+
+    rng = np.random.default_rng(3)
+    indices = rng.integers(0, 99, (1, 500))
+    wide = rng.integers(0, 2**63, (500, 3), dtype=np.uint64)
+    start, count = rng.integers(0, 490, 30), rng.integers(0, 10, 30)
+    out, vals = L.take_ranges(indices, wide[:, 1:2], start, count)
+    rows = np.concatenate([np.arange(s, s + c) for s, c in zip(start, count)])
+    np.testing.assert_array_equal(out[1], indices[0, rows])
+    np.testing.assert_array_equal(vals, wide[rows, 1:2])
+
+
 @pytest.mark.parametrize("m", [0, 1, 7, 4095, 4096, 9000])
 @pytest.mark.parametrize("empty_rows", [False, True])
 def test_take_rows(m, empty_rows, backend):

@@ -70,3 +70,33 @@ def test_no_listed_row_gives_zeros_and_bad_rows_are_refused():
             nb.spmm(off, None, cols, vals, xx, 1, np.zeros(1, np.int64), None, np.array([1, 3]), 4)
     with pytest.raises(IndexError):
         nb.spmm(off, None, np.array([0, 5, 1]), vals, x, 1, None, None, np.array([1, 3]), 4)
+
+
+@pytest.mark.parametrize("n,nrows", [(50, 40), (300_000, 9000)])  # one part, parallel parts
+@pytest.mark.parametrize("listed", [True, False])
+def test_spmv_stops_at_a_bad_column_and_bad_rows_still_report_first(n, nrows, listed):
+    # the Numba SpMV kernels leave a row at its first column outside the bound (no count carried
+    # through the loop): IndexError wherever it lies, ValueError when the row list is bad as well
+    rng = np.random.default_rng(5)
+    k = 64
+    rows = np.sort(rng.integers(0, nrows, n))
+    cols = rng.integers(0, k, n)
+    vals = rng.standard_normal(n)
+    x = rng.standard_normal((k, 1))
+    full = np.searchsorted(rows, np.arange(nrows + 1)).astype(np.int64)
+    lens = np.diff(full)
+    listed_rows = np.flatnonzero(lens).astype(np.int64)
+    starts = np.append(full[listed_rows], n).astype(np.int64)
+    for where in (0, n // 3, n - 1):
+        bad_cols = cols.copy()
+        bad_cols[where] = k + where
+        with pytest.raises(IndexError):  # (the CUDA layer reports bad reads through its device flags)
+            if listed:
+                nb.spmm(starts, None, bad_cols, vals, x, nrows, None, k, listed_rows, nrows)
+            else:
+                nb.spmm(full, None, bad_cols, vals, x, nrows, None, k)
+        if listed and listed_rows.shape[0] > 2:
+            swapped = listed_rows.copy()
+            swapped[-2], swapped[-1] = swapped[-1], swapped[-2]  # after the bad column, in the last part
+            with pytest.raises(ValueError, match="out_rows"):
+                nb.spmm(starts, None, bad_cols, vals, x, nrows, None, k, swapped, nrows)

@@ -491,6 +491,7 @@ def take_rows(indices, values, ptr, rows):
 
 def _take(indices, values, start, ends):
     indices = np.ascontiguousarray(indices, dtype=_i64)
+    values = np.ascontiguousarray(values)  # (the matrix path copies ranges by memcpy)
     total = int(ends[-1]) if ends.shape[0] else 0
     out_idx = np.empty((indices.shape[0] + 1, total), _i64)
     out_val = np.empty((total, values.shape[1]), values.dtype)
