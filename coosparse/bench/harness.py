@@ -212,6 +212,9 @@ def floor_impl(nbytes, device="cpu"):
 SAMPLE_S = 0.005  # a host-timed sample of a fast call runs back-to-back calls for about this long
 MAX_CALLS = 64
 CALIBRATION_CALLS = 3  # untimed calls that price a fast call before its samples are sized
+CALIBRATE_BELOW_S = 4 * SAMPLE_S
+"""A warm-up call under this is priced again by the calibration calls: on a loaded machine a
+sub-millisecond call's warm-up read 5-10 ms now and then, and its samples were single cold calls."""
 
 
 MIN_ROUNDS = 3
@@ -259,9 +262,9 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None, budget=No
     Round r starts at impl r and goes on forwards in even rounds, backwards
     in odd ones, so no library always runs first, nor always right after the
     same peer. On the host clock an impl whose last warm-up call took under
-    :data:`SAMPLE_S` is timed over back-to-back calls (``impl.calls``, up to
-    :data:`MAX_CALLS`, sized by the fastest of :data:`CALIBRATION_CALLS`
-    more calls) per sample: a sub-millisecond call would otherwise
+    :data:`CALIBRATE_BELOW_S` is priced by :data:`CALIBRATION_CALLS` more
+    calls, and one whose fastest call is under :data:`SAMPLE_S` is timed over
+    back-to-back calls (``impl.calls``, up to :data:`MAX_CALLS`) per sample: a sub-millisecond call would otherwise
     read a scheduler stall or a previous peer's threads leaving the cores
     (~5 ms on a loaded machine) as its own time. Without warm-up calls the
     first round's single calls measure that.
@@ -277,7 +280,7 @@ def time_alternating(impls, repeat=5, warmup=1, sync=None, timer=None, budget=No
     rounds = {}
 
     def batch(impl, seconds):
-        if timer is None and seconds < SAMPLE_S:
+        if timer is None and seconds < CALIBRATE_BELOW_S:
             # the call that priced it may have met caches the peers had just evicted (a 0.03 ms row
             # slice read 0.3 ms so: 18 calls, a sample one preemption moves): a few warm calls decide
             for _ in range(CALIBRATION_CALLS):

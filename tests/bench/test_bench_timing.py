@@ -19,7 +19,7 @@ def test_no_library_always_follows_the_same_peer():
     log = []
     impls = _recording("abc", log, sleep=harness.SAMPLE_S)  # slow enough: one call per sample
     harness.time_alternating(impls, repeat=4, warmup=1)
-    rounds = log[3:]
+    rounds = log[3 * (1 + harness.CALIBRATION_CALLS):]  # each priced by its calibration calls too
     # round r starts with library r (the first allocation of a round can stall), odd rounds go backwards
     assert [rounds[i:i + 3] for i in range(0, 12, 3)] == [list("abc"), list("bac"), list("cab"), list("acb")]
     followers = {}
@@ -30,11 +30,11 @@ def test_no_library_always_follows_the_same_peer():
 
 def test_fast_calls_are_timed_in_batches_and_reported_per_call():
     log = []
-    fast, slow = _recording(["fast"], log)[0], _recording(["slow"], log, sleep=2 * harness.SAMPLE_S)[0]
+    fast, slow = _recording(["fast"], log)[0], _recording(["slow"], log, sleep=harness.CALIBRATE_BELOW_S)[0]
     times = harness.time_alternating([fast, slow], repeat=3, warmup=1)
     assert 1 < fast.calls <= harness.MAX_CALLS and slow.calls == 1
     assert log.count("fast") == 1 + harness.CALIBRATION_CALLS + 3 * fast.calls and log.count("slow") == 1 + 3
-    assert max(times["fast"]) < harness.SAMPLE_S and min(times["slow"]) >= 2 * harness.SAMPLE_S
+    assert max(times["fast"]) < harness.SAMPLE_S and min(times["slow"]) >= harness.CALIBRATE_BELOW_S
 
 
 def test_without_warmup_the_first_round_calibrates():
@@ -57,6 +57,18 @@ def test_a_fast_call_slow_once_is_sized_by_its_warm_calls():
     assert fast.calls >= 4  # sized by the warm calls (~15-20), not by the cold one (2)
 
 
+def test_a_fast_call_whose_warmup_stalled_past_a_sample_is_still_batched():
+    calls = []
+
+    def stalled_once():  # the warm-up call waited for a core: longer than a whole sample
+        calls.append(1)
+        time.sleep(2 * harness.SAMPLE_S if len(calls) == 1 else harness.SAMPLE_S / 20)
+
+    fast = Impl("fast", stalled_once)
+    times = harness.time_alternating([fast], repeat=2, warmup=1)
+    assert fast.calls >= 4 and max(times["fast"]) < harness.SAMPLE_S
+
+
 def test_a_custom_timer_is_never_batched():
     fast = _recording(["fast"], [])[0]
     times = harness.time_alternating([fast], repeat=2, warmup=1, timer=lambda fn: (fn(), 1.0)[1])
@@ -75,7 +87,7 @@ def test_a_budget_drops_the_slow_library_from_the_later_rounds_only():
     # three rounds cost 0.63 s and more; the 0.15 s or less left buys rounds of the fast ones only
     times = harness.time_alternating(fast + slow, repeat=5, warmup=1, budget=0.78)
     assert [len(times[k]) for k in "abc"] == [5, 5, 3]
-    rounds = log[3:]
+    rounds = log[2 * (1 + harness.CALIBRATION_CALLS) + 1:]  # a and b priced by calibration calls too
     assert rounds[:9].count("c") == 3 and "c" not in rounds[9:]
     assert rounds[9:] == ["b", "a", "a", "b"]  # rotation and reversal go on over the libraries left
 
