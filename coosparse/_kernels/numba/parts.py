@@ -14,15 +14,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 
-@intrinsic
-def prefetch(typingctx, arr, idx):
-    """Hint the CPU to fetch the cache line of ``arr[idx]`` (``llvm.prefetch``, read, high locality).
-
-    A prefetch never faults, and nothing is read into the program: an index past the end
-    only wastes the hint.
-    """
-    sig = types.void(arr, idx)
-
+def _prefetch_codegen(write):
     def codegen(context, builder, sig, args):
         aty = sig.args[0]
         a = context.make_array(aty)(context, builder, args[0])
@@ -31,11 +23,28 @@ def prefetch(typingctx, arr, idx):
         i32 = llir.IntType(32)
         fn = cgutils.get_or_insert_function(builder.module, llir.FunctionType(llir.VoidType(), [i8p, i32, i32, i32]),
                                             "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), llir.Constant(i32, 0), llir.Constant(i32, 3),
+        builder.call(fn, [builder.bitcast(ptr, i8p), llir.Constant(i32, int(write)), llir.Constant(i32, 3),
                           llir.Constant(i32, 1)])
         return context.get_dummy_value()
 
-    return sig, codegen
+    return codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint the CPU to fetch the cache line of ``arr[idx]`` (``llvm.prefetch``, read, high locality).
+
+    A prefetch never faults, and nothing is read into the program: an index past the end
+    only wastes the hint.
+    """
+    return types.void(arr, idx), _prefetch_codegen(False)
+
+
+@intrinsic
+def prefetch_write(typingctx, arr, idx):
+    """:func:`prefetch` for a line about to be written (``prefetchw``: fetched for ownership, so
+    the store that follows does not wait for it)."""
+    return types.void(arr, idx), _prefetch_codegen(True)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
