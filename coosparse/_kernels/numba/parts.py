@@ -47,6 +47,38 @@ def prefetch_write(typingctx, arr, idx):
     return types.void(arr, idx), _prefetch_codegen(True)
 
 
+@intrinsic
+def store_stream(typingctx, arr, idx, val):
+    """``arr[idx] = val`` as a non-temporal store (``movnti``): past the caches, no read of the
+    line first. For long runs of consecutive stores, which the CPU combines into whole lines;
+    end them with :func:`store_fence` before anyone reads them."""
+    if not isinstance(arr, types.Array) or not isinstance(arr.dtype, types.Integer):
+        return None
+    sig = types.void(arr, idx, val)
+
+    def codegen(context, builder, sig, args):
+        aty = sig.args[0]
+        a = context.make_array(aty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aty, a, [args[1]], wraparound=False)
+        v = context.cast(builder, args[2], sig.args[2], aty.dtype)
+        st = builder.store(v, ptr, align=aty.dtype.bitwidth // 8)
+        st.set_metadata("nontemporal", builder.module.add_metadata([llir.Constant(llir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def store_fence(typingctx):
+    """A full fence (``mfence`` on x86): the streaming stores before it are ordered before any
+    later access (they are weakly ordered; the part's end is then a point others may read at)."""
+    def codegen(context, builder, sig, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
 @nb.njit(cache=True, nogil=True, inline="always")
 def prefetch_lines(arr, start, count, line):
     """Prefetch ``arr[start:start + count]`` one cache line (``line`` items) at a time: a hint
