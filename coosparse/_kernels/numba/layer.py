@@ -534,9 +534,10 @@ def counting_take(keys, bound, indices, values, other_bound=None):
     """(offsets int64[bound + 1], indices[:, perm], values[perm]) for the stable order perm of
     ``keys`` in [0, bound). IndexError for a key outside [0, bound), before anything is moved.
 
-    Two index rows (a transpose) whose key and second row pack into one word: with one value
-    word per entry the split sort of join.py (512 buckets by the key's high bits, each bucket
-    then sorted in cache); otherwise, or when it does not apply, an LSD radix sort of (word,
+    Two index rows (a transpose) with one value word per entry: from DIRECT_MIN_ENTRIES entries
+    over at most DIRECT_MAX_KEYS keys the direct sort of join.py (one scatter pass into the
+    result); else, when the key and second row pack into one word, the split sort of join.py
+    (512 buckets by the key's high bits, each bucket then sorted in cache); otherwise, or when it does not apply, an LSD radix sort of (word,
     value) pairs in digits of at most 9 bits (each pass writes to at most 512 streams, which stay
     in cache; a one-pass counting sort writes to ``bound`` streams, a cache miss per entry).
     Other keys: a counting sort (histograms per part, each part scatters in order).
@@ -556,6 +557,8 @@ def counting_take(keys, bound, indices, values, other_bound=None):
             and (keys.ctypes.data == indices.ctypes.data or bool((indices[0] == keys).all())))
     split = pair and values.shape[1] == 1
     sb = max(int(other_bound) - 1, 1).bit_length() if other_bound is not None else 64
+    if split and _join.DIRECT_MIN_ENTRIES <= n and bound <= _join.DIRECT_MAX_KEYS:
+        return _join.direct_take(keys, bound, indices[1], values, nparts)
     if split and kb + sb <= 63:
         out = _join.split_take(keys, bound, indices[1], values, nparts, kb, sb)
         if out is not None and out is not False:

@@ -14,15 +14,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 
-@intrinsic
-def prefetch(typingctx, arr, idx):
-    """Hint the CPU to fetch the cache line of ``arr[idx]`` (``llvm.prefetch``, read, high locality).
-
-    A prefetch never faults, and nothing is read into the program: an index past the end
-    only wastes the hint.
-    """
-    sig = types.void(arr, idx)
-
+def _prefetch_codegen(write):
     def codegen(context, builder, sig, args):
         aty = sig.args[0]
         a = context.make_array(aty)(context, builder, args[0])
@@ -31,8 +23,46 @@ def prefetch(typingctx, arr, idx):
         i32 = llir.IntType(32)
         fn = cgutils.get_or_insert_function(builder.module, llir.FunctionType(llir.VoidType(), [i8p, i32, i32, i32]),
                                             "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), llir.Constant(i32, 0), llir.Constant(i32, 3),
+        builder.call(fn, [builder.bitcast(ptr, i8p), llir.Constant(i32, int(write)), llir.Constant(i32, 3),
                           llir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    """Hint the CPU to fetch the cache line of ``arr[idx]`` (``llvm.prefetch``, read, high locality).
+
+    A prefetch never faults, and nothing is read into the program: an index past the end
+    only wastes the hint.
+    """
+    return types.void(arr, idx), _prefetch_codegen(False)
+
+
+@intrinsic
+def prefetch_write(typingctx, arr, idx):
+    """:func:`prefetch` for a line about to be written (``prefetchw``: fetched for ownership, so
+    the store that follows does not wait for it)."""
+    return types.void(arr, idx), _prefetch_codegen(True)
+
+
+@intrinsic
+def store_stream(typingctx, arr, idx, val):
+    """``arr[idx] = val`` as a non-temporal store (``movnti``): past the caches, no read of the
+    line first. For long runs of consecutive stores, which the CPU combines into whole lines;
+    end them with :func:`store_fence` before anyone reads them."""
+    if not isinstance(arr, types.Array) or not isinstance(arr.dtype, types.Integer):
+        return None
+    sig = types.void(arr, idx, val)
+
+    def codegen(context, builder, sig, args):
+        aty = sig.args[0]
+        a = context.make_array(aty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aty, a, [args[1]], wraparound=False)
+        v = context.cast(builder, args[2], sig.args[2], aty.dtype)
+        st = builder.store(v, ptr, align=aty.dtype.bitwidth // 8)
+        st.set_metadata("nontemporal", builder.module.add_metadata([llir.Constant(llir.IntType(32), 1)]))
         return context.get_dummy_value()
 
     return sig, codegen
@@ -69,6 +99,17 @@ def copy_items(typingctx, dst, di, src, si, n):
         return context.get_dummy_value()
 
     return _copy_items_sig(dst, di, src, si, n), codegen
+
+
+@intrinsic
+def store_fence(typingctx):
+    """A full fence (``mfence`` on x86): the streaming stores before it are ordered before any
+    later access (they are weakly ordered; the part's end is then a point others may read at)."""
+    def codegen(context, builder, sig, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
 
 
 @nb.njit(cache=True, nogil=True, inline="always")

@@ -17,7 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .parts import nparts_for
+from .parts import nparts_for, store_fence
 from .threads import run_parts
 
 TRANSPOSE_TILE = 64  # columns of a per tile: 64 output rows of one cache line per 8 rows of a
@@ -105,17 +105,6 @@ def _block8_stream(typingctx, a, k0, c0, out):
     return _block8_sig(a, k0, c0, out), lambda c, b, sig, args: _block8_codegen(c, b, sig, args, True)
 
 
-@intrinsic
-def _store_fence(typingctx):
-    """A full fence (``mfence`` on x86): the streaming stores before it are ordered before any
-    later access (they are weakly ordered; the part's end is then a point others may read at)."""
-    def codegen(context, builder, sig, args):
-        builder.fence("seq_cst")
-        return context.get_dummy_value()
-
-    return types.void(), codegen
-
-
 @nb.njit(cache=True, nogil=True, inline="always")
 def _transpose_blocks(t, nparts, a, out, stream):
     """Part t's tiles of ``a`` (unit-stride rows, a real or integer dtype): whole 8 x 8 blocks by
@@ -154,7 +143,7 @@ def _transpose_rows_part(t, nparts, a, out):
 def _transpose_stream_part(t, nparts, a, out):
     """_transpose_rows_part with streaming stores (8-byte items, ``out`` aligned for them)."""
     _transpose_blocks(t, nparts, a, out, True)
-    _store_fence()
+    store_fence()
 
 
 def dense_transpose(a, nthreads, out=None):
