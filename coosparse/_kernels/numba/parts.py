@@ -38,6 +38,38 @@ def prefetch(typingctx, arr, idx):
     return sig, codegen
 
 
+@intrinsic
+def stream_store(typingctx, arr, idx, val):
+    """``arr[idx] = val`` with a non-temporal hint for 8-byte integer and float items (others are
+    plain stores): the line goes to memory through the write-combining buffers, without the read
+    a cached store makes of it first. For output written once in order; the kernel ends with
+    :func:`store_fence`. Each store is whole, so stores of two threads to one line stay correct."""
+    if not (isinstance(arr, types.Array) and isinstance(idx, types.Integer)):
+        return None
+    sig = types.void(arr, idx, val)
+
+    def codegen(context, builder, sig, args):
+        aty = sig.args[0]
+        a = context.make_array(aty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aty, a, [args[1]], wraparound=False)
+        st = builder.store(context.cast(builder, args[2], sig.args[2], aty.dtype), ptr)
+        if isinstance(aty.dtype, (types.Integer, types.Float)) and aty.dtype.bitwidth == 64:
+            st.set_metadata("nontemporal", builder.module.add_metadata([llir.Constant(llir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def store_fence(typingctx):
+    """A full fence: a kernel's streaming stores (weakly ordered) are done before it returns."""
+    def codegen(context, builder, sig, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
 @nb.njit(cache=True, nogil=True, inline="always")
 def prefetch_lines(arr, start, count, line):
     """Prefetch ``arr[start:start + count]`` one cache line (``line`` items) at a time: a hint
