@@ -109,6 +109,12 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nb
     order, and compact: the bucket's u distinct low keys end in words[lo:lo+u], their sums in
     vals[lo:lo+u], and ucount[b] = u.
 
+    With ``locals_`` None (the bucketed route) only the sort and the count: the sorted words stay
+    in words[lo:lo+m] and ``_output_part`` sums each run as it writes it (the sums then skip a
+    write and a read of every value row). Numba prunes the branch on ``locals_ is None`` when
+    compiling, so each route compiles only its own branch (a run-time flag cost the one-bucket
+    route's first call ~70 ms more compile).
+
     The part's scratch buffers are its own: hists[t], scratches[t], and rows
     local_starts[t]:local_starts[t + 1] of locals_ (as many as its largest bucket) for a bucket's
     values; they stay in cache (a scratch range in a global array would cost memory traffic), and
@@ -123,7 +129,6 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nb
     b1 = thread_buckets[t + 1]
     hist = hists[t]
     scratch = scratches[t]
-    local = locals_[local_starts[t]:local_starts[t + 1]]
     smask = (np.int64(1) << sb) - 1
     for b in range(b0, b1):
         lo = bucket_starts[b]
@@ -172,64 +177,108 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nb
                 src, dst = dst, src
                 in_tmp = not in_tmp
         srt = scratch if in_tmp else seg
-        # a sequential copy of the bucket's values: the reads by slot below are then
-        # L1 hits instead of one cache miss per line in random order
-        # (unsigned positions: with signed ones Numba tests each for wraparound and LLVM
-        # vectorises the copy with gather/scatter instructions, slow on AVX-512 machines)
-        if vals.ndim == 1:
-            ulo = np.uint64(lo)
-            for j in range(np.uint64(m)):
-                local[j] = vals[ulo + j]
-        else:
+        if locals_ is None:
+            u = 0
+            prev = np.int64(-1)
             for j in range(m):
-                for c in range(vals.shape[1]):
-                    local[j, c] = vals[lo + j, c]
-        u = 0
-        j = 0
-        while j < m:
-            key = srt[j] >> sb
-            slot = srt[j] & smask
+                key = np.int64(srt[j] >> sb)
+                u += key != prev
+                prev = key
+            if in_tmp:
+                for j in range(m):
+                    seg[j] = srt[j]
+        else:
+            local = locals_[local_starts[t]:local_starts[t + 1]]
+            # a sequential copy of the bucket's values: the reads by slot below are then
+            # L1 hits instead of one cache miss per line in random order
+            # (unsigned positions: with signed ones Numba tests each for wraparound and LLVM
+            # vectorises the copy with gather/scatter instructions, slow on AVX-512 machines)
             if vals.ndim == 1:
-                vals[lo + u] = local[slot]
+                ulo = np.uint64(lo)
+                for j in range(np.uint64(m)):
+                    local[j] = vals[ulo + j]
             else:
-                for c in range(vals.shape[1]):
-                    vals[lo + u, c] = local[slot, c]
-            j += 1
-            while j < m and (srt[j] >> sb) == key:
+                for j in range(m):
+                    for c in range(vals.shape[1]):
+                        local[j, c] = vals[lo + j, c]
+            u = 0
+            j = 0
+            while j < m:
+                key = srt[j] >> sb
                 slot = srt[j] & smask
                 if vals.ndim == 1:
-                    vals[lo + u] += local[slot]
+                    vals[lo + u] = local[slot]
                 else:
                     for c in range(vals.shape[1]):
-                        vals[lo + u, c] += local[slot, c]
+                        vals[lo + u, c] = local[slot, c]
                 j += 1
-            seg[u] = key  # u <= j: never overwrites a word still to be read from seg
-            u += 1
+                while j < m and (srt[j] >> sb) == key:
+                    slot = srt[j] & smask
+                    if vals.ndim == 1:
+                        vals[lo + u] += local[slot]
+                    else:
+                        for c in range(vals.shape[1]):
+                            vals[lo + u, c] += local[slot, c]
+                    j += 1
+                seg[u] = key  # u <= j: never overwrites a word still to be read from seg
+                u += 1
         ucount[b] = u
 
 
 @nb.njit(cache=True, nogil=True)
 def _output_part(t, nthreads, words, vals, bucket_starts, thread_buckets, out_starts, low_bits, strides, shifts,
-                 out_idx, out_val):
-    """Bucket range t: copy the compacted keys (bucket bits restored, unravelled) and sums of each
-    bucket b (``_reduce_part``'s words[lo:lo+u], vals[lo:lo+u]) to out_idx / out_val from
-    out_starts[b].
+                 sb, locals_, local_starts, out_idx, out_val):
+    """Bucket range t: each bucket b's sorted words (``_reduce_part`` without locals_: words[lo:lo+m],
+    m = bucket_starts[b + 1] - lo) summed run by run in slot (= original) order, as
+    ``_reduce_part`` sums them, and written from out_starts[b]: the key (bucket bits restored,
+    unravelled) to out_idx, the sum to out_val. The bucket's values are first copied in order to
+    the part's rows of locals_ (reads by slot are then cache hits).
 
     The output is written once, in order, and not read again here: streaming stores skip the read
     of each line that a cached store makes first (2M uniform entries, one thread: this phase
-    ~1 ms faster of ~6). They go through flat views (row d of out_idx from d * m)."""
+    ~1 ms faster of ~6). They go through flat views (row d of out_idx from d * n_out). A value row
+    is summed in place in its first slot's local row, then stored."""
     ndim = strides.shape[0]
-    m = np.uint64(out_idx.shape[1])
+    n_out = np.uint64(out_idx.shape[1])
     flat_idx = out_idx.reshape(out_idx.size)
     flat_val = out_val.reshape(out_val.size)
     k = np.uint64(1 if vals.ndim == 1 else vals.shape[1])
+    local = locals_[local_starts[t]:local_starts[t + 1]]
+    smask = (np.int64(1) << sb) - 1
+    one = np.uint64(1)  # uint64 + int64 is float64 in Numba
     for b in range(thread_buckets[t], thread_buckets[t + 1]):
-        lo = np.uint64(bucket_starts[b])  # unsigned positions, as in _reduce_part's bucket copy
+        lo = np.uint64(bucket_starts[b])  # unsigned positions (see _reduce_part's bucket copy)
+        m = np.uint64(bucket_starts[b + 1]) - lo
+        if vals.ndim == 1:
+            for j in range(m):
+                local[j] = vals[lo + j]
+        else:
+            for j in range(m):
+                for c in range(k):
+                    local[j, c] = vals[lo + j, c]
         o = np.uint64(out_starts[b])
         high = np.int64(b) << low_bits
-        for q in range(np.uint64(out_starts[b + 1]) - o):
-            r = high | np.int64(words[lo + q])
-            row = o + q
+        j = np.uint64(0)
+        while j < m:
+            key = np.int64(words[lo + j] >> sb)
+            s0 = np.int64(words[lo + j]) & smask
+            j += one
+            if vals.ndim == 1:
+                acc = local[s0]
+                while j < m and np.int64(words[lo + j] >> sb) == key:
+                    acc += local[np.int64(words[lo + j]) & smask]
+                    j += one
+                stream_store(flat_val, o, acc)
+            else:
+                while j < m and np.int64(words[lo + j] >> sb) == key:
+                    s1 = np.int64(words[lo + j]) & smask
+                    for c in range(k):
+                        local[s0, c] += local[s1, c]
+                    j += one
+                for c in range(k):
+                    stream_store(flat_val, o * k + c, local[s0, c])
+            r = high | key
+            row = o
             for d in range(ndim):
                 sh = shifts[d]
                 if sh >= 0:
@@ -239,12 +288,8 @@ def _output_part(t, nthreads, words, vals, bucket_starts, thread_buckets, out_st
                     x = r // strides[d]
                     r -= x * strides[d]
                 stream_store(flat_idx, row, x)
-                row += m
-            if vals.ndim == 1:
-                stream_store(flat_val, o + q, vals[lo + q])
-            else:
-                for c in range(k):
-                    stream_store(flat_val, (o + q) * k + c, vals[lo + q, c])
+                row += n_out
+            o += one
     store_fence()
 
 
@@ -261,9 +306,9 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
        bucket`` and its value row go to the same slot. The bucket stands for
        the top key bits, the slot for the original order. Words are 32 bits
        when that fits, else 64;
-    3. per bucket, in cache: sort the words, sum each run of equal keys in slot
-       (= original) order, compact;
-    4. copy the compacted buckets to the output, unravelling the keys.
+    3. per bucket, in cache: sort the words and count the distinct keys;
+    4. per bucket: sum each run of equal keys in slot (= original) order as it
+       is written to the output, the keys unravelled.
     Keys never straddle buckets, so every phase splits by chunks or buckets.
     """
     n = indices.shape[1]
@@ -322,13 +367,13 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     shifts = stride_shifts(strides)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
     run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, sb, low_bits, ucount,
-              hists, scratches, locals_, local_starts)
+              hists, scratches, None, local_starts)
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
     out_idx = np.empty((ndim, m), dtype=np.int64)
     out_val = np.empty(vshape(m), dtype=values.dtype)
     run_parts(_output_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, out_starts, low_bits,
-              strides, shifts, out_idx, out_val)
+              strides, shifts, sb, locals_, local_starts, out_idx, out_val)
     _scratch.give(sorted_words, vals)
     return out_idx, out_val.reshape(m, k)
 
