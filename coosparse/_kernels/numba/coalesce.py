@@ -17,7 +17,7 @@ from .. import scratch as _scratch
 from . import segment as _seg
 from . import sort as _sort
 from ..bounds import raise_out_of_bounds, row_major_sizes, size_limits
-from .parts import part_range, store_fence, stream_store
+from .parts import part_range, store_fence, stream_line, stream_store
 from .threads import run_parts
 
 
@@ -32,7 +32,7 @@ _BLOCK = 4096  # entries per block of keys computed at once (stays in L1)
 
 @nb.njit(cache=True, nogil=True)
 def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, bad, keybuf, sb, wide, dst32,
-                 dst64, values, vdst, bucket_starts):
+                 dst64, values, vdst, bucket_starts, lims, wbuf32, wbuf64, vbuf, whole_rows):
     """Chunk t of the entries, in two calls (one kernel: each compiled function costs a fixed
     share of Numba's compile time, and the key loop is compiled once).
 
@@ -48,10 +48,26 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
     value row beside it: the bucket stands for the top key bits, the slot for the position order.
     Words go to ``dst64`` when ``wide``, else to ``dst32`` (both arrays are always passed, one
     empty, so that one compiled kernel serves both word sizes).
+
+    The scatter's stores fall on one open line per bucket of each array, and each line a cached
+    store touches is first read from memory. So the lines a chunk fills alone (slots
+    lims[t, b, 0] <= j < lims[t, b, 1], whole groups of lines: see ``_write_groups``) are gathered
+    in bucket b's row of the chunk's buffers (wbuf32 / wbuf64, vbuf) and stored whole, past the
+    caches, when complete; so are value rows of whole lines (``whole_rows``). The other slots
+    take plain stores. 2M uniform entries, one thread: the scatter alone 14.9 -> 7.2 ms in a
+    micro-benchmark.
     """
     ndim = indices.shape[0]
     lo, hi = part_range(t, nparts, indices.shape[1])
     nbuckets = hist.shape[1]
+    glim = lims[t]
+    wb32 = wbuf32[t]
+    wb64 = wbuf64[t]
+    vb = vbuf[t]
+    group = vb.shape[1]
+    gmask = group - 1
+    vline = 64 // values.itemsize
+    vflat = vdst.reshape(vdst.size)
     h = hist[t]
     keys = keybuf[t]
     low_mask = (np.int64(1) << top_shift) - 1
@@ -91,15 +107,40 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
             j = h[b]
             h[b] = j + 1
             word = ((key & low_mask) << sb) | (j - bucket_starts[b])
+            if values.ndim == 1 and glim[b, 0] <= j < glim[b, 1]:
+                # a group of whole lines of this chunk's own: gathered in the bucket's buffer,
+                # stored in whole lines past the caches when complete
+                r = j & gmask
+                if wide:
+                    wb64[b, r] = word
+                else:
+                    wb32[b, r] = word
+                vb[b, r] = values[b0 + q]
+                if r == gmask:
+                    j0 = j - gmask
+                    if wide:
+                        for i in range(0, group, 8):
+                            stream_line(dst64, j0 + i, wb64, b, i)
+                    else:
+                        for i in range(0, group, 16):
+                            stream_line(dst32, j0 + i, wb32, b, i)
+                    for i in range(0, group, vline):
+                        stream_line(vdst, j0 + i, vb, b, i)
+                continue
             if wide:
                 dst64[j] = word
             else:
                 dst32[j] = word
             if values.ndim == 1:
                 vdst[j] = values[b0 + q]
+            elif whole_rows:  # each row whole cache lines: stored past the caches
+                for c in range(0, values.shape[1], vline):
+                    stream_line(vflat, j * values.shape[1] + c, values, b0 + q, c)
             else:
                 for c in range(values.shape[1]):
                     vdst[j, c] = values[b0 + q, c]
+    if scatter:
+        store_fence()
 
 
 @nb.njit(cache=True, nogil=True)
@@ -298,6 +339,40 @@ _BUCKET_BITS = 12  # about 2**12 entries per MSD bucket (see coalesce_bucketed)
 _PARTS_PER_THREAD = 4
 
 
+def _aligned_empty(shape, dtype):
+    """An uninitialised array whose first item starts a cache line."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + 64, dtype=np.uint8)
+    off = -raw.ctypes.data % 64
+    return raw[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def _write_groups(offsets, bucket_starts, words, vals):
+    """(lims, word buffers, value buffers) for the scatter's write-combining.
+
+    Entry slots go in groups of whole cache lines of both the words and the values (16 slots
+    with a 4-byte array, else 8). A chunk gathers its entries of a group it fills alone
+    (slots lims[t, b, 0] <= j < lims[t, b, 1]) in bucket b's row of its buffers and stores the
+    group with non-temporal stores once complete; the other slots are plain stores. With value
+    rows, items of another size or arrays that do not start a line: no groups (empty lims).
+    """
+    nparts, nbuckets = offsets.shape
+    size = min(words.itemsize, vals.itemsize)
+    if (vals.ndim != 1 or vals.itemsize not in (4, 8) or words.ctypes.data % 64 or vals.ctypes.data % 64):
+        return (np.zeros((nparts, nbuckets, 2), dtype=np.int64), np.empty((nparts, 0, 0), dtype=words.dtype),
+                np.empty((nparts, 0, 0), dtype=vals.dtype))
+    group = 64 // size
+    ends = np.empty_like(offsets)
+    ends[:-1] = offsets[1:]
+    ends[-1] = bucket_starts[1:]
+    lims = np.empty((nparts, nbuckets, 2), dtype=np.int64)
+    lims[:, :, 0] = (offsets + (group - 1)) & -group
+    lims[:, :, 1] = ends & -group
+    return (lims, _aligned_empty((nparts, nbuckets, group), words.dtype),
+            _aligned_empty((nparts, nbuckets, group), vals.dtype))
+
+
 def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     """The bucketed route: values travel with their keys, so no random gathers.
 
@@ -335,8 +410,11 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
 
     values = values.reshape(vshape(n))
     no_words32, no_words64 = np.empty(0, dtype=np.uint32), np.empty(0, dtype=np.int64)
+    no_lims = np.zeros((nparts, 0, 2), dtype=np.int64)
+    no_buf32, no_buf64 = np.empty((nparts, 0, 0), dtype=np.uint32), np.empty((nparts, 0, 0), dtype=np.int64)
     run_parts(_bucket_part, nparts, nthreads, False, indices, strides, limits, low_bits, hist, bad, keybuf, 0, False,
-              no_words32, no_words64, values, np.empty(vshape(0), dtype=values.dtype), no_words64)
+              no_words32, no_words64, values, np.empty(vshape(0), dtype=values.dtype), no_words64, no_lims, no_buf32,
+              no_buf64, np.empty((nparts, 0, 0), dtype=values.dtype), False)
     if bad.any():
         raise_out_of_bounds(indices, row_major_sizes(strides, bound))
     _sort.check_hist(hist, n)
@@ -347,8 +425,11 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     # the two temporaries as large as the input: reused memory, not fresh pages (scratch.py)
     sorted_words = _scratch.take(n, np.int64 if wide else np.uint32)
     vals = _scratch.take(vshape(n), values.dtype)
+    lims, wbuf, vbuf = _write_groups(offsets, bucket_starts, sorted_words, vals)
+    whole_rows = vals.ndim == 2 and vals.itemsize in (4, 8) and vals.strides[0] % 64 == 0 and not vals.ctypes.data % 64
     run_parts(_bucket_part, nparts, nthreads, True, indices, strides, limits, low_bits, offsets, bad, keybuf, sb, wide,
-              no_words32 if wide else sorted_words, sorted_words if wide else no_words64, values, vals, bucket_starts)
+              no_words32 if wide else sorted_words, sorted_words if wide else no_words64, values, vals, bucket_starts,
+              lims, no_buf32 if wide else wbuf, wbuf if wide else no_buf64, vbuf, whole_rows)
     word_dtype = sorted_words.dtype
     nbuckets = bucket_starts.shape[0] - 1
     part_buckets = _sort.split_buckets(bucket_starts, nparts)

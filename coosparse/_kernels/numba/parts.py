@@ -61,6 +61,30 @@ def stream_store(typingctx, arr, idx, val):
 
 
 @intrinsic
+def stream_line(typingctx, dst, j0, src, r, i0):
+    """dst[j0:j0 + L] = src[r, i0:i0 + L], L = 64 // itemsize (4- or 8-byte items of one dtype): one
+    64-byte vector store with a non-temporal hint. dst[j0] must start a cache line; the source
+    needs no alignment. Used to store a whole line gathered in cache (write-combining in software)."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype
+            and isinstance(dst.dtype, (types.Integer, types.Float)) and dst.dtype.bitwidth in (32, 64)):
+        return None
+    sig = types.void(dst, j0, src, r, i0)
+
+    def codegen(context, builder, sig, args):
+        dty, sty = sig.args[0], sig.args[2]
+        d = context.make_array(dty)(context, builder, args[0])
+        a = context.make_array(sty)(context, builder, args[2])
+        pd = cgutils.get_item_pointer(context, builder, dty, d, [args[1]], wraparound=False)
+        ps = cgutils.get_item_pointer(context, builder, sty, a, [args[3], args[4]], wraparound=False)
+        vty = llir.VectorType(context.get_value_type(dty.dtype), 512 // dty.dtype.bitwidth)
+        v = builder.load(builder.bitcast(ps, vty.as_pointer()), align=dty.dtype.bitwidth // 8)
+        st = builder.store(v, builder.bitcast(pd, vty.as_pointer()), align=64)
+        st.set_metadata("nontemporal", builder.module.add_metadata([llir.Constant(llir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+@intrinsic
 def store_fence(typingctx):
     """A full fence: a kernel's streaming stores (weakly ordered) are done before it returns."""
     def codegen(context, builder, sig, args):
