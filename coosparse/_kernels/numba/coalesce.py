@@ -150,12 +150,6 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nb
     order, and compact: the bucket's u distinct low keys end in words[lo:lo+u], their sums in
     vals[lo:lo+u], and ucount[b] = u.
 
-    With ``locals_`` None (the bucketed route) only the sort and the count: the sorted words stay
-    in words[lo:lo+m] and ``_output_part`` sums each run as it writes it (the sums then skip a
-    write and a read of every value row). Numba prunes the branch on ``locals_ is None`` when
-    compiling, so each route compiles only its own branch (a run-time flag cost the one-bucket
-    route's first call ~70 ms more compile).
-
     The part's scratch buffers are its own: hists[t], scratches[t], and rows
     local_starts[t]:local_starts[t + 1] of locals_ (as many as its largest bucket) for a bucket's
     values; they stay in cache (a scratch range in a global array would cost memory traffic), and
@@ -170,6 +164,7 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nb
     b1 = thread_buckets[t + 1]
     hist = hists[t]
     scratch = scratches[t]
+    local = locals_[local_starts[t]:local_starts[t + 1]]
     smask = (np.int64(1) << sb) - 1
     for b in range(b0, b1):
         lo = bucket_starts[b]
@@ -218,58 +213,120 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nb
                 src, dst = dst, src
                 in_tmp = not in_tmp
         srt = scratch if in_tmp else seg
-        if locals_ is None:
-            u = 0
-            prev = np.int64(-1)
-            for j in range(m):
-                key = np.int64(srt[j] >> sb)
-                u += key != prev
-                prev = key
-            if in_tmp:
-                for j in range(m):
-                    seg[j] = srt[j]
+        # a sequential copy of the bucket's values: the reads by slot below are then
+        # L1 hits instead of one cache miss per line in random order
+        # (unsigned positions: with signed ones Numba tests each for wraparound and LLVM
+        # vectorises the copy with gather/scatter instructions, slow on AVX-512 machines)
+        if vals.ndim == 1:
+            ulo = np.uint64(lo)
+            for j in range(np.uint64(m)):
+                local[j] = vals[ulo + j]
         else:
-            local = locals_[local_starts[t]:local_starts[t + 1]]
-            # a sequential copy of the bucket's values: the reads by slot below are then
-            # L1 hits instead of one cache miss per line in random order
-            # (unsigned positions: with signed ones Numba tests each for wraparound and LLVM
-            # vectorises the copy with gather/scatter instructions, slow on AVX-512 machines)
+            for j in range(m):
+                for c in range(vals.shape[1]):
+                    local[j, c] = vals[lo + j, c]
+        u = 0
+        j = 0
+        while j < m:
+            key = srt[j] >> sb
+            slot = srt[j] & smask
             if vals.ndim == 1:
-                ulo = np.uint64(lo)
-                for j in range(np.uint64(m)):
-                    local[j] = vals[ulo + j]
+                vals[lo + u] = local[slot]
             else:
-                for j in range(m):
-                    for c in range(vals.shape[1]):
-                        local[j, c] = vals[lo + j, c]
-            u = 0
-            j = 0
-            while j < m:
-                key = srt[j] >> sb
+                for c in range(vals.shape[1]):
+                    vals[lo + u, c] = local[slot, c]
+            j += 1
+            while j < m and (srt[j] >> sb) == key:
                 slot = srt[j] & smask
                 if vals.ndim == 1:
-                    vals[lo + u] = local[slot]
+                    vals[lo + u] += local[slot]
                 else:
                     for c in range(vals.shape[1]):
-                        vals[lo + u, c] = local[slot, c]
+                        vals[lo + u, c] += local[slot, c]
                 j += 1
-                while j < m and (srt[j] >> sb) == key:
-                    slot = srt[j] & smask
-                    if vals.ndim == 1:
-                        vals[lo + u] += local[slot]
-                    else:
-                        for c in range(vals.shape[1]):
-                            vals[lo + u, c] += local[slot, c]
-                    j += 1
-                seg[u] = key  # u <= j: never overwrites a word still to be read from seg
-                u += 1
+            seg[u] = key  # u <= j: never overwrites a word still to be read from seg
+            u += 1
+        ucount[b] = u
+
+
+@nb.njit(cache=True, nogil=True)
+def _sort_part(t, nthreads, words, bucket_starts, thread_buckets, sb, nbits, ucount, hists, scratches):
+    """Bucket range t of the bucketed route: sort each bucket's words in place (words[lo:lo+m])
+    and count its distinct keys (ucount[b]); ``_output_part`` sums each run as it writes it, so
+    the sums skip a write and a read of every value row.
+
+    The sort is ``_reduce_part``'s, written out again: one kernel with both endings (a branch
+    Numba prunes per route) cost the one-bucket route's first call ~50 ms more compile (fresh
+    caches, seven pairs: 0.79 -> 0.84 s), and an inlined shared helper costs more than its code
+    (see ``_reduce_part``).
+    """
+    b0 = thread_buckets[t]
+    b1 = thread_buckets[t + 1]
+    hist = hists[t]
+    scratch = scratches[t]
+    for b in range(b0, b1):
+        lo = bucket_starts[b]
+        m = bucket_starts[b + 1] - lo
+        seg = words[lo:lo + m]
+        # sort the bucket's words: sort.sort_bucket's radix sort, written out here rather than
+        # inlined (Numba deep-copies an inlined helper's blocks, each with the helper's whole
+        # variable scope, twice per call site: about 0.3 s of this kernel's compile; compiled as a
+        # function of its own it cost as much). An LSD radix sort of the key bits above the slot,
+        # all digit histograms in one pass; the sorted words are read from wherever the sort left
+        # them. Small buckets take small digits rather than an insertion sort: that loop alone was
+        # about a quarter of this kernel's compile time.
+        in_tmp = False
+        if m > 1:
+            # the histograms' clear and prefix stay small next to m
+            maxd = 4 if m <= 32 else (8 if m < 2048 else 10)
+            npass = (nbits + maxd - 1) // maxd
+            npass = npass if npass <= 8 else 8  # hists hold 8 digits of up to 10 bits
+            digit = (nbits + npass - 1) // npass if npass else 1
+            dmask = (np.int64(1) << digit) - 1
+            nb_ = np.int64(1) << digit
+            for p in range(npass):
+                for d in range(nb_):
+                    hist[p, d] = 0
+            for i in range(m):
+                w = seg[i] >> sb
+                for p in range(npass):
+                    hist[p, (w >> (digit * p)) & dmask] += 1
+            src = seg
+            dst = scratch
+            for p in range(npass):
+                shift = sb + digit * p
+                h = hist[p]
+                if h[(src[0] >> shift) & dmask] == m:
+                    continue  # every word has this digit: nothing moves
+                run = 0
+                for d in range(nb_):
+                    c = h[d]
+                    h[d] = run
+                    run += c
+                for i in range(m):
+                    w = src[i]
+                    d = (w >> shift) & dmask
+                    dst[h[d]] = w
+                    h[d] += 1
+                src, dst = dst, src
+                in_tmp = not in_tmp
+        srt = scratch if in_tmp else seg
+        u = 0
+        prev = np.int64(-1)
+        for j in range(m):
+            key = np.int64(srt[j] >> sb)
+            u += key != prev
+            prev = key
+        if in_tmp:
+            for j in range(m):
+                seg[j] = srt[j]
         ucount[b] = u
 
 
 @nb.njit(cache=True, nogil=True)
 def _output_part(t, nthreads, words, vals, bucket_starts, thread_buckets, out_starts, low_bits, strides, shifts,
                  sb, locals_, local_starts, out_idx, out_val):
-    """Bucket range t: each bucket b's sorted words (``_reduce_part`` without locals_: words[lo:lo+m],
+    """Bucket range t: each bucket b's sorted words (``_sort_part``: words[lo:lo+m],
     m = bucket_starts[b + 1] - lo) summed run by run in slot (= original) order, as
     ``_reduce_part`` sums them, and written from out_starts[b]: the key (bucket bits restored,
     unravelled) to out_idx, the sum to out_val. The bucket's values are first copied in order to
@@ -447,8 +504,8 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     ndim = strides.shape[0]
     shifts = stride_shifts(strides)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
-    run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, sb, low_bits, ucount,
-              hists, scratches, None, local_starts)
+    run_parts(_sort_part, nparts, nthreads, sorted_words, bucket_starts, part_buckets, sb, low_bits, ucount,
+              hists, scratches)
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
     out_idx = np.empty((ndim, m), dtype=np.int64)
