@@ -310,16 +310,20 @@ def _sort_part(t, nthreads, words, bucket_starts, thread_buckets, sb, nbits, uco
                     h[d] += 1
                 src, dst = dst, src
                 in_tmp = not in_tmp
-        srt = scratch if in_tmp else seg
         u = 0
         prev = np.int64(-1)
-        for j in range(m):
-            key = np.int64(srt[j] >> sb)
-            u += key != prev
-            prev = key
-        if in_tmp:
+        if in_tmp:  # the count and the copy back in one pass
             for j in range(m):
-                seg[j] = srt[j]
+                w = scratch[j]
+                seg[j] = w
+                key = np.int64(w >> sb)
+                u += key != prev
+                prev = key
+        else:
+            for j in range(m):
+                key = np.int64(seg[j] >> sb)
+                u += key != prev
+                prev = key
         ucount[b] = u
 
 
