@@ -487,7 +487,10 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     sorted_words = _scratch.take(n, np.int64 if wide else np.uint32)
     vals = _scratch.take(vshape(n), values.dtype)
     lims, wbuf, vbuf = _write_groups(offsets, bucket_starts, sorted_words, vals)
-    whole_rows = vals.ndim == 2 and vals.itemsize in (4, 8) and vals.strides[0] % 64 == 0 and not vals.ctypes.data % 64
+    # value rows of whole lines, each stored with vector stores: rows of the destination start a
+    # line, and the source's rows are unit-stride (the vector load reads a row as one block)
+    whole_rows = (vals.ndim == 2 and vals.itemsize in (4, 8) and vals.strides[0] % 64 == 0 and not vals.ctypes.data % 64
+                  and values.strides[1] == values.itemsize)
     run_parts(_bucket_part, nparts, nthreads, True, indices, strides, limits, low_bits, offsets, bad, keybuf, sb, wide,
               no_words32 if wide else sorted_words, sorted_words if wide else no_words64, values, vals, bucket_starts,
               lims, no_buf32 if wide else wbuf, wbuf if wide else no_buf64, vbuf, whole_rows)

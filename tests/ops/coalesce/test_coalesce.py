@@ -409,3 +409,20 @@ def test_scatter_line_stores(monkeypatch, aligned, shape, dtype, dense):
     lims = seen[0][0]
     one_per_entry = not dense and dtype != np.complex128
     assert bool((lims[..., 1] > lims[..., 0]).any()) == (aligned and one_per_entry)
+
+
+def test_scatter_line_stores_with_strided_value_rows():
+    """The kernel called with value rows that are not unit-stride (a Fortran-ordered block) gives
+    what C-ordered rows give: rows of whole lines are stored as blocks only from unit-stride rows."""
+    from coosparse._kernels.numba import coalesce as co
+
+    rng = np.random.default_rng(3)
+    n, shape = 100_000, (1024, 1024)
+    idx = np.ascontiguousarray(rng.integers(0, 1024, (2, n)))
+    strides = np.array([1024, 1], dtype=np.int64)
+    vals = rng.standard_normal((n, 8))
+    want = co.coalesce_linear(idx, strides, 1024 * 1024, vals, 2)
+    got = co.coalesce_linear(idx, strides, 1024 * 1024, np.asfortranarray(vals), 2)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    _check_by_keys(_Host, idx, vals, shape + (8,))
