@@ -17,7 +17,7 @@ from .. import scratch as _scratch
 from . import segment as _seg
 from . import sort as _sort
 from ..bounds import raise_out_of_bounds, row_major_sizes, size_limits
-from .parts import part_range
+from .parts import part_range, store_fence, stream_line, stream_store
 from .threads import run_parts
 
 
@@ -32,7 +32,7 @@ _BLOCK = 4096  # entries per block of keys computed at once (stays in L1)
 
 @nb.njit(cache=True, nogil=True)
 def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, bad, keybuf, sb, wide, dst32,
-                 dst64, values, vdst, bucket_starts):
+                 dst64, values, vdst, bucket_starts, lims, wbuf32, wbuf64, vbuf, whole_rows):
     """Chunk t of the entries, in two calls (one kernel: each compiled function costs a fixed
     share of Numba's compile time, and the key loop is compiled once).
 
@@ -48,10 +48,26 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
     value row beside it: the bucket stands for the top key bits, the slot for the position order.
     Words go to ``dst64`` when ``wide``, else to ``dst32`` (both arrays are always passed, one
     empty, so that one compiled kernel serves both word sizes).
+
+    The scatter's stores fall on one open line per bucket of each array, and each line a cached
+    store touches is first read from memory. So the lines a chunk fills alone (slots
+    lims[t, b, 0] <= j < lims[t, b, 1], whole groups of lines: see ``_write_groups``) are gathered
+    in bucket b's row of the chunk's buffers (wbuf32 / wbuf64, vbuf) and stored whole, past the
+    caches, when complete; so are value rows of whole lines (``whole_rows``). The other slots
+    take plain stores. 2M uniform entries, one thread: the scatter alone 14.9 -> 7.2 ms in a
+    micro-benchmark.
     """
     ndim = indices.shape[0]
     lo, hi = part_range(t, nparts, indices.shape[1])
     nbuckets = hist.shape[1]
+    glim = lims[t]
+    wb32 = wbuf32[t]
+    wb64 = wbuf64[t]
+    vb = vbuf[t]
+    group = vb.shape[1]
+    gmask = group - 1
+    vline = 64 // values.itemsize
+    vflat = vdst.reshape(vdst.size)
     h = hist[t]
     keys = keybuf[t]
     low_mask = (np.int64(1) << top_shift) - 1
@@ -91,15 +107,40 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
             j = h[b]
             h[b] = j + 1
             word = ((key & low_mask) << sb) | (j - bucket_starts[b])
+            if values.ndim == 1 and glim[b, 0] <= j < glim[b, 1]:
+                # a group of whole lines of this chunk's own: gathered in the bucket's buffer,
+                # stored in whole lines past the caches when complete
+                r = j & gmask
+                if wide:
+                    wb64[b, r] = word
+                else:
+                    wb32[b, r] = word
+                vb[b, r] = values[b0 + q]
+                if r == gmask:
+                    j0 = j - gmask
+                    if wide:
+                        for i in range(0, group, 8):
+                            stream_line(dst64, j0 + i, wb64, b, i)
+                    else:
+                        for i in range(0, group, 16):
+                            stream_line(dst32, j0 + i, wb32, b, i)
+                    for i in range(0, group, vline):
+                        stream_line(vdst, j0 + i, vb, b, i)
+                continue
             if wide:
                 dst64[j] = word
             else:
                 dst32[j] = word
             if values.ndim == 1:
                 vdst[j] = values[b0 + q]
+            elif whole_rows:  # each row whole cache lines: stored past the caches
+                for c in range(0, values.shape[1], vline):
+                    stream_line(vflat, j * values.shape[1] + c, values, b0 + q, c)
             else:
                 for c in range(values.shape[1]):
                     vdst[j, c] = values[b0 + q, c]
+    if scatter:
+        store_fence()
 
 
 @nb.njit(cache=True, nogil=True)
@@ -209,18 +250,137 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nb
 
 
 @nb.njit(cache=True, nogil=True)
+def _sort_part(t, nthreads, words, bucket_starts, thread_buckets, sb, nbits, ucount, hists, scratches):
+    """Bucket range t of the bucketed route: sort each bucket's words in place (words[lo:lo+m])
+    and count its distinct keys (ucount[b]); ``_output_part`` sums each run as it writes it, so
+    the sums skip a write and a read of every value row.
+
+    The sort is ``_reduce_part``'s, written out again: one kernel with both endings (a branch
+    Numba prunes per route) cost the one-bucket route's first call ~50 ms more compile (fresh
+    caches, seven pairs: 0.79 -> 0.84 s), and an inlined shared helper costs more than its code
+    (see ``_reduce_part``).
+    """
+    b0 = thread_buckets[t]
+    b1 = thread_buckets[t + 1]
+    hist = hists[t]
+    scratch = scratches[t]
+    for b in range(b0, b1):
+        lo = bucket_starts[b]
+        m = bucket_starts[b + 1] - lo
+        seg = words[lo:lo + m]
+        # sort the bucket's words: sort.sort_bucket's radix sort, written out here rather than
+        # inlined (Numba deep-copies an inlined helper's blocks, each with the helper's whole
+        # variable scope, twice per call site: about 0.3 s of this kernel's compile; compiled as a
+        # function of its own it cost as much). An LSD radix sort of the key bits above the slot,
+        # all digit histograms in one pass; the sorted words are read from wherever the sort left
+        # them. Small buckets take small digits rather than an insertion sort: that loop alone was
+        # about a quarter of this kernel's compile time.
+        in_tmp = False
+        if m > 1:
+            # the histograms' clear and prefix stay small next to m
+            maxd = 4 if m <= 32 else (8 if m < 2048 else 10)
+            npass = (nbits + maxd - 1) // maxd
+            npass = npass if npass <= 8 else 8  # hists hold 8 digits of up to 10 bits
+            digit = (nbits + npass - 1) // npass if npass else 1
+            dmask = (np.int64(1) << digit) - 1
+            nb_ = np.int64(1) << digit
+            for p in range(npass):
+                for d in range(nb_):
+                    hist[p, d] = 0
+            for i in range(m):
+                w = seg[i] >> sb
+                for p in range(npass):
+                    hist[p, (w >> (digit * p)) & dmask] += 1
+            src = seg
+            dst = scratch
+            for p in range(npass):
+                shift = sb + digit * p
+                h = hist[p]
+                if h[(src[0] >> shift) & dmask] == m:
+                    continue  # every word has this digit: nothing moves
+                run = 0
+                for d in range(nb_):
+                    c = h[d]
+                    h[d] = run
+                    run += c
+                for i in range(m):
+                    w = src[i]
+                    d = (w >> shift) & dmask
+                    dst[h[d]] = w
+                    h[d] += 1
+                src, dst = dst, src
+                in_tmp = not in_tmp
+        u = 0
+        prev = np.int64(-1)
+        if in_tmp:  # the count and the copy back in one pass
+            for j in range(m):
+                w = scratch[j]
+                seg[j] = w
+                key = np.int64(w >> sb)
+                u += key != prev
+                prev = key
+        else:
+            for j in range(m):
+                key = np.int64(seg[j] >> sb)
+                u += key != prev
+                prev = key
+        ucount[b] = u
+
+
+@nb.njit(cache=True, nogil=True)
 def _output_part(t, nthreads, words, vals, bucket_starts, thread_buckets, out_starts, low_bits, strides, shifts,
-                 out_idx, out_val):
-    """Bucket range t: copy the compacted keys (bucket bits restored, unravelled) and sums of each
-    bucket b (``_reduce_part``'s words[lo:lo+u], vals[lo:lo+u]) to out_idx / out_val from
-    out_starts[b]."""
+                 sb, locals_, local_starts, out_idx, out_val):
+    """Bucket range t: each bucket b's sorted words (``_sort_part``: words[lo:lo+m],
+    m = bucket_starts[b + 1] - lo) summed run by run in slot (= original) order, as
+    ``_reduce_part`` sums them, and written from out_starts[b]: the key (bucket bits restored,
+    unravelled) to out_idx, the sum to out_val. The bucket's values are first copied in order to
+    the part's rows of locals_ (reads by slot are then cache hits).
+
+    The output is written once, in order, and not read again here: streaming stores skip the read
+    of each line that a cached store makes first (2M uniform entries, one thread: this phase
+    ~1 ms faster of ~6). They go through flat views (row d of out_idx from d * n_out). A value row
+    is summed in place in its first slot's local row, then stored."""
     ndim = strides.shape[0]
+    n_out = np.uint64(out_idx.shape[1])
+    flat_idx = out_idx.reshape(out_idx.size)
+    flat_val = out_val.reshape(out_val.size)
+    k = np.uint64(1 if vals.ndim == 1 else vals.shape[1])
+    local = locals_[local_starts[t]:local_starts[t + 1]]
+    smask = (np.int64(1) << sb) - 1
+    one = np.uint64(1)  # uint64 + int64 is float64 in Numba
     for b in range(thread_buckets[t], thread_buckets[t + 1]):
-        lo = np.uint64(bucket_starts[b])  # unsigned positions, as in _reduce_part's bucket copy
+        lo = np.uint64(bucket_starts[b])  # unsigned positions (see _reduce_part's bucket copy)
+        m = np.uint64(bucket_starts[b + 1]) - lo
+        if vals.ndim == 1:
+            for j in range(m):
+                local[j] = vals[lo + j]
+        else:
+            for j in range(m):
+                for c in range(k):
+                    local[j, c] = vals[lo + j, c]
         o = np.uint64(out_starts[b])
         high = np.int64(b) << low_bits
-        for q in range(np.uint64(out_starts[b + 1]) - o):
-            r = high | np.int64(words[lo + q])
+        j = np.uint64(0)
+        while j < m:
+            key = np.int64(words[lo + j] >> sb)
+            s0 = np.int64(words[lo + j]) & smask
+            j += one
+            if vals.ndim == 1:
+                acc = local[s0]
+                while j < m and np.int64(words[lo + j] >> sb) == key:
+                    acc += local[np.int64(words[lo + j]) & smask]
+                    j += one
+                stream_store(flat_val, o, acc)
+            else:
+                while j < m and np.int64(words[lo + j] >> sb) == key:
+                    s1 = np.int64(words[lo + j]) & smask
+                    for c in range(k):
+                        local[s0, c] += local[s1, c]
+                    j += one
+                for c in range(k):
+                    stream_store(flat_val, o * k + c, local[s0, c])
+            r = high | key
+            row = o
             for d in range(ndim):
                 sh = shifts[d]
                 if sh >= 0:
@@ -229,17 +389,49 @@ def _output_part(t, nthreads, words, vals, bucket_starts, thread_buckets, out_st
                 else:
                     x = r // strides[d]
                     r -= x * strides[d]
-                out_idx[d, o + q] = x
-            if vals.ndim == 1:
-                out_val[o + q] = vals[lo + q]
-            else:
-                for c in range(vals.shape[1]):
-                    out_val[o + q, c] = vals[lo + q, c]
+                stream_store(flat_idx, row, x)
+                row += n_out
+            o += one
+    store_fence()
 
 
 _SERIAL_BELOW = 1 << 15  # smaller inputs run as one part on the calling thread
-_BUCKET_BITS = 11  # about 2**11 entries per MSD bucket (see coalesce_bucketed)
+_BUCKET_BITS = 12  # about 2**12 entries per MSD bucket (see coalesce_bucketed)
 _PARTS_PER_THREAD = 4
+
+
+def _aligned_empty(shape, dtype):
+    """An uninitialised array whose first item starts a cache line."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + 64, dtype=np.uint8)
+    off = -raw.ctypes.data % 64
+    return raw[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def _write_groups(offsets, bucket_starts, words, vals):
+    """(lims, word buffers, value buffers) for the scatter's write-combining.
+
+    Entry slots go in groups of whole cache lines of both the words and the values (16 slots
+    with a 4-byte array, else 8). A chunk gathers its entries of a group it fills alone
+    (slots lims[t, b, 0] <= j < lims[t, b, 1]) in bucket b's row of its buffers and stores the
+    group with non-temporal stores once complete; the other slots are plain stores. With value
+    rows, items of another size or arrays that do not start a line: no groups (empty lims).
+    """
+    nparts, nbuckets = offsets.shape
+    size = min(words.itemsize, vals.itemsize)
+    if (vals.ndim != 1 or vals.itemsize not in (4, 8) or words.ctypes.data % 64 or vals.ctypes.data % 64):
+        return (np.zeros((nparts, nbuckets, 2), dtype=np.int64), np.empty((nparts, 0, 0), dtype=words.dtype),
+                np.empty((nparts, 0, 0), dtype=vals.dtype))
+    group = 64 // size
+    ends = np.empty_like(offsets)
+    ends[:-1] = offsets[1:]
+    ends[-1] = bucket_starts[1:]
+    lims = np.empty((nparts, nbuckets, 2), dtype=np.int64)
+    lims[:, :, 0] = (offsets + (group - 1)) & -group
+    lims[:, :, 1] = ends & -group
+    return (lims, _aligned_empty((nparts, nbuckets, group), words.dtype),
+            _aligned_empty((nparts, nbuckets, group), vals.dtype))
 
 
 def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
@@ -250,18 +442,19 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
        bucket`` and its value row go to the same slot. The bucket stands for
        the top key bits, the slot for the original order. Words are 32 bits
        when that fits, else 64;
-    3. per bucket, in cache: sort the words, sum each run of equal keys in slot
-       (= original) order, compact;
-    4. copy the compacted buckets to the output, unravelling the keys.
+    3. per bucket, in cache: sort the words and count the distinct keys;
+    4. per bucket: sum each run of equal keys in slot (= original) order as it
+       is written to the output, the keys unravelled.
     Keys never straddle buckets, so every phase splits by chunks or buckets.
     """
     n = indices.shape[1]
     # a few parts per thread, so that a thread the OS delays is covered by the others
     nparts = 1 if n < _SERIAL_BELOW else _PARTS_PER_THREAD * nthreads
     _, kb, _ = _sort.packed_plan(bound, n)
-    # ~2000 entries per bucket, not the sort's ~500-1000: a quarter of the buckets makes the
-    # MSD scatter's write streams fit the caches, and the per-bucket sorts still run in L2
-    # (2M uniform entries, 1 thread: scatter + reduce 72 -> 58 ms)
+    # ~2000-4000 entries per bucket, not the sort's ~500-1000: fewer buckets make the MSD
+    # scatter's write streams fit the caches, and the per-bucket sorts still run in L2
+    # (2M uniform entries, 1 thread: scatter + reduce 72 -> 58 ms at ~2000; ~4000 a further
+    # 2-3% of the call on the Xeon, 512 buckets)
     d1 = max(0, min(max(n - 1, 0).bit_length() - _BUCKET_BITS, 12, kb))
     low_bits = kb - d1
     hist = np.zeros((nparts, 1 << d1), dtype=np.int64)
@@ -278,8 +471,11 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
 
     values = values.reshape(vshape(n))
     no_words32, no_words64 = np.empty(0, dtype=np.uint32), np.empty(0, dtype=np.int64)
+    no_lims = np.zeros((nparts, 0, 2), dtype=np.int64)
+    no_buf32, no_buf64 = np.empty((nparts, 0, 0), dtype=np.uint32), np.empty((nparts, 0, 0), dtype=np.int64)
     run_parts(_bucket_part, nparts, nthreads, False, indices, strides, limits, low_bits, hist, bad, keybuf, 0, False,
-              no_words32, no_words64, values, np.empty(vshape(0), dtype=values.dtype), no_words64)
+              no_words32, no_words64, values, np.empty(vshape(0), dtype=values.dtype), no_words64, no_lims, no_buf32,
+              no_buf64, np.empty((nparts, 0, 0), dtype=values.dtype), False)
     if bad.any():
         raise_out_of_bounds(indices, row_major_sizes(strides, bound))
     _sort.check_hist(hist, n)
@@ -290,8 +486,14 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     # the two temporaries as large as the input: reused memory, not fresh pages (scratch.py)
     sorted_words = _scratch.take(n, np.int64 if wide else np.uint32)
     vals = _scratch.take(vshape(n), values.dtype)
+    lims, wbuf, vbuf = _write_groups(offsets, bucket_starts, sorted_words, vals)
+    # value rows of whole lines, each stored with vector stores: rows of the destination start a
+    # line, and the source's rows are unit-stride (the vector load reads a row as one block)
+    whole_rows = (vals.ndim == 2 and vals.itemsize in (4, 8) and vals.strides[0] % 64 == 0 and not vals.ctypes.data % 64
+                  and values.strides[1] == values.itemsize)
     run_parts(_bucket_part, nparts, nthreads, True, indices, strides, limits, low_bits, offsets, bad, keybuf, sb, wide,
-              no_words32 if wide else sorted_words, sorted_words if wide else no_words64, values, vals, bucket_starts)
+              no_words32 if wide else sorted_words, sorted_words if wide else no_words64, values, vals, bucket_starts,
+              lims, no_buf32 if wide else wbuf, wbuf if wide else no_buf64, vbuf, whole_rows)
     word_dtype = sorted_words.dtype
     nbuckets = bucket_starts.shape[0] - 1
     part_buckets = _sort.split_buckets(bucket_starts, nparts)
@@ -309,14 +511,14 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     ndim = strides.shape[0]
     shifts = stride_shifts(strides)
     out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
-    run_parts(_reduce_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, sb, low_bits, ucount,
-              hists, scratches, locals_, local_starts)
+    run_parts(_sort_part, nparts, nthreads, sorted_words, bucket_starts, part_buckets, sb, low_bits, ucount,
+              hists, scratches)
     np.cumsum(ucount, out=out_starts[1:])
     m = int(out_starts[nbuckets])
     out_idx = np.empty((ndim, m), dtype=np.int64)
     out_val = np.empty(vshape(m), dtype=values.dtype)
     run_parts(_output_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, out_starts, low_bits,
-              strides, shifts, out_idx, out_val)
+              strides, shifts, sb, locals_, local_starts, out_idx, out_val)
     _scratch.give(sorted_words, vals)
     return out_idx, out_val.reshape(m, k)
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..bounds import raise_out_of_bounds
 from .intersect import _lower_bound
-from .parts import lower_bound, part_range, prefetch_write, store_fence, store_stream
+from .parts import lower_bound, part_range, prefetch_write, store_fence, stream_store
 from .sort import hist_part
 from .threads import run_parts
 
@@ -321,7 +321,7 @@ def fill_keys_part(t, nparts, offsets, out):
     while q < hi:
         e = offsets[k + 1] if offsets[k + 1] < hi else hi
         while q < e:
-            store_stream(out, np.uint64(q), k)
+            stream_store(out, np.uint64(q), k)
             q += 1
         k += 1
     store_fence()

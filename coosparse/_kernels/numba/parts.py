@@ -47,27 +47,6 @@ def prefetch_write(typingctx, arr, idx):
     return types.void(arr, idx), _prefetch_codegen(True)
 
 
-@intrinsic
-def store_stream(typingctx, arr, idx, val):
-    """``arr[idx] = val`` as a non-temporal store (``movnti``): past the caches, no read of the
-    line first. For long runs of consecutive stores, which the CPU combines into whole lines;
-    end them with :func:`store_fence` before anyone reads them."""
-    if not isinstance(arr, types.Array) or not isinstance(arr.dtype, types.Integer):
-        return None
-    sig = types.void(arr, idx, val)
-
-    def codegen(context, builder, sig, args):
-        aty = sig.args[0]
-        a = context.make_array(aty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aty, a, [args[1]], wraparound=False)
-        v = context.cast(builder, args[2], sig.args[2], aty.dtype)
-        st = builder.store(v, ptr, align=aty.dtype.bitwidth // 8)
-        st.set_metadata("nontemporal", builder.module.add_metadata([llir.Constant(llir.IntType(32), 1)]))
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
 def _copy_items_sig(dst, di, src, si, n):
     if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.layout == "C"
             and getattr(dst.dtype, "bitwidth", None) is not None
@@ -99,6 +78,53 @@ def copy_items(typingctx, dst, di, src, si, n):
         return context.get_dummy_value()
 
     return _copy_items_sig(dst, di, src, si, n), codegen
+
+
+@intrinsic
+def stream_store(typingctx, arr, idx, val):
+    """``arr[idx] = val`` with a non-temporal hint for 8-byte integer and float items (others are
+    plain stores): the line goes to memory through the write-combining buffers, without the read
+    a cached store makes of it first. For output written once in order; the kernel ends with
+    :func:`store_fence`. Each store is whole, so stores of two threads to one line stay correct."""
+    if not (isinstance(arr, types.Array) and isinstance(idx, types.Integer)):
+        return None
+    sig = types.void(arr, idx, val)
+
+    def codegen(context, builder, sig, args):
+        aty = sig.args[0]
+        a = context.make_array(aty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aty, a, [args[1]], wraparound=False)
+        st = builder.store(context.cast(builder, args[2], sig.args[2], aty.dtype), ptr)
+        if isinstance(aty.dtype, (types.Integer, types.Float)) and aty.dtype.bitwidth == 64:
+            st.set_metadata("nontemporal", builder.module.add_metadata([llir.Constant(llir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def stream_line(typingctx, dst, j0, src, r, i0):
+    """dst[j0:j0 + L] = src[r, i0:i0 + L], L = 64 // itemsize (4- or 8-byte items of one dtype): one
+    64-byte vector store with a non-temporal hint. dst[j0] must start a cache line; the source
+    needs no alignment. Used to store a whole line gathered in cache (write-combining in software)."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype
+            and isinstance(dst.dtype, (types.Integer, types.Float)) and dst.dtype.bitwidth in (32, 64)):
+        return None
+    sig = types.void(dst, j0, src, r, i0)
+
+    def codegen(context, builder, sig, args):
+        dty, sty = sig.args[0], sig.args[2]
+        d = context.make_array(dty)(context, builder, args[0])
+        a = context.make_array(sty)(context, builder, args[2])
+        pd = cgutils.get_item_pointer(context, builder, dty, d, [args[1]], wraparound=False)
+        ps = cgutils.get_item_pointer(context, builder, sty, a, [args[3], args[4]], wraparound=False)
+        vty = llir.VectorType(context.get_value_type(dty.dtype), 512 // dty.dtype.bitwidth)
+        v = builder.load(builder.bitcast(ps, vty.as_pointer()), align=dty.dtype.bitwidth // 8)
+        st = builder.store(v, builder.bitcast(pd, vty.as_pointer()), align=64)
+        st.set_metadata("nontemporal", builder.module.add_metadata([llir.Constant(llir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @intrinsic

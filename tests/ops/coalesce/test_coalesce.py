@@ -369,3 +369,60 @@ def test_tiny_inputs_with_many_key_bits(backend, n):
         pool = np.stack([rng.integers(0, s, max(n // 2, 1)) for s in shape])
         idx = pool[:, rng.integers(0, pool.shape[1], n)]
         _check_by_keys(backend, idx, rng.standard_normal(n), shape)
+
+
+class _Host:
+    """The CPU kernels only (the scatter's stores are theirs)."""
+    put = get = staticmethod(lambda x: x)
+
+
+def _misaligned(shape, dtype):
+    """An array that starts 8 bytes past a cache line (the scatter's line stores must not run)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + 128, dtype=np.uint8)
+    off = -raw.ctypes.data % 64 + 8
+    return raw[off:off + nbytes].view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("aligned", [True, False])
+@pytest.mark.parametrize("shape", [(2**20, 2**20), (1024, 1024)], ids=["64-bit words", "32-bit words"])
+@pytest.mark.parametrize("dtype, dense", [(np.float64, ()), (np.float32, ()), (np.int32, ()), (np.complex128, ()),
+                                          (np.float64, (8,)), (np.float32, (16,)), (np.float64, (3,))])
+def test_scatter_line_stores(monkeypatch, aligned, shape, dtype, dense):
+    """The bucketed scatter stores whole cache lines past the caches: 4- and 8-byte words and
+    values gathered per bucket in groups of lines (a chunk's groups it fills alone), value rows
+    of whole lines stored directly; temporaries that do not start a line take plain stores."""
+    from coosparse._kernels import scratch
+    from coosparse._kernels.numba import coalesce as co
+
+    n = 300_000  # temporaries of 1 MiB and more: the scratch pool's, which start a line
+    rng = np.random.default_rng(len(dense) + np.dtype(dtype).itemsize)
+    pool = np.stack([rng.integers(0, s, n // 4) for s in shape])
+    idx = pool[:, rng.integers(0, n // 4, n)]
+    seen = []
+    groups = co._write_groups
+    monkeypatch.setattr(co, "_write_groups", lambda *a: seen.append(groups(*a)) or seen[-1])
+    if not aligned:
+        monkeypatch.setattr(scratch, "take", _misaligned)
+    _check_by_keys(_Host, idx, values_of(rng, n, dense, dtype), shape + dense)
+    lims = seen[0][0]
+    one_per_entry = not dense and dtype != np.complex128
+    assert bool((lims[..., 1] > lims[..., 0]).any()) == (aligned and one_per_entry)
+
+
+def test_scatter_line_stores_with_strided_value_rows():
+    """The kernel called with value rows that are not unit-stride (a Fortran-ordered block) gives
+    what C-ordered rows give: rows of whole lines are stored as blocks only from unit-stride rows."""
+    from coosparse._kernels.numba import coalesce as co
+
+    rng = np.random.default_rng(3)
+    n, shape = 100_000, (1024, 1024)
+    idx = np.ascontiguousarray(rng.integers(0, 1024, (2, n)))
+    strides = np.array([1024, 1], dtype=np.int64)
+    vals = rng.standard_normal((n, 8))
+    want = co.coalesce_linear(idx, strides, 1024 * 1024, vals, 2)
+    got = co.coalesce_linear(idx, strides, 1024 * 1024, np.asfortranarray(vals), 2)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    _check_by_keys(_Host, idx, vals, shape + (8,))
