@@ -153,6 +153,29 @@ def sort_lanes(values, offsets, indices, fill, length):
     return out_idx, out_vals
 
 
+def topk_lanes(values, offsets, fill, length, k, largest):
+    """The positions (int64[m], increasing) of the entries that rank among the first ``k`` of
+    their lane (the segments of ``offsets``; ``length`` elements, the unstored ones the fill's),
+    other than those equal to the fill: a selection per lane (the r-th best value), no global sort."""
+    values = np.ascontiguousarray(values)
+    offsets = np.ascontiguousarray(offsets, dtype=_i64)
+    nseg = offsets.shape[0] - 1
+    side, cut, quota, kept = np.empty(nseg, np.uint8), np.empty_like(values, shape=nseg), np.empty(nseg, _i64), \
+        np.empty(nseg, _i64)
+    nparts, nthreads, bounds = _segment_parts(offsets, values.shape[0])
+    args = (offsets, values, values.dtype.type(fill))
+    _run_parts(_sort.topk_lanes_count_part, nparts, nthreads, bounds, *args, int(length), int(k), bool(largest),
+               side, cut, quota, kept)
+    out_offsets = np.zeros(nseg + 1, _i64)
+    np.cumsum(kept, out=out_offsets[1:])
+    out = np.full(int(out_offsets[-1]), -1, _i64)
+    _run_parts(_sort.topk_lanes_write_part, nparts, nthreads, bounds, *args, bool(largest), side, cut, quota,
+               out_offsets, out)
+    if out.shape[0] and out.min() < 0:  # the two passes disagree: a bug, not bad input
+        raise RuntimeError("topk_lanes: the selection pass and the write pass disagree")
+    return out
+
+
 # ---- segment -------------------------------------------------------------------------------------
 def segment_starts(sorted_keys):
     """Where each run of equal sorted keys starts, plus n: int64[nseg + 1]."""

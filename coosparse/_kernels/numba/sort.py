@@ -423,3 +423,177 @@ def sort_lanes_write_part(t, nparts, bounds, offsets, indices, sorted_values, fi
             out_vals[q] = v
             q += 1
             rank += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _ranks_before(a, b, largest):
+    """Value ``a`` ranks strictly before ``b``: largest first with NaN first, or smallest first
+    with NaN last (zeros of both signs equal)."""
+    if largest:  # bitwise, not short-circuit: no branches
+        return ((a != a) & (b == b)) | (a > b)
+    return ((b != b) & (a == a)) | (a < b)
+
+
+@nb.njit(cache=True, nogil=True)
+def _select(buf, m, j):
+    """Rearrange buf[:m] so that buf[j] holds the value of ascending rank j (NaN last): a
+    quickselect with pseudo-random pivots (expected linear time whatever the order of the values)
+    and a branch-free three-way partition: before the pivot, equal to it, after it."""
+    lo = 0
+    hi = m  # the range still to search: buf[lo:hi]
+    state = np.uint64(0x9E3779B97F4A7C15)
+    while hi - lo > 1:
+        state ^= state << np.uint64(13)
+        state ^= state >> np.uint64(7)
+        state ^= state << np.uint64(17)
+        p = buf[lo + np.int64(state % np.uint64(hi - lo))]
+        e = lo  # values before p to the front, then those equal to p
+        for i in range(lo, hi):
+            v = buf[i]
+            before = _ranks_before(v, p, False)
+            buf[i] = buf[e]
+            buf[e] = v
+            e += before
+        f = e
+        for i in range(e, hi):
+            v = buf[i]
+            eq = not _ranks_before(p, v, False)
+            buf[i] = buf[f]
+            buf[f] = v
+            f += eq
+        if j < e:
+            hi = e
+        elif j >= f:
+            lo = f
+        else:
+            return
+
+
+_BUFFER_MAX = 16  # selections of up to this many entries insert into a sorted buffer; more use _select
+
+
+@nb.njit(cache=True, nogil=True)
+def _buffer_insert(buf, j, v, largest):
+    """Insert v into buf[:j + 1] (best first), after the values equal to it, from slot j down."""
+    while j > 0 and _ranks_before(v, buf[j - 1], largest):
+        buf[j] = buf[j - 1]
+        j -= 1
+    buf[j] = v
+
+
+@nb.njit(cache=True, nogil=True)
+def topk_lanes_count_part(t, nparts, bounds, offsets, values, fill, length, k, largest, side, cut, quota, kept):
+    """Lanes bounds[t]:bounds[t + 1]: which entries rank among the lane's first k (the lane holds
+    ``length`` elements, the unstored ones equal to the fill). Entries before the fill rank first,
+    then the fill's elements, then the entries after it. side[s]: the side of the fill whose entries
+    are cut (0: only some of those before it kept; 1: all of those, and some after it). Of that
+    side the entries that rank strictly before cut[s] are kept, and the first quota[s] (in stored
+    order: ties rank by position) of those equal to it; quota -1: the whole side, -2: none of it.
+    kept[s]: the lane's count. The r-th best value of the side: a sorted buffer of the best r
+    values for small r (filled in the pass that counts the sides, for the side before the fill),
+    a quickselect of the side's values otherwise."""
+    longest = 0
+    for s in range(bounds[t], bounds[t + 1]):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    buf = np.empty(longest, dtype=values.dtype)
+    for s in range(bounds[t], bounds[t + 1]):
+        lo = offsets[s]
+        hi = offsets[s + 1]
+        rb = k if k <= _BUFFER_MAX and hi - lo >= k else 0  # (0: no side can be cut before the fill)
+        nb_ = 0
+        na = 0
+        if rb == 0:
+            for i in range(lo, hi):
+                v = values[i]
+                nb_ += _ranks_before(v, fill, largest)
+                na += _ranks_before(fill, v, largest)
+        else:
+            worst = fill
+            for i in range(lo, hi):
+                v = values[i]
+                b = _ranks_before(v, fill, largest)
+                na += _ranks_before(fill, v, largest)
+                if b:
+                    if nb_ < rb:
+                        _buffer_insert(buf, nb_, v, largest)
+                        if nb_ == rb - 1:
+                            worst = buf[rb - 1]
+                    elif _ranks_before(v, worst, largest):
+                        _buffer_insert(buf, rb - 1, v, largest)
+                        worst = buf[rb - 1]
+                    nb_ += 1
+        if k <= nb_:
+            sd, r, have, base = 0, k, nb_, 0
+        else:  # every entry before the fill, then the fill's elements, then the best after it
+            sd, r, have, base = 1, max(min(k - (length - na), na), 0), na, nb_
+        side[s] = sd
+        kept[s] = base + r
+        cut[s] = fill
+        if r == 0 or r >= have:
+            quota[s] = -2 if r == 0 else -1
+            continue
+        if r <= _BUFFER_MAX:  # buf[:r]: the side's best values, best first (equal ones in order)
+            if sd == 1:
+                m = 0
+                for i in range(lo, hi):
+                    v = values[i]
+                    if not _ranks_before(fill, v, largest):
+                        continue
+                    if m < r:
+                        _buffer_insert(buf, m, v, largest)
+                        m += 1
+                    elif _ranks_before(v, buf[r - 1], largest):
+                        _buffer_insert(buf, r - 1, v, largest)
+            c = buf[r - 1]
+            m = r  # the side's entries that rank strictly before c are all among the best r
+        else:  # the r-th best of the side's values, by ascending rank (NaN last)
+            m = 0
+            for i in range(lo, hi):
+                v = values[i]
+                if _ranks_before(v, fill, largest) if sd == 0 else _ranks_before(fill, v, largest):
+                    buf[m] = v
+                    m += 1
+            j = m - r if largest else r - 1
+            _select(buf, m + 0, j)  # (m + 0: an int64, where m alone may type as the literal 0: one compilation)
+            c = buf[j]
+        better = 0
+        for j in range(m):
+            better += _ranks_before(buf[j], c, largest)
+        cut[s] = c
+        quota[s] = r - better
+
+
+@nb.njit(cache=True, nogil=True)
+def topk_lanes_write_part(t, nparts, bounds, offsets, values, fill, largest, side, cut, quota, out_offsets, out):
+    """Lanes of part t: the positions of their kept entries, in stored order. With a cut, an entry
+    is kept when it ranks before the cut, or equals it within the quota (entries before the fill
+    rank before a cut after it)."""
+    for s in range(bounds[t], bounds[t + 1]):
+        q = out_offsets[s]
+        sd = side[s]
+        c = cut[s]
+        left = quota[s]
+        lo = offsets[s]
+        hi = offsets[s + 1]
+        end = out_offsets[s + 1]  # (the count pass's figure, reached exactly: a guard only)
+        if left >= 0:
+            for i in range(lo, hi):
+                v = values[i]
+                if _ranks_before(v, c, largest):
+                    # (a cut after the fill: the entries equal to the fill rank before it, not kept)
+                    keep = sd == 0 or _ranks_before(v, fill, largest) or _ranks_before(fill, v, largest)
+                elif left > 0 and not _ranks_before(c, v, largest):
+                    keep = True
+                    left -= 1
+                else:
+                    keep = False
+                if keep and q < end:
+                    out[q] = i
+                    q += 1
+        elif sd == 1 or left == -1:  # whole sides: those before the fill; with sd 1 and -1, those after it too
+            both = sd == 1 and left == -1
+            for i in range(lo, hi):
+                v = values[i]
+                if (_ranks_before(v, fill, largest) | (both & _ranks_before(fill, v, largest))) and q < end:
+                    out[q] = i
+                    q += 1
