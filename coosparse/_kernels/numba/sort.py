@@ -435,8 +435,8 @@ def _ranks_before(a, b, largest):
 
 
 @nb.njit(cache=True, nogil=True)
-def _select(buf, m, j):
-    """Rearrange buf[:m] so that buf[j] holds the value of ascending rank j (NaN last): a
+def _select(buf, m, j, largest):
+    """Rearrange buf[:m] so that buf[j] holds the value of rank j (:func:`_ranks_before`'s order): a
     quickselect with pseudo-random pivots (expected linear time whatever the order of the values)
     and a branch-free three-way partition: before the pivot, equal to it, after it."""
     lo = 0
@@ -450,14 +450,14 @@ def _select(buf, m, j):
         e = lo  # values before p to the front, then those equal to p
         for i in range(lo, hi):
             v = buf[i]
-            before = _ranks_before(v, p, False)
+            before = _ranks_before(v, p, largest)
             buf[i] = buf[e]
             buf[e] = v
             e += before
         f = e
         for i in range(e, hi):
             v = buf[i]
-            eq = not _ranks_before(p, v, False)
+            eq = not _ranks_before(p, v, largest)
             buf[i] = buf[f]
             buf[f] = v
             f += eq
@@ -470,6 +470,7 @@ def _select(buf, m, j):
 
 
 _BUFFER_MAX = 16  # selections of up to this many entries insert into a sorted buffer; more use _select
+_SHORT = 32  # lanes of up to this many entries (and k >= 4) count each value's rank instead: no branches
 
 
 @nb.njit(cache=True, nogil=True)
@@ -489,9 +490,10 @@ def topk_lanes_count_part(t, nparts, bounds, offsets, values, fill, length, k, l
     are cut (0: only some of those before it kept; 1: all of those, and some after it). Of that
     side the entries that rank strictly before cut[s] are kept, and the first quota[s] (in stored
     order: ties rank by position) of those equal to it; quota -1: the whole side, -2: none of it.
-    kept[s]: the lane's count. The r-th best value of the side: a sorted buffer of the best r
-    values for small r (filled in the pass that counts the sides, for the side before the fill),
-    a quickselect of the side's values otherwise."""
+    kept[s]: the lane's count. The r-th best value of the side: in a lane of at most _SHORT
+    entries (k >= 4) each value's count of values ranking before it (branch-free), else a sorted
+    buffer of the best r values for r <= _BUFFER_MAX (filled in the pass that counts the sides,
+    for the side before the fill), else a quickselect of the side's values."""
     longest = 0
     for s in range(bounds[t], bounds[t + 1]):
         longest = max(longest, offsets[s + 1] - offsets[s])
@@ -499,7 +501,8 @@ def topk_lanes_count_part(t, nparts, bounds, offsets, values, fill, length, k, l
     for s in range(bounds[t], bounds[t + 1]):
         lo = offsets[s]
         hi = offsets[s + 1]
-        rb = k if k <= _BUFFER_MAX and hi - lo >= k else 0  # (0: no side can be cut before the fill)
+        short = hi - lo <= _SHORT and k >= 4  # ranks counted below, not a buffer
+        rb = k if k <= _BUFFER_MAX and hi - lo >= k and not short else 0  # (0: no buffer)
         nb_ = 0
         na = 0
         if rb == 0:
@@ -515,7 +518,7 @@ def topk_lanes_count_part(t, nparts, bounds, offsets, values, fill, length, k, l
                 na += _ranks_before(fill, v, largest)
                 if b:
                     if nb_ < rb:
-                        _buffer_insert(buf, nb_, v, largest)
+                        _buffer_insert(buf, nb_ + 0, v, largest)  # (+ 0: an int64, not the literal 0)
                         if nb_ == rb - 1:
                             worst = buf[rb - 1]
                     elif _ranks_before(v, worst, largest):
@@ -532,7 +535,24 @@ def topk_lanes_count_part(t, nparts, bounds, offsets, values, fill, length, k, l
         if r == 0 or r >= have:
             quota[s] = -2 if r == 0 else -1
             continue
-        if r <= _BUFFER_MAX:  # buf[:r]: the side's best values, best first (equal ones in order)
+        if short:  # the side's values, then c: the last of those preceded by fewer than r
+            m = 0
+            for i in range(lo, hi):
+                v = values[i]
+                if _ranks_before(v, fill, largest) if sd == 0 else _ranks_before(fill, v, largest):
+                    buf[m] = v
+                    m += 1
+            top = -1
+            c = fill
+            for j in range(m):
+                a = buf[j]
+                ahead = 0
+                for i in range(m):  # branch-free
+                    ahead += _ranks_before(buf[i], a, largest)
+                if ahead < r and ahead > top:
+                    top = ahead
+                    c = a
+        elif r <= _BUFFER_MAX:  # buf[:r]: the side's best values, best first (equal ones in order)
             if sd == 1:
                 m = 0
                 for i in range(lo, hi):
@@ -540,22 +560,21 @@ def topk_lanes_count_part(t, nparts, bounds, offsets, values, fill, length, k, l
                     if not _ranks_before(fill, v, largest):
                         continue
                     if m < r:
-                        _buffer_insert(buf, m, v, largest)
+                        _buffer_insert(buf, m + 0, v, largest)
                         m += 1
                     elif _ranks_before(v, buf[r - 1], largest):
                         _buffer_insert(buf, r - 1, v, largest)
             c = buf[r - 1]
             m = r  # the side's entries that rank strictly before c are all among the best r
-        else:  # the r-th best of the side's values, by ascending rank (NaN last)
+        else:  # the r-th best of the side's values: a quickselect
             m = 0
             for i in range(lo, hi):
                 v = values[i]
                 if _ranks_before(v, fill, largest) if sd == 0 else _ranks_before(fill, v, largest):
                     buf[m] = v
                     m += 1
-            j = m - r if largest else r - 1
-            _select(buf, m + 0, j)  # (m + 0: an int64, where m alone may type as the literal 0: one compilation)
-            c = buf[j]
+            _select(buf, m + 0, r - 1, largest)  # (m + 0: an int64, where m alone may type as the literal 0)
+            c = buf[r - 1]
         better = 0
         for j in range(m):
             better += _ranks_before(buf[j], c, largest)
@@ -576,7 +595,21 @@ def topk_lanes_write_part(t, nparts, bounds, offsets, values, fill, largest, sid
         lo = offsets[s]
         hi = offsets[s + 1]
         end = out_offsets[s + 1]  # (the count pass's figure, reached exactly: a guard only)
-        if left >= 0:
+        if left >= 0 and hi - lo <= 3 * (end - q) <= 2 * (hi - lo):
+            # a third to two thirds kept (a branch would mispredict often): branch-free, every
+            # position written and kept by moving on (the lane's slots full: done, nothing past them)
+            for i in range(lo, hi):
+                if q >= end:
+                    break
+                v = values[i]
+                before = _ranks_before(v, c, largest)
+                # (a cut after the fill: the entries equal to the fill rank before it, not kept)
+                ahead = before & ((sd == 0) | _ranks_before(v, fill, largest) | _ranks_before(fill, v, largest))
+                tie = (left > 0) & (not before) & (not _ranks_before(c, v, largest))
+                left -= tie
+                out[q] = i
+                q += ahead | tie
+        elif left >= 0:
             for i in range(lo, hi):
                 v = values[i]
                 if _ranks_before(v, c, largest):
