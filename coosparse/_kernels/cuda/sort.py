@@ -85,7 +85,7 @@ class SortRows:
     def topk_lanes(self, values, offsets, fill, length, k, largest):
         """The positions (int64[m], increasing) of the entries that rank among the first ``k`` of
         their lane (the segments of ``offsets``, ``length`` elements each, the unstored ones the
-        fill's), other than those equal to the fill: the Numba layer's heap selection, composed
+        fill's), other than those equal to the fill: the Numba layer's per-lane selection, composed
         here of stable argsorts (each lane in rank order: largest first with NaN first, or smallest
         first with NaN last, ties to the lower position) and array operations. Synchronises (the
         output size)."""

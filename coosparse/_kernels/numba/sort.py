@@ -425,6 +425,23 @@ def sort_lanes_write_part(t, nparts, bounds, offsets, indices, sorted_values, fi
             rank += 1
 
 
+def sort_lanes(values, offsets, indices, fill, length, nparts, nthreads, bounds):
+    """The layer's ``sort_lanes`` on contiguous arrays, lanes split into parts at ``bounds``."""
+    nseg = offsets.shape[0] - 1
+    fill = values.dtype.type(fill)
+    sorted_values = np.empty_like(values)
+    kept = np.zeros(nseg, np.int64)
+    run_parts(sort_lanes_count_part, nparts, nthreads, bounds, offsets, values, fill, sorted_values, kept)
+    out_offsets = np.zeros(nseg + 1, np.int64)
+    np.cumsum(kept, out=out_offsets[1:])
+    m = int(out_offsets[-1])
+    out_idx = np.empty((indices.shape[0], m), np.int64)
+    out_vals = np.empty(m, values.dtype)
+    run_parts(sort_lanes_write_part, nparts, nthreads, bounds, offsets, indices, sorted_values, fill, int(length),
+              out_offsets, out_idx, out_vals)
+    return out_idx, out_vals
+
+
 @nb.njit(cache=True, nogil=True)
 def _ranks_before(a, b, largest):
     """Value ``a`` ranks strictly before ``b``: largest first with NaN first, or smallest first
@@ -630,3 +647,22 @@ def topk_lanes_write_part(t, nparts, bounds, offsets, values, fill, largest, sid
                 if (_ranks_before(v, fill, largest) | (both & _ranks_before(fill, v, largest))) and q < end:
                     out[q] = i
                     q += 1
+
+
+def topk_lanes(values, offsets, fill, length, k, largest, nparts, nthreads, bounds):
+    """The layer's ``topk_lanes`` on contiguous arrays, lanes split into parts at ``bounds``: the
+    count pass, the output offsets, the write pass."""
+    nseg = offsets.shape[0] - 1
+    side, cut, quota, kept = (np.empty(nseg, np.uint8), np.empty(nseg, values.dtype), np.empty(nseg, np.int64),
+                              np.empty(nseg, np.int64))
+    args = (offsets, values, values.dtype.type(fill))
+    run_parts(topk_lanes_count_part, nparts, nthreads, bounds, *args, int(length), int(k), bool(largest), side, cut,
+              quota, kept)
+    out_offsets = np.zeros(nseg + 1, np.int64)
+    np.cumsum(kept, out=out_offsets[1:])
+    out = np.full(int(out_offsets[-1]), -1, np.int64)
+    run_parts(topk_lanes_write_part, nparts, nthreads, bounds, *args, bool(largest), side, cut, quota, out_offsets,
+              out)
+    if out.shape[0] and out.min() < 0:  # the two passes disagree: a bug, not bad input
+        raise RuntimeError("topk_lanes: the selection pass and the write pass disagree")
+    return out
