@@ -44,6 +44,14 @@ sort_lanes         (values[n] as sort_segments, offsets int64[s+1], indices
                    the fill, in order, at their positions in the sorted dense
                    lane (below the fill first, the rest last). Synchronises
                    on a GPU (output size)
+topk_lanes         (values[n] as sort_segments, offsets int64[s+1], fill,
+                   length, k, largest) -> int64[m]: the positions, increasing,
+                   of the entries that rank among the first k of their lane
+                   (the segments; length elements, the unstored ones equal to
+                   the fill; largest first with NaN first, or smallest first
+                   with NaN last; ties to the lower position), other than
+                   those equal to the fill (Numba: a heap per lane; CUDA:
+                   stable argsorts). Synchronises on a GPU (output size)
 ---- segment -----------------------------------------------------------------
 segment_starts     (sorted_keys) -> int64[nseg + 1] (synchronises on a GPU)
 segment_sum        (values[n, k], perm int64[n] | None, starts) -> [nseg, k];
@@ -331,7 +339,7 @@ KERNEL_FAMILIES = {
     # (coosparse/_kernels/cuda/<family>.py) and the CUDA sources (cuda_kernels/<family>.cu),
     # in dependency order: a family's kernels use only the families before it.
     "linear_index": ("linear_index", "unravel_index"),
-    "sort": ("sort_pairs", "sort_segments", "sort_lanes"),
+    "sort": ("sort_pairs", "sort_segments", "sort_lanes", "topk_lanes"),
     "segment": ("segment_starts", "segment_sum"),
     "gather": ("gather_rows", "gather_columns", "gather_strided", "gather_indexed", "gather_or_zero"),
     "coalesce": ("coalesce_linear",),

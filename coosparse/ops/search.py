@@ -535,21 +535,29 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
 _ROW_SORT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _sort_last_axis(c, be, descending):
-    """sort along the last axis of coalesced ``c``: each lane (the entries of one row of a matrix,
-    through its cached row pointer) sorted by the ``sort_lanes`` row, which also writes the new
-    last index of each kept entry. Results as the general path's."""
+def last_axis_lanes(c, be):
+    """The lanes along the last axis of coalesced ``c`` (nnz > 0) as segments of its entries:
+    offsets int64[s + 1]. A matrix whose row pointer pays: that pointer (cached, empty rows
+    included); otherwise the runs of equal leading indices."""
     xp = be.xp
     if c.ndim == 1:
         offsets = xp.zeros(2, dtype=np.int64)
         offsets[1] = c.nnz
-    elif c.ndim == 2:
+    elif c.ndim == 2 and c._row_pointer_pays():
         offsets = c._row_pointer()
     else:  # lanes: runs of equal leading indices
         change = xp.zeros(c.nnz + 1, dtype=bool)
         change[0] = change[-1] = True
         change[1:-1] = (c.indices[:-1, 1:] != c.indices[:-1, :-1]).any(axis=0)
-        offsets = xp.flatnonzero(change)
+        offsets = xp.flatnonzero(change)  # synchronize! (the number of lanes)
+    return offsets
+
+
+def _sort_last_axis(c, be, descending):
+    """sort along the last axis of coalesced ``c``: each lane (the entries of one row of a matrix,
+    through its cached row pointer) sorted by the ``sort_lanes`` row, which also writes the new
+    last index of each kept entry. Results as the general path's."""
+    offsets = last_axis_lanes(c, be)
     n = c.shape[-1]
     idx, vals = be.sort_lanes(c.values, offsets, c.indices, c.fill_value, n)  # synchronize! (output size)
     if descending:

@@ -1128,3 +1128,38 @@ def test_sort_segments_and_lanes_match_numba(dtype, n):
         b = H.sort_lanes(values, offsets, indices, fill, 9000)
         np.testing.assert_array_equal(a[0], b[0])
         assert a[1].tobytes() == b[1].tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 1, 300, 5000])
+def test_topk_lanes_match_numba(dtype, n):
+    """The per-lane top-k positions: the Numba layer's selection (sorted buffer for k <= 16, a
+    quickselect above) and the CUDA layer's stable argsorts agree, and match a sort per lane."""
+    rng = np.random.default_rng(n + 7)
+    values = (rng.integers(-4, 5, n) * 1.5).astype(dtype)
+    if values.dtype.kind == "f" and n:
+        values[rng.random(n) < 0.1] = np.nan
+        values[rng.random(n) < 0.05] = -0.0
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n + 1, 40 if n else 0)]))
+    offsets = cuts if n else np.array([0, 0])
+    length = int(np.diff(offsets).max(initial=0)) + 5
+    fills = (0, 1.5, -3, np.nan) if values.dtype.kind == "f" else (0, 1, -3)
+    for fill in fills:
+        f = values.dtype.type(fill)
+        for largest in (True, False):
+            for k in (0, 1, 3, 16, 17, 60, length):
+                want = []
+                for lo, hi in zip(offsets[:-1], offsets[1:]):
+                    v = values[lo:hi]
+                    nan, fnan = np.isnan(v) if v.dtype.kind == "f" else np.zeros(v.shape, bool), np.isnan(f)
+                    ne = ~((v == f) | (nan & fnan))
+                    key = np.where(nan, np.inf, v.astype(np.float64))  # (-0.0 == 0.0; NaN largest)
+                    fkey = np.inf if fnan else float(f)
+                    elems = [(k_, i) for i, k_ in enumerate(key) if ne[i]] + [(fkey, None)] * (length - ne.sum())
+                    elems.sort(key=lambda e: ((-e[0] if largest else e[0]), -1 if e[1] is None else e[1]))
+                    # the fill's elements: equal to each other, so which of them rank first is moot
+                    want += sorted(lo + i for _, i in elems[:k] if i is not None)
+                a = nb.topk_lanes(values, offsets, fill, length, k, largest)
+                b = H.topk_lanes(values, offsets, fill, length, k, largest)
+                np.testing.assert_array_equal(a, want)
+                np.testing.assert_array_equal(b, want)

@@ -82,6 +82,41 @@ class SortRows:
         out_idx[-1] = xp.where(vk < fill, rank, int(length) - (total - rank))
         return out_idx, vk
 
+    def topk_lanes(self, values, offsets, fill, length, k, largest):
+        """The positions (int64[m], increasing) of the entries that rank among the first ``k`` of
+        their lane (the segments of ``offsets``, ``length`` elements each, the unstored ones the
+        fill's), other than those equal to the fill: the Numba layer's per-lane selection, composed
+        here of stable argsorts (each lane in rank order: largest first with NaN first, or smallest
+        first with NaN last, ties to the lower position) and array operations. Synchronises (the
+        output size)."""
+        xp = self.xp
+        values = self._c(values)
+        offsets = self._c(offsets, np.int64)
+        n = values.shape[0]
+        if n == 0:
+            return xp.empty(0, dtype=np.int64)
+        kind = values.dtype.kind
+        v = values + values.dtype.type(0) if kind == "f" else values  # -0 as +0 (a radix sort tells them apart)
+        if largest:  # descending, ties to the lower position: the ascending order of the reversal, reversed
+            o = (n - 1 - xp.argsort(v[::-1], kind="stable"))[::-1]
+        else:
+            o = xp.argsort(v, kind="stable")
+        lane = xp.searchsorted(offsets, xp.arange(n, dtype=np.int64), side="right") - 1
+        order = o[xp.argsort(lane[o], kind="stable")]  # lane-major: each lane keeps its segment
+        vs = v[order]
+        fill = values.dtype.type(fill)
+        gt, lt = vs > fill, vs < fill
+        if kind == "f":
+            nan = xp.isnan(vs)
+            gt, lt = (gt | nan, lt) if not np.isnan(fill) else (xp.zeros_like(gt), ~nan)
+        before, after = (gt, lt) if largest else (lt, gt)
+        j = xp.arange(n, dtype=np.int64)
+        # before the fill: the rank in the lane; after it: counted from the lane's end
+        pos = xp.where(before, j - offsets[lane], int(length) - (offsets[lane + 1] - j))
+        mask = xp.zeros(n, dtype=bool)
+        mask[order] = (before | after) & (pos < int(k))
+        return xp.flatnonzero(mask)  # synchronize! (output size)
+
     def _check_sorted(self, keys, strict):
         """Report (COO_ERR_ORDER) keys that are not sorted (strictly: and unique) as a merge assumes. Sync-free."""
         n = keys.shape[0]

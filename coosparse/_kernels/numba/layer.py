@@ -136,23 +136,18 @@ def sort_lanes(values, offsets, indices, fill, length):
     """A sort along the last axis of a coalesced array whose lanes are the segments of ``offsets``:
     (indices int64[d, m], values[m]) of the kept entries (values other than the fill), each lane's
     values in order (stable, NaN last) at their positions in the sorted dense lane of ``length``."""
-    values = np.ascontiguousarray(values)
     offsets = np.ascontiguousarray(offsets, dtype=_i64)
-    indices = np.ascontiguousarray(indices, dtype=_i64)
-    nseg = offsets.shape[0] - 1
-    fill = values.dtype.type(fill)
-    sorted_values = np.empty_like(values)
-    kept = np.zeros(nseg, _i64)
-    nparts, nthreads, bounds = _segment_parts(offsets, values.shape[0])
-    _run_parts(_sort.sort_lanes_count_part, nparts, nthreads, bounds, offsets, values, fill, sorted_values, kept)
-    out_offsets = np.zeros(nseg + 1, _i64)
-    np.cumsum(kept, out=out_offsets[1:])
-    m = int(out_offsets[-1])
-    out_idx = np.empty((indices.shape[0], m), _i64)
-    out_vals = np.empty(m, values.dtype)
-    _run_parts(_sort.sort_lanes_write_part, nparts, nthreads, bounds, offsets, indices, sorted_values, fill,
-               int(length), out_offsets, out_idx, out_vals)
-    return out_idx, out_vals
+    return _sort.sort_lanes(np.ascontiguousarray(values), offsets, np.ascontiguousarray(indices, dtype=_i64), fill,
+                            length, *_segment_parts(offsets, values.shape[0]))
+
+
+def topk_lanes(values, offsets, fill, length, k, largest):
+    """The positions (int64[m], increasing) of the entries that rank among the first ``k`` of their
+    lane (the segments of ``offsets``; ``length`` elements, the unstored ones the fill's), other
+    than those equal to the fill: a selection per lane (the k-th best value), no global sort."""
+    offsets = np.ascontiguousarray(offsets, dtype=_i64)
+    return _sort.topk_lanes(np.ascontiguousarray(values), offsets, fill, length, k, largest,
+                            *_segment_parts(offsets, values.shape[0]))
 
 
 # ---- segment -------------------------------------------------------------------------------------

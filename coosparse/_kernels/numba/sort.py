@@ -423,3 +423,246 @@ def sort_lanes_write_part(t, nparts, bounds, offsets, indices, sorted_values, fi
             out_vals[q] = v
             q += 1
             rank += 1
+
+
+def sort_lanes(values, offsets, indices, fill, length, nparts, nthreads, bounds):
+    """The layer's ``sort_lanes`` on contiguous arrays, lanes split into parts at ``bounds``."""
+    nseg = offsets.shape[0] - 1
+    fill = values.dtype.type(fill)
+    sorted_values = np.empty_like(values)
+    kept = np.zeros(nseg, np.int64)
+    run_parts(sort_lanes_count_part, nparts, nthreads, bounds, offsets, values, fill, sorted_values, kept)
+    out_offsets = np.zeros(nseg + 1, np.int64)
+    np.cumsum(kept, out=out_offsets[1:])
+    m = int(out_offsets[-1])
+    out_idx = np.empty((indices.shape[0], m), np.int64)
+    out_vals = np.empty(m, values.dtype)
+    run_parts(sort_lanes_write_part, nparts, nthreads, bounds, offsets, indices, sorted_values, fill, int(length),
+              out_offsets, out_idx, out_vals)
+    return out_idx, out_vals
+
+
+@nb.njit(cache=True, nogil=True)
+def _ranks_before(a, b, largest):
+    """Value ``a`` ranks strictly before ``b``: largest first with NaN first, or smallest first
+    with NaN last (zeros of both signs equal)."""
+    if largest:  # bitwise, not short-circuit: no branches
+        return ((a != a) & (b == b)) | (a > b)
+    return ((b != b) & (a == a)) | (a < b)
+
+
+@nb.njit(cache=True, nogil=True)
+def _select(buf, m, j, largest):
+    """Rearrange buf[:m] so that buf[j] holds the value of rank j (:func:`_ranks_before`'s order): a
+    quickselect with pseudo-random pivots (expected linear time whatever the order of the values)
+    and a branch-free three-way partition: before the pivot, equal to it, after it."""
+    lo = 0
+    hi = m  # the range still to search: buf[lo:hi]
+    state = np.uint64(0x9E3779B97F4A7C15)
+    while hi - lo > 1:
+        state ^= state << np.uint64(13)
+        state ^= state >> np.uint64(7)
+        state ^= state << np.uint64(17)
+        p = buf[lo + np.int64(state % np.uint64(hi - lo))]
+        e = lo  # values before p to the front, then those equal to p
+        for i in range(lo, hi):
+            v = buf[i]
+            before = _ranks_before(v, p, largest)
+            buf[i] = buf[e]
+            buf[e] = v
+            e += before
+        f = e
+        for i in range(e, hi):
+            v = buf[i]
+            eq = not _ranks_before(p, v, largest)
+            buf[i] = buf[f]
+            buf[f] = v
+            f += eq
+        if j < e:
+            hi = e
+        elif j >= f:
+            lo = f
+        else:
+            return
+
+
+_BUFFER_MAX = 16  # selections of up to this many entries insert into a sorted buffer; more use _select
+_SHORT = 32  # lanes of up to this many entries (and k >= 4) count each value's rank instead: no branches
+
+
+@nb.njit(cache=True, nogil=True)
+def _buffer_insert(buf, j, v, largest):
+    """Insert v into buf[:j + 1] (best first), after the values equal to it, from slot j down."""
+    while j > 0 and _ranks_before(v, buf[j - 1], largest):
+        buf[j] = buf[j - 1]
+        j -= 1
+    buf[j] = v
+
+
+@nb.njit(cache=True, nogil=True)
+def topk_lanes_count_part(t, nparts, bounds, offsets, values, fill, length, k, largest, side, cut, quota, kept):
+    """Lanes bounds[t]:bounds[t + 1]: which entries rank among the lane's first k (the lane holds
+    ``length`` elements, the unstored ones equal to the fill). Entries before the fill rank first,
+    then the fill's elements, then the entries after it. side[s]: the side of the fill whose entries
+    are cut (0: only some of those before it kept; 1: all of those, and some after it). Of that
+    side the entries that rank strictly before cut[s] are kept, and the first quota[s] (in stored
+    order: ties rank by position) of those equal to it; quota -1: the whole side, -2: none of it.
+    kept[s]: the lane's count. The r-th best value of the side: in a lane of at most _SHORT
+    entries (k >= 4) each value's count of values ranking before it (branch-free), else a sorted
+    buffer of the best r values for r <= _BUFFER_MAX (filled in the pass that counts the sides,
+    for the side before the fill), else a quickselect of the side's values."""
+    longest = 0
+    for s in range(bounds[t], bounds[t + 1]):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    buf = np.empty(longest, dtype=values.dtype)
+    for s in range(bounds[t], bounds[t + 1]):
+        lo = offsets[s]
+        hi = offsets[s + 1]
+        short = hi - lo <= _SHORT and k >= 4  # ranks counted below, not a buffer
+        rb = k if k <= _BUFFER_MAX and hi - lo >= k and not short else 0  # (0: no buffer)
+        nb_ = 0
+        na = 0
+        if rb == 0:
+            for i in range(lo, hi):
+                v = values[i]
+                nb_ += _ranks_before(v, fill, largest)
+                na += _ranks_before(fill, v, largest)
+        else:
+            worst = fill
+            for i in range(lo, hi):
+                v = values[i]
+                b = _ranks_before(v, fill, largest)
+                na += _ranks_before(fill, v, largest)
+                if b:
+                    if nb_ < rb:
+                        _buffer_insert(buf, nb_ + 0, v, largest)  # (+ 0: an int64, not the literal 0)
+                        if nb_ == rb - 1:
+                            worst = buf[rb - 1]
+                    elif _ranks_before(v, worst, largest):
+                        _buffer_insert(buf, rb - 1, v, largest)
+                        worst = buf[rb - 1]
+                    nb_ += 1
+        if k <= nb_:
+            sd, r, have, base = 0, k, nb_, 0
+        else:  # every entry before the fill, then the fill's elements, then the best after it
+            sd, r, have, base = 1, max(min(k - (length - na), na), 0), na, nb_
+        side[s] = sd
+        kept[s] = base + r
+        cut[s] = fill
+        if r == 0 or r >= have:
+            quota[s] = -2 if r == 0 else -1
+            continue
+        if short:  # the side's values, then c: the last of those preceded by fewer than r
+            m = 0
+            for i in range(lo, hi):
+                v = values[i]
+                if _ranks_before(v, fill, largest) if sd == 0 else _ranks_before(fill, v, largest):
+                    buf[m] = v
+                    m += 1
+            top = -1
+            c = fill
+            for j in range(m):
+                a = buf[j]
+                ahead = 0
+                for i in range(m):  # branch-free
+                    ahead += _ranks_before(buf[i], a, largest)
+                if ahead < r and ahead > top:
+                    top = ahead
+                    c = a
+        elif r <= _BUFFER_MAX:  # buf[:r]: the side's best values, best first (equal ones in order)
+            if sd == 1:
+                m = 0
+                for i in range(lo, hi):
+                    v = values[i]
+                    if not _ranks_before(fill, v, largest):
+                        continue
+                    if m < r:
+                        _buffer_insert(buf, m + 0, v, largest)
+                        m += 1
+                    elif _ranks_before(v, buf[r - 1], largest):
+                        _buffer_insert(buf, r - 1, v, largest)
+            c = buf[r - 1]
+            m = r  # the side's entries that rank strictly before c are all among the best r
+        else:  # the r-th best of the side's values: a quickselect
+            m = 0
+            for i in range(lo, hi):
+                v = values[i]
+                if _ranks_before(v, fill, largest) if sd == 0 else _ranks_before(fill, v, largest):
+                    buf[m] = v
+                    m += 1
+            _select(buf, m + 0, r - 1, largest)  # (m + 0: an int64, where m alone may type as the literal 0)
+            c = buf[r - 1]
+        better = 0
+        for j in range(m):
+            better += _ranks_before(buf[j], c, largest)
+        cut[s] = c
+        quota[s] = r - better
+
+
+@nb.njit(cache=True, nogil=True)
+def topk_lanes_write_part(t, nparts, bounds, offsets, values, fill, largest, side, cut, quota, out_offsets, out):
+    """Lanes of part t: the positions of their kept entries, in stored order. With a cut, an entry
+    is kept when it ranks before the cut, or equals it within the quota (entries before the fill
+    rank before a cut after it)."""
+    for s in range(bounds[t], bounds[t + 1]):
+        q = out_offsets[s]
+        sd = side[s]
+        c = cut[s]
+        left = quota[s]
+        lo = offsets[s]
+        hi = offsets[s + 1]
+        end = out_offsets[s + 1]  # (the count pass's figure, reached exactly: a guard only)
+        if left >= 0 and hi - lo <= 3 * (end - q) <= 2 * (hi - lo):
+            # a third to two thirds kept (a branch would mispredict often): branch-free, every
+            # position written and kept by moving on (the lane's slots full: done, nothing past them)
+            for i in range(lo, hi):
+                if q >= end:
+                    break
+                v = values[i]
+                before = _ranks_before(v, c, largest)
+                # (a cut after the fill: the entries equal to the fill rank before it, not kept)
+                ahead = before & ((sd == 0) | _ranks_before(v, fill, largest) | _ranks_before(fill, v, largest))
+                tie = (left > 0) & (not before) & (not _ranks_before(c, v, largest))
+                left -= tie
+                out[q] = i
+                q += ahead | tie
+        elif left >= 0:
+            for i in range(lo, hi):
+                v = values[i]
+                if _ranks_before(v, c, largest):
+                    # (a cut after the fill: the entries equal to the fill rank before it, not kept)
+                    keep = sd == 0 or _ranks_before(v, fill, largest) or _ranks_before(fill, v, largest)
+                elif left > 0 and not _ranks_before(c, v, largest):
+                    keep = True
+                    left -= 1
+                else:
+                    keep = False
+                if keep and q < end:
+                    out[q] = i
+                    q += 1
+        elif sd == 1 or left == -1:  # whole sides: those before the fill; with sd 1 and -1, those after it too
+            both = sd == 1 and left == -1
+            for i in range(lo, hi):
+                v = values[i]
+                if (_ranks_before(v, fill, largest) | (both & _ranks_before(fill, v, largest))) and q < end:
+                    out[q] = i
+                    q += 1
+
+
+def topk_lanes(values, offsets, fill, length, k, largest, nparts, nthreads, bounds):
+    """The layer's ``topk_lanes`` on contiguous arrays, lanes split into parts at ``bounds``: the
+    count pass, the output offsets, the write pass."""
+    nseg = offsets.shape[0] - 1
+    side, cut, quota, kept = (np.empty(nseg, np.uint8), np.empty(nseg, values.dtype), np.empty(nseg, np.int64),
+                              np.empty(nseg, np.int64))
+    args = (offsets, values, values.dtype.type(fill))
+    run_parts(topk_lanes_count_part, nparts, nthreads, bounds, *args, int(length), int(k), bool(largest), side, cut,
+              quota, kept)
+    out_offsets = np.zeros(nseg + 1, np.int64)
+    np.cumsum(kept, out=out_offsets[1:])
+    out = np.full(int(out_offsets[-1]), -1, np.int64)
+    run_parts(topk_lanes_write_part, nparts, nthreads, bounds, *args, bool(largest), side, cut, quota, out_offsets,
+              out)
+    if out.shape[0] and out.min() < 0:  # the two passes disagree: a bug, not bad input
+        raise RuntimeError("topk_lanes: the selection pass and the write pass disagree")
+    return out

@@ -82,6 +82,70 @@ def test_topk_hypothesis(data):
     check_flags(r)
 
 
+def lanes_case(rng, shape, nnz, dtype, fill, stored_fill):
+    """A coalesced COO whose values tie often (a few levels, NaN, -0.0 and, with stored_fill,
+    explicit entries equal to the fill), through a raw COO with duplicates that coalesce sums."""
+    total = int(np.prod(shape))
+    keys = rng.integers(0, total, nnz)
+    idx = np.stack(np.unravel_index(keys, shape)).astype(np.int64)
+    levels = np.array([-3, -1, 0, 1, 2, 5])
+    vals = rng.choice(levels, nnz).astype(dtype)
+    if np.dtype(dtype).kind == "f" and nnz:
+        vals[rng.random(nnz) < 0.1] = np.nan
+        vals[rng.random(nnz) < 0.05] = -0.0
+    c = COO(idx, vals, shape, fill_value=fill).coalesce()
+    v = c.values.copy()
+    if stored_fill and c.nnz:
+        v[rng.random(c.nnz) < 0.15] = fill
+    return COO(c.indices, v, shape, sorted=True, unique=True, fill_value=fill)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("case", ["rows", "long rows", "hypersparse", "vector", "3-d"])
+def test_topk_last_axis_lanes(backend, dtype, case):
+    """The per-lane selection along the last axis (a buffer of the best values for k <= 16 and a
+    quickselect above, either side of the fill) against the dense reference: ties, NaN, -0.0,
+    stored fill values, empty rows, k = 0 .. n, both directions, every fill."""
+    rng = np.random.default_rng(hash(case) % 2**32)
+    shape, nnz, ks = {"rows": ((9, 40), 200, (0, 1, 2, 5, 16, 17, 33, 40)),
+                      "long rows": ((4, 120), 400, (1, 15, 16, 17, 60, 100, 120)),
+                      "hypersparse": ((3000, 20), 30, (0, 1, 3, 20)),  # shape[0] > 2 nnz + 1024: run lanes
+                      "vector": ((90,), 70, (0, 1, 16, 17, 50, 90)),
+                      "3-d": ((3, 4, 25), 150, (1, 8, 17, 25))}[case]
+    fills = [0, 1, -2] + ([np.nan] if np.dtype(dtype).kind == "f" else [])
+    for fill in fills:
+        for stored_fill in (False, True):
+            a = lanes_case(rng, shape, nnz, dtype, fill, stored_fill)
+            A = backend.put(a)
+            d = dense(a)
+            for k in ks:
+                for largest in (True, False):
+                    r = backend.get(coosparse.topk(A, k, axis=-1, largest=largest))
+                    assert r.dtype == a.dtype and r.is_sorted and r.is_unique
+                    check_flags(r)
+                    same_bits(r.to_dense(), ref_topk(d, k, len(shape) - 1, largest, np.asarray(fill, dtype)[()]))
+                    if r.nnz:
+                        assert not (r.values == r.fill_value).any()
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_topk_last_axis_hypothesis(data):
+    """Rows of every length against the dense reference (the Numba layer's per-lane selection)."""
+    rows = data.draw(st.integers(1, 6))
+    n = data.draw(st.integers(1, 50))
+    dtype = data.draw(st.sampled_from([np.float64, np.int32]))
+    kind = np.dtype(dtype).kind
+    fill = data.draw(st.sampled_from([0, 2, -1] + ([np.nan] if kind == "f" else [])))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    a = lanes_case(rng, (rows, n), data.draw(st.integers(0, 3 * rows * n)), dtype, fill, data.draw(st.booleans()))
+    k = data.draw(st.integers(0, n))
+    largest = data.draw(st.booleans())
+    r = coosparse.topk(a, k, axis=1, largest=largest)
+    same_bits(r.to_dense(), ref_topk(dense(a), k, 1, largest, np.asarray(fill, dtype)[()]))
+    check_flags(r)
+
+
 def test_topk_dense_input_and_errors():
     x = np.array([[3.0, 1.0, 2.0], [0.0, -1.0, 5.0]])
     np.testing.assert_array_equal(coosparse.topk(x, 1).to_dense(), [[3.0, 0.0, 0.0], [0.0, 0.0, 5.0]])
