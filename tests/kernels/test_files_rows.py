@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from coosparse._kernels.backend import backend_for, use_cpu_backend
-from coosparse._kernels.numba import layer
+from coosparse._kernels.numba import files, layer
 
 
 @pytest.fixture(params=["numba", "cuda-emulated"])
@@ -36,8 +36,6 @@ def test_crc32_of_pieces_chains_as_zlibs():
 
 
 def test_crc32_without_the_instruction_is_zlibs(monkeypatch):
-    from coosparse._kernels.numba import files
-
     monkeypatch.setattr(files, "folding_available", lambda: False)
     x = np.arange(100_000, dtype=np.int64)
     assert layer.crc32(x) == zlib.crc32(x)
