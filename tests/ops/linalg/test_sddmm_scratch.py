@@ -39,7 +39,7 @@ def test_sampled_matmul_through_scratch(pool, backend, ncols):
             assert got.values.tobytes() == want.tobytes()
         np.testing.assert_allclose(want, (x @ y)[tuple(mask.indices)], rtol=1e-12, atol=1e-12)
         if backend.device == "cpu":
-            assert len(pool._free) == 2  # both copies given back (x's and y's)
+            assert len(pool._free) == 3  # all copies given back (x's, y's columns and their numbers)
 
 
 def test_scratch_given_back_on_error(pool):
@@ -49,7 +49,8 @@ def test_scratch_given_back_on_error(pool):
     x, y = np.ones((3, 64)), np.ones((64, 300))
     with pytest.raises(IndexError):
         coosparse.sampled_matmul(mask, x, y)
-    assert pool.kept_bytes() == 300 * 64 * 8 + pool.ALIGN
+    # y's sampled columns and their numbers (int32) given back
+    assert pool.kept_bytes() == 300 * 64 * 8 + pool.ALIGN + 400 * 4 + pool.ALIGN
 
 
 def test_sampled_matmul_threads_never_share_scratch(pool):
@@ -127,3 +128,34 @@ def test_dense_transpose_picks_the_streaming_kernel_only_for_aligned_lines(monke
         used.clear()
         tr.dense_transpose(src, 1, out)
         assert set(used) == {want} and np.array_equal(out, src.T)
+
+
+@pytest.mark.parametrize("ncols", [2000, 70000])  # both sides of the tiled transpose's threshold (x 16 rows)
+@pytest.mark.parametrize("sort", [True, False])
+def test_sampled_matmul_copies_only_named_columns(backend, ncols, sort):
+    """A mask naming a few columns, many times over (so y is copied): only those columns are copied
+    and renumbered; the same bits as y with unit-stride columns (no copy), sorted mask or not."""
+    rng = np.random.default_rng(11)
+    named = rng.choice(ncols, size=ncols // 7, replace=False)
+    n = ncols + 5
+    idx = np.stack([rng.integers(0, 40, n), rng.choice(named, n)])
+    mask = COO(idx, np.ones(n), (40, ncols))
+    if sort:
+        mask = mask.coalesce()
+    x, y = rng.standard_normal((40, 16)), rng.standard_normal((16, ncols))
+    want = coosparse.sampled_matmul(mask, x, np.asfortranarray(y)).values
+    got = backend.get(coosparse.sampled_matmul(backend.put(mask), backend.put(x), backend.put(y)))
+    assert got.values.tobytes() == want.tobytes()
+    np.testing.assert_allclose(want, (x @ y)[tuple(mask.indices)], rtol=1e-12, atol=1e-12)
+
+
+def test_sampled_matmul_bad_column_through_named_columns():
+    """A column past the end among many named ones: IndexError naming the mask, as before."""
+    idx = np.stack([np.arange(500) % 4, np.arange(500) % 50])
+    idx[1, 250] = 50
+    mask = COO(idx, np.ones(500), (4, 50), check=False)
+    with pytest.raises(IndexError):
+        coosparse.sampled_matmul(mask, np.ones((4, 16)), np.ones((16, 50)))
+    idx[1, :] = -1  # every column bad
+    with pytest.raises(IndexError):
+        coosparse.sampled_matmul(COO(idx, np.ones(500), (4, 50), check=False), np.ones((4, 16)), np.ones((16, 50)))
