@@ -332,6 +332,12 @@ def vdot(a, b):
     return r[()]
 
 
+SAMPLED_COLUMNS_FROM = 1 << 16
+"""Entries from which a copied ``y`` holds only the columns the entries name (``sddmm_rows``):
+below it the plain copy (one kernel fewer to compile on a first, small call; the gain is the
+large graph's)."""
+
+
 def sampled_matmul(mask, x, y):
     """``x @ y`` evaluated only at ``mask``'s indices (SDDMM), never forming the dense product.
 
@@ -443,7 +449,7 @@ def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
         if xa.strides[-1] != item and n >= xa.shape[-2] and 0 not in xa.strides:
             xa = transposed(xa.T) if xa.ndim == 2 else xp.ascontiguousarray(xa)
         if ya.strides[-2] != item and n >= ya.shape[-1] and 0 not in ya.strides:
-            if ya.ndim == 2 and nbatch == 0 and xp is np:
+            if ya.ndim == 2 and nbatch == 0 and xp is np and n >= SAMPLED_COLUMNS_FROM:
                 # only the columns the entries name, renumbered in the order they are first named:
                 # fewer rows copied, and the rows gathered at random lie closer together
                 yt = scratch.take((ya.shape[1], ya.shape[0]), ya.dtype)
