@@ -120,6 +120,16 @@ def _block8_stream(typingctx, a, k0, c0, out):
 
 
 @intrinsic
+def _block8_map(typingctx, a, k0, c0, out, rowmap):
+    """_block8 with column c0 + j stored in out's row rowmap[c0 + j] (skipped when negative)."""
+    sig = _block8_sig(a, k0, c0, out)
+    if sig is None or not isinstance(rowmap, types.Array) or not isinstance(rowmap.dtype, types.Integer):
+        return None
+    return types.void(a, k0, c0, out, rowmap), \
+        lambda c, b, sig, args: _block8_codegen(c, b, sig, args, False, mapped=True)
+
+
+@intrinsic
 def _block8_stream_map(typingctx, a, k0, c0, out, rowmap):
     """_block8_stream with column c0 + j stored in out's row rowmap[c0 + j] (skipped when negative)."""
     sig = _block8_sig(a, k0, c0, out)
@@ -209,10 +219,10 @@ def _transpose_map_part(t, nparts, a, out, rowmap):
                         out[_u(d), _u(k)] = a[_u(k), _u(c)]
 
 
-@nb.njit(cache=True, nogil=True)
-def _transpose_stream_map_part(t, nparts, a, out, rowmap):
-    """_transpose_map_part by 8 x 8 blocks with streaming stores (the conditions of
-    _transpose_stream_part), the ragged columns element by element."""
+@nb.njit(cache=True, nogil=True, inline="always")
+def _transpose_map_blocks(t, nparts, a, out, rowmap, stream):
+    """_transpose_map_part by 8 x 8 blocks (_block8_map, or _block8_stream_map when ``stream``,
+    a constant at each call), the ragged columns element by element."""
     kk, nn = a.shape
     nblocks = (nn + TRANSPOSE_TILE - 1) // TRANSPOSE_TILE
     for b in range(nblocks * t // nparts, nblocks * (t + 1) // nparts):
@@ -223,7 +233,10 @@ def _transpose_stream_map_part(t, nparts, a, out, rowmap):
             k1 = k0 + 8 if k0 + 8 < kk else kk
             if k1 - k0 == 8:
                 for c in range(c0, c8, 8):
-                    _block8_stream_map(a, np.int64(k0), np.int64(c), out, rowmap)
+                    if stream:
+                        _block8_stream_map(a, np.int64(k0), np.int64(c), out, rowmap)
+                    else:
+                        _block8_map(a, np.int64(k0), np.int64(c), out, rowmap)
                 for c in range(c8, c1):
                     d = rowmap[c]
                     if d >= 0:
@@ -235,7 +248,24 @@ def _transpose_stream_map_part(t, nparts, a, out, rowmap):
                     if d >= 0:
                         for k in range(k0, k1):
                             out[_u(d), _u(k)] = a[_u(k), _u(c)]
+
+
+@nb.njit(cache=True, nogil=True)
+def _transpose_rows_map_part(t, nparts, a, out, rowmap):
+    """_transpose_map_part by vector 8 x 8 blocks (unit-stride rows of plain numbers)."""
+    _transpose_map_blocks(t, nparts, a, out, rowmap, False)
+
+
+@nb.njit(cache=True, nogil=True)
+def _transpose_stream_map_part(t, nparts, a, out, rowmap):
+    """_transpose_rows_map_part with streaming stores (the conditions of _transpose_stream_part)."""
+    _transpose_map_blocks(t, nparts, a, out, rowmap, True)
     store_fence()
+
+
+def _rows_ok(a, out):
+    return (a.dtype.kind in "fiu" and a.strides[1] == a.itemsize and out.strides[1] == out.itemsize
+            and a.flags.aligned and out.flags.aligned)
 
 
 def _stream_ok(a, out):
@@ -258,7 +288,9 @@ def sampled_transpose(a, cols, nthreads, out=None, cols_out=None):
     cols2 = np.empty(cols.shape[0], dtype=rowmap.dtype) if cols_out is None else cols_out
     m = int(_number_first(cols, nn, rowmap, cols2))
     if m:
-        kernel = _transpose_stream_map_part if _stream_ok(a, out) else _transpose_map_part
+        kernel = _transpose_map_part
+        if _rows_ok(a, out):
+            kernel = _transpose_stream_map_part if _stream_ok(a, out) else _transpose_rows_map_part
         run_parts(kernel, nparts_for(a.size, nthreads), nthreads, a, out, rowmap)
     return out, cols2, m
 

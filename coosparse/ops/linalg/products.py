@@ -333,7 +333,7 @@ def vdot(a, b):
 
 
 SAMPLED_COLUMNS_FROM = 1 << 16
-"""Entries from which a copied ``y`` of 8-byte numbers holds only the columns the entries name (``sddmm_rows``):
+"""Entries from which a copied real or integer ``y`` holds only the columns the entries name (``sddmm_rows``):
 below it the plain copy (one kernel fewer to compile on a first, small call; the gain is the
 large graph's)."""
 
@@ -450,10 +450,10 @@ def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
             xa = transposed(xa.T) if xa.ndim == 2 else xp.ascontiguousarray(xa)
         if ya.strides[-2] != item and n >= ya.shape[-1] and 0 not in ya.strides:
             if (ya.ndim == 2 and nbatch == 0 and xp is np and n >= SAMPLED_COLUMNS_FROM
-                    and ya.dtype.kind in "fiu" and ya.dtype.itemsize == 8):
+                    and ya.dtype.kind in "fiu"):
                 # only the columns the entries name, renumbered in the order they are first named:
-                # fewer rows copied, and the rows gathered at random lie closer together (8-byte
-                # items: their copy streams whole lines; float32's vector copy measured faster)
+                # fewer rows copied, and the rows gathered at random lie closer together (real and
+                # integer items, copied by vector blocks; complex keeps the plain copy)
                 yt = scratch.take((ya.shape[1], ya.shape[0]), ya.dtype)
                 cols = scratch.take(n, np.int32 if ya.shape[1] < 2**31 else np.int64)
                 taken += [yt, cols]

@@ -201,10 +201,11 @@ def test_named_columns_route_taken_from_its_threshold(monkeypatch):
         got = coosparse.sampled_matmul(mask, x, y).values
         assert calls == [want]
         assert got.tobytes() == coosparse.sampled_matmul(mask, x, np.asfortranarray(y)).values.tobytes()
-    # float32 (and complex) keep the plain copy whatever the size
-    for dtype in (np.float32, np.complex128):
+    # float32 and int64 too; complex keeps the plain copy whatever the size
+    for dtype, route in ((np.float32, "sampled_transpose"), (np.int64, "sampled_transpose"),
+                         (np.complex128, "dense_transpose")):
         calls.clear()
         got = coosparse.sampled_matmul(mask, x.astype(dtype), y.astype(dtype)).values
-        assert calls == ["dense_transpose"]
+        assert calls == [route]
         assert got.tobytes() == coosparse.sampled_matmul(mask, x.astype(dtype),
                                                          np.asfortranarray(y.astype(dtype))).values.tobytes()
