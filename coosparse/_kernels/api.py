@@ -308,6 +308,13 @@ dense_transpose    (a[K, N], any strides, out=None) -> [N, K] C-contiguous:
                    a.T copied (Numba: in cache-sized tiles, in parallel
                    parts; CUDA: CuPy's copy), into out when given (C-contiguous
                    [N, K] of a's dtype, not overlapping a). Sync-free
+sampled_transpose  (a[K, N], cols int64[n], out=None, cols_out=None) -> (out,
+                   cols2[n], m): the m distinct columns of a in [0, N) that
+                   cols names, numbered in the order of their first entry,
+                   copied as out's rows 0..m-1 (rows m.. untouched); cols2[e]
+                   the number of cols[e], -1 outside [0, N) (int32 below 2**31
+                   columns, else int64; into cols_out when given). Host: m a
+                   Python int
 ---- spgemm ------------------------------------------------------------------
 spgemm             (a_offsets int64[R+1], a_rows int64[R] | None, a_perm |
                    None, a_cols int64[na], a_values, b_offsets int64[K+1],
@@ -351,7 +358,8 @@ KERNEL_FAMILIES = {
     "reduce": ("segment_prod", "segment_minmax", "segment_arg", "segment_reduce", "reduce_sorted", "reduce_by_key"),
     "indexing": ("mask_positions", "search_ranges", "expand_ranges", "take_ranges", "take_rows"),
     "join": ("merge_take", "counting_take", "join_rows"),
-    "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm", "dense_transpose"),
+    "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm", "dense_transpose",
+               "sampled_transpose"),
     "spgemm": ("spgemm",),
     "files": ("crc32", "widen_indices"),
 }

@@ -221,3 +221,31 @@ class LinalgRows:
             return self.xp.ascontiguousarray(a.T)
         out[...] = a.T
         return out
+
+    def sampled_transpose(self, a, cols, out=None, cols_out=None):
+        """(out, cols2, m): the Numba row's numbering (distinct columns in the order of their first
+        entry) by a stable sort of the columns, then CuPy's copy of those columns. Syncs (m)."""
+        xp = self.xp
+        cols = self._c(cols, np.int64)
+        kk, nn = a.shape
+        n = cols.shape[0]
+        if out is None:
+            out = xp.empty((nn, kk), dtype=a.dtype)
+        key = xp.where((cols >= 0) & (cols < nn), cols, nn)
+        order = xp.argsort(key, kind="stable")
+        sk = key[order]
+        start = xp.ones(n, dtype=bool)
+        start[1:] = sk[1:] != sk[:-1]
+        group = xp.cumsum(start) - 1  # group of each sorted entry
+        firsts = order[start]  # first entry of each group (the sort is stable)
+        valid = sk[start] < nn
+        rank = xp.empty(firsts.shape[0], dtype=np.int64)  # groups numbered by their first entry
+        by_first = xp.argsort(xp.where(valid, firsts, n))
+        rank[by_first] = xp.arange(firsts.shape[0])
+        m = int(valid.sum())
+        dtype = np.int32 if nn < 2**31 else np.int64
+        cols2 = xp.empty(n, dtype=dtype) if cols_out is None else cols_out
+        cols2[order] = xp.where(valid[group], rank[group], -1).astype(dtype)
+        if m:
+            out[:m] = a[:, sk[start][by_first[:m]]].T
+        return out, cols2, m

@@ -726,6 +726,12 @@ def dense_transpose(a, out=None):
     return _la.dense_transpose(a, _nthreads(), out)
 
 
+def sampled_transpose(a, cols, out=None, cols_out=None):
+    """(out, cols2, m): the columns of 2-D ``a`` that ``cols`` names as out's first m rows, in the
+    order of their first entry; cols2[e] the row of cols[e] (-1 outside [0, N))."""
+    return _la.sampled_transpose(a, cols, _nthreads(), out, cols_out)
+
+
 def _bound(b):
     return 2**63 if b is None else min(int(b), 2**63)
 

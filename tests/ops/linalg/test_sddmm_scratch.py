@@ -9,6 +9,7 @@ import coosparse
 from coosparse import COO
 from coosparse._kernels.numba import transpose as tr
 from coosparse._kernels import scratch
+from coosparse.ops.linalg import products
 
 
 @pytest.fixture
@@ -23,9 +24,12 @@ def pool(monkeypatch):
 
 
 @pytest.mark.parametrize("ncols", [300, 1200])  # both sides of the tiled transpose's threshold (65,536)
-def test_sampled_matmul_through_scratch(pool, backend, ncols):
+@pytest.mark.parametrize("named_from", [0, None])  # y's named columns only (0), or the plain copy
+def test_sampled_matmul_through_scratch(pool, backend, ncols, named_from, monkeypatch):
     """Row-major y (and column-major x) are transposed into scratch: the same bits as contiguous
     operands, call after call with new data in the reused memory; the scratch is given back."""
+    if named_from is not None:
+        monkeypatch.setattr(products, "SAMPLED_COLUMNS_FROM", named_from)
     rng = np.random.default_rng(3)
     mask = coosparse.random((90, ncols), density=0.3, random_state=4)
     if backend.device == "cpu":
@@ -39,17 +43,22 @@ def test_sampled_matmul_through_scratch(pool, backend, ncols):
             assert got.values.tobytes() == want.tobytes()
         np.testing.assert_allclose(want, (x @ y)[tuple(mask.indices)], rtol=1e-12, atol=1e-12)
         if backend.device == "cpu":
-            assert len(pool._free) == 2  # both copies given back (x's and y's)
+            # all copies given back (x's, y's, and the numbers of y's named columns)
+            assert len(pool._free) == (3 if named_from == 0 else 2)
 
 
-def test_scratch_given_back_on_error(pool):
+@pytest.mark.parametrize("named_from", [0, None])
+def test_scratch_given_back_on_error(pool, named_from, monkeypatch):
+    if named_from is not None:
+        monkeypatch.setattr(products, "SAMPLED_COLUMNS_FROM", named_from)
     idx = np.stack([np.arange(400) % 3, np.arange(400) % 300])
     idx[1, -1] = 5000  # a column out of range, after more entries than columns (so y is copied)
     mask = COO(idx, np.ones(400), (3, 300), check=False)
     x, y = np.ones((3, 64)), np.ones((64, 300))
     with pytest.raises(IndexError):
         coosparse.sampled_matmul(mask, x, y)
-    assert pool.kept_bytes() == 300 * 64 * 8 + pool.ALIGN
+    numbers = 400 * 4 + pool.ALIGN if named_from == 0 else 0  # (int32 numbers of the named columns)
+    assert pool.kept_bytes() == 300 * 64 * 8 + pool.ALIGN + numbers
 
 
 def test_sampled_matmul_threads_never_share_scratch(pool):
@@ -127,3 +136,76 @@ def test_dense_transpose_picks_the_streaming_kernel_only_for_aligned_lines(monke
         used.clear()
         tr.dense_transpose(src, 1, out)
         assert set(used) == {want} and np.array_equal(out, src.T)
+
+
+@pytest.mark.parametrize("ncols", [2000, 70000])  # both sides of the tiled transpose's threshold (x 16 rows)
+@pytest.mark.parametrize("sort", [True, False])
+@pytest.mark.parametrize("named_from", [0, None])
+def test_sampled_matmul_copies_only_named_columns(backend, ncols, sort, named_from, monkeypatch):
+    """A mask naming a few columns, many times over (so y is copied): only those columns are copied
+    and renumbered; the same bits as y with unit-stride columns (no copy), sorted mask or not."""
+    if named_from is not None:
+        monkeypatch.setattr(products, "SAMPLED_COLUMNS_FROM", named_from)
+    rng = np.random.default_rng(11)
+    named = rng.choice(ncols, size=ncols // 7, replace=False)
+    n = ncols + 5
+    idx = np.stack([rng.integers(0, 40, n), rng.choice(named, n)])
+    mask = COO(idx, np.ones(n), (40, ncols))
+    if sort:
+        mask = mask.coalesce()
+    x, y = rng.standard_normal((40, 16)), rng.standard_normal((16, ncols))
+    want = coosparse.sampled_matmul(mask, x, np.asfortranarray(y)).values
+    got = backend.get(coosparse.sampled_matmul(backend.put(mask), backend.put(x), backend.put(y)))
+    assert got.values.tobytes() == want.tobytes()
+    np.testing.assert_allclose(want, (x @ y)[tuple(mask.indices)], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("named_from", [0, None])
+def test_sampled_matmul_bad_column_through_named_columns(named_from, monkeypatch):
+    """A column past the end among many named ones: IndexError naming the mask, as before."""
+    if named_from is not None:
+        monkeypatch.setattr(products, "SAMPLED_COLUMNS_FROM", named_from)
+    idx = np.stack([np.arange(500) % 4, np.arange(500) % 50])
+    idx[1, 250] = 50
+    mask = COO(idx, np.ones(500), (4, 50), check=False)
+    with pytest.raises(IndexError):
+        coosparse.sampled_matmul(mask, np.ones((4, 16)), np.ones((16, 50)))
+    idx[1, :] = -1  # every column bad
+    with pytest.raises(IndexError):
+        coosparse.sampled_matmul(COO(idx, np.ones(500), (4, 50), check=False), np.ones((4, 16)), np.ones((16, 50)))
+
+
+def test_named_columns_route_taken_from_its_threshold(monkeypatch):
+    """At SAMPLED_COLUMNS_FROM entries and above the copy holds y's named columns only; below, the
+    plain copy (the same bits either way)."""
+    calls = []
+    real = products.backend_for
+
+    def spy(*args):
+        be = real(*args)
+
+        class Spy:
+            def __getattr__(self, name):
+                if name in ("sampled_transpose", "dense_transpose"):
+                    calls.append(name)
+                return getattr(be, name)
+        return Spy()
+
+    monkeypatch.setattr(products, "backend_for", spy)
+    monkeypatch.setattr(products, "SAMPLED_COLUMNS_FROM", 600)
+    rng = np.random.default_rng(12)
+    x, y = rng.standard_normal((30, 8)), rng.standard_normal((8, 400))
+    for n, want in ((599, "dense_transpose"), (600, "sampled_transpose")):
+        mask = COO(np.stack([rng.integers(0, 30, n), rng.integers(0, 400, n)]), np.ones(n), (30, 400))
+        calls.clear()
+        got = coosparse.sampled_matmul(mask, x, y).values
+        assert calls == [want]
+        assert got.tobytes() == coosparse.sampled_matmul(mask, x, np.asfortranarray(y)).values.tobytes()
+    # float32 and int64 too; complex keeps the plain copy whatever the size
+    for dtype, route in ((np.float32, "sampled_transpose"), (np.int64, "sampled_transpose"),
+                         (np.complex128, "dense_transpose")):
+        calls.clear()
+        got = coosparse.sampled_matmul(mask, x.astype(dtype), y.astype(dtype)).values
+        assert calls == [route]
+        assert got.tobytes() == coosparse.sampled_matmul(mask, x.astype(dtype),
+                                                         np.asfortranarray(y.astype(dtype))).values.tobytes()
