@@ -552,13 +552,14 @@ def topk_lanes_count_part(t, nparts, bounds, offsets, values, fill, length, k, l
         if r == 0 or r >= have:
             quota[s] = -2 if r == 0 else -1
             continue
-        if short:  # the side's values, then c: the last of those preceded by fewer than r
-            m = 0
+        m = 0
+        if short or r > _BUFFER_MAX:  # the side's values into buf (the rank count and the quickselect)
             for i in range(lo, hi):
                 v = values[i]
                 if _ranks_before(v, fill, largest) if sd == 0 else _ranks_before(fill, v, largest):
                     buf[m] = v
                     m += 1
+        if short:  # c: the last of the side's values preceded by fewer than r
             top = -1
             c = fill
             for j in range(m):
@@ -584,12 +585,6 @@ def topk_lanes_count_part(t, nparts, bounds, offsets, values, fill, length, k, l
             c = buf[r - 1]
             m = r  # the side's entries that rank strictly before c are all among the best r
         else:  # the r-th best of the side's values: a quickselect
-            m = 0
-            for i in range(lo, hi):
-                v = values[i]
-                if _ranks_before(v, fill, largest) if sd == 0 else _ranks_before(fill, v, largest):
-                    buf[m] = v
-                    m += 1
             _select(buf, m + 0, r - 1, largest)  # (m + 0: an int64, where m alone may type as the literal 0)
             c = buf[r - 1]
         better = 0
