@@ -1105,18 +1105,23 @@ def test_counting_take_refuses_keys_outside_the_bound():
         check_device_errors()
 
 
+def _segments(rng, dtype, n):
+    """``n`` values of ``dtype`` with many ties (NaN and -0.0 among floats) and up to 41 segments."""
+    values = (rng.integers(-4, 5, n) * 1.5).astype(dtype)
+    if values.dtype.kind == "f" and n:
+        values[rng.random(n) < 0.1] = np.nan
+        values[rng.random(n) < 0.05] = -0.0
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n + 1, 40 if n else 0)]))
+    return values, (cuts if n else np.array([0, 0]))
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
 @pytest.mark.parametrize("n", [0, 1, 300, 5000])
 def test_sort_segments_and_lanes_match_numba(dtype, n):
     """Segments sorted stable with NaN last, and the lanes of a sort along the last axis: the Numba
     layer's merge sorts and the CUDA layer's stable argsorts give the same bits."""
     rng = np.random.default_rng(n + 1)
-    values = (rng.integers(-4, 5, n) * 1.5).astype(dtype)
-    if values.dtype.kind == "f" and n:
-        values[rng.random(n) < 0.1] = np.nan
-        values[rng.random(n) < 0.05] = -0.0
-    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n + 1, 40 if n else 0)]))
-    offsets = cuts if n else np.array([0, 0])
+    values, offsets = _segments(rng, dtype, n)
     got = nb.sort_segments(values, offsets)
     ref = np.concatenate([np.sort(values[a:b], kind="stable") for a, b in zip(offsets[:-1], offsets[1:])])
     assert got.tobytes() == ref.astype(dtype).tobytes()
@@ -1136,12 +1141,7 @@ def test_topk_lanes_match_numba(dtype, n):
     """The per-lane top-k positions: the Numba layer's selection (sorted buffer for k <= 16, a
     quickselect above) and the CUDA layer's stable argsorts agree, and match a sort per lane."""
     rng = np.random.default_rng(n + 7)
-    values = (rng.integers(-4, 5, n) * 1.5).astype(dtype)
-    if values.dtype.kind == "f" and n:
-        values[rng.random(n) < 0.1] = np.nan
-        values[rng.random(n) < 0.05] = -0.0
-    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n + 1, 40 if n else 0)]))
-    offsets = cuts if n else np.array([0, 0])
+    values, offsets = _segments(rng, dtype, n)
     length = int(np.diff(offsets).max(initial=0)) + 5
     fills = (0, 1.5, -3, np.nan) if values.dtype.kind == "f" else (0, 1, -3)
     for fill in fills:
