@@ -1105,7 +1105,7 @@ def test_counting_take_refuses_keys_outside_the_bound():
         check_device_errors()
 
 
-def _segments(rng, dtype, n):
+def _tied_segments(rng, dtype, n):
     """``n`` values of ``dtype`` with many ties (NaN and -0.0 among floats) and up to 41 segments."""
     values = (rng.integers(-4, 5, n) * 1.5).astype(dtype)
     if values.dtype.kind == "f" and n:
@@ -1121,7 +1121,7 @@ def test_sort_segments_and_lanes_match_numba(dtype, n):
     """Segments sorted stable with NaN last, and the lanes of a sort along the last axis: the Numba
     layer's merge sorts and the CUDA layer's stable argsorts give the same bits."""
     rng = np.random.default_rng(n + 1)
-    values, offsets = _segments(rng, dtype, n)
+    values, offsets = _tied_segments(rng, dtype, n)
     got = nb.sort_segments(values, offsets)
     ref = np.concatenate([np.sort(values[a:b], kind="stable") for a, b in zip(offsets[:-1], offsets[1:])])
     assert got.tobytes() == ref.astype(dtype).tobytes()
@@ -1141,7 +1141,7 @@ def test_topk_lanes_match_numba(dtype, n):
     """The per-lane top-k positions: the Numba layer's selection (sorted buffer for k <= 16, a
     quickselect above) and the CUDA layer's stable argsorts agree, and match a sort per lane."""
     rng = np.random.default_rng(n + 7)
-    values, offsets = _segments(rng, dtype, n)
+    values, offsets = _tied_segments(rng, dtype, n)
     length = int(np.diff(offsets).max(initial=0)) + 5
     fills = (0, 1.5, -3, np.nan) if values.dtype.kind == "f" else (0, 1, -3)
     for fill in fills:
