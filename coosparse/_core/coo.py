@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import numbers
 import sys
-import threading
 
 import numpy as np
 
-from .._kernels.backend import array_namespace, backend_for, device_of, is_device_array, is_device_array_type, writeable
+from .._kernels.backend import array_namespace, device_of, is_device_array, is_device_array_type, writeable
 from . import dtypes as _dtypes
 from . import fill as _fill
 from .device import to_device
+from .companions import CompanionsMixin
 from .dispatch import OPERATIONS, DenseConversionError, array_function, check_api_version, is_foreign_type
 from .flags import verify_flags
 from .operators import OperatorsMixin
 from .shapes import as_shape, prod
 
-_COMPANION_LOCK = threading.Lock()
 
 
-class COO(OperatorsMixin):
+class COO(OperatorsMixin, CompanionsMixin):
     """An N-dimensional sparse array in coordinate format, with exact flags.
 
     Parameters
@@ -172,7 +171,7 @@ class COO(OperatorsMixin):
     @property
     def nnz(self):
         """Number of stored entries (duplicates and explicit zeros counted)."""
-        return self._indices.shape[1]
+        return self._values.shape[0]
 
     @property
     def ndim(self):
@@ -180,7 +179,7 @@ class COO(OperatorsMixin):
 
     @property
     def sparse_ndim(self):
-        return self._indices.shape[0]
+        return len(self._shape) - self._values.ndim + 1
 
     @property
     def dense_ndim(self):
@@ -310,127 +309,44 @@ class COO(OperatorsMixin):
         self._fill = fill_value
         return self
 
-    # ------------------------------------------------------------------ compressed companions
-    @property
-    def nbytes(self):
-        """Bytes held: indices, values and the cached companions (:meth:`row_pointer`, SpMV's int32
-        column copy, the row reductions' non-empty rows); pydata's ``nbytes``."""
-        cache = self.__dict__.get("_companions")
-        extra = 0
-        for c in (cache.values() if cache else ()):
-            extra += sum(int(p.nbytes) for p in c) if isinstance(c, tuple) else int(c.nbytes)
-        return int(self._indices.nbytes) + int(self._values.nbytes) + extra
+    @classmethod
+    def _index_rows_reversed(cls, source, values, shape, sorted, unique, fill_value):
+        """:meth:`_trusted` for index rows that are ``source``'s in reverse order (a transpose),
+        copied only when first read: until then they are a view of ``source`` (``[::-1]``), which
+        an operation that takes strided rows (coalesce's counting sort) reads without the copy.
+        ``.indices`` is still C-contiguous int64 (copied at its first use, then kept)."""
+        view = source[::-1]
+        if view.flags.c_contiguous:  # one row, or no entry
+            return cls._trusted(view, values, shape, sorted, unique, fill_value)
+        self = object.__new__(cls)
+        self._index_view = _frozen(view)
+        self._values = _frozen(values)
+        self._shape = shape
+        nnz = values.shape[0]
+        self._sorted = bool(sorted) or nnz <= 1
+        self._unique = bool(unique) or nnz <= 1
+        self._fill = fill_value
+        return self
 
-    def row_pointer(self, *, cache=True):
-        """The compressed leading dimension of a sorted array (a CSR row pointer), cached with it.
+    def __getattr__(self, name):
+        # only reached when ``name`` is not set: the index rows of a transpose not yet copied
+        if name == "_indices":
+            state = self.__dict__
+            view = state.get("_index_view")
+            if view is not None:
+                # (two threads may both copy: the first copy stored is the one kept)
+                indices = state.setdefault("_indices", _frozen(array_namespace(view).ascontiguousarray(view)))
+                state.pop("_index_view", None)  # the source's rows are no longer held
+                return indices
+            if "_indices" in state:  # copied by another thread meanwhile
+                return state["_indices"]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-        ``ptr[i]`` is the position of the first entry whose leading index is
-        at least ``i``: the entries of row ``i`` are ``ptr[i]:ptr[i + 1]``.
-        The array is immutable and its flags are exact, so the pointer stays
-        valid for its lifetime; it is built once (one pass over the leading
-        index row), kept on the array (counted in :attr:`nbytes`: ``8 *
-        (shape[0] + 1)`` bytes) and used by the operations that read rows:
-        row reductions, row gathers and slices, SpMV/SpMM, the per-row merges
-        of multiply and add. Copies and pickles do not carry it, nor do results
-        of operations, except those that compute their own pointer on the way
-        (``a.T.coalesce()``, ``concatenate`` along the second axis).
-
-        Operations build it only where it is small (``shape[0] <= 2 * nnz +
-        1024``; a hypersparse leading dimension keeps the pointer-free paths).
-        Where that memory matters, pass ``cache=False`` (built, not kept) or
-        call :meth:`drop_companions`.
-
-        Bad input: leading indices outside the shape raise IndexError and a
-        ``sorted`` flag that lies ValueError, in the pass that builds the
-        pointer (nothing is cached then). On a GPU the kernel reports them
-        through the error word instead (at the next synchronising call); the
-        pointer it cached is memory-safe but meaningless, and later
-        operations that reuse it do not report again (products build their
-        own pointers on a GPU for that reason).
-
-        Parameters
-        ----------
-        cache : bool
-            Keep the pointer on the array (default).
-
-        Returns
-        -------
-        array of int64, shape (shape[0] + 1,)
-            On the array's device; on the CPU a read-only view of the cached
-            pointer (writing to it raises), as :attr:`indices` and :attr:`values` are.
-
-        Raises
-        ------
-        ValueError
-            The array is not sorted (``coalesce()`` it first), or is 0-d, or
-            its leading dimension is dense.
-
-        Examples
-        --------
-        >>> import numpy as np, coosparse
-        >>> a = coosparse.COO([[0, 0, 2], [1, 3, 0]], np.ones(3), (4, 4), sorted=True, unique=True)
-        >>> a.row_pointer()
-        array([0, 2, 2, 3, 3])
-        >>> a.nbytes
-        112
-        """
-        ptr = self._row_pointer(cache=cache)
-        if isinstance(ptr, np.ndarray):
-            # the cached array serves later operations: the caller gets a read-only view of it,
-            # as of indices and values
-            ptr = ptr.view()
-            ptr.flags.writeable = False
-        return ptr
-
-    def _row_pointer(self, cache=True):
-        """:meth:`row_pointer` as cached (writeable: the kernels take it as it is)."""
-        if not self._sorted:
-            raise ValueError("row_pointer: the array is not sorted; call coalesce() first")
-        if self.sparse_ndim == 0:
-            raise ValueError("row_pointer: the array has no sparse dimension")
-        return self._companion(("row_pointer", 1, self._shape[0]),
-                               lambda be: be.row_offsets(self._indices[0], self._shape[0]), cache=cache)
-
-    def _row_pointer_pays(self):
-        """Whether operations should build :meth:`row_pointer`: sorted, with a leading dimension
-        not much longer than nnz (``shape[0] <= 2 * nnz + 1024``), so the pointer stays small."""
-        return self._sorted and self.sparse_ndim >= 1 and self._shape[0] <= 2 * self.nnz + 1024
-
-    def _companion(self, key, build, cache=True):
-        """A cached companion of this (immutable) array: ``build(kernel layer)`` once per ``key``.
-
-        Keys used: ``("row_pointer", lead, nrows)``: the CSR pointer over the
-        first ``lead`` sparse axes fused (``lead == 1``: :meth:`row_pointer`);
-        ``("row_pointer", ("stable sort", lead), nrows)``: (row offsets, stable
-        permutation) of an unsorted array's rows on a GPU; ``("int32 index",
-        axis)``: index row ``axis`` as int32, checked in bounds (SpMV on the
-        CPU, docs/linalg.md); ``("row_segments", 1, nrows)``: (non-empty rows,
-        their entries' starts) of the row pointer (row reductions and SpMV on the
-        CPU; two empty arrays when no row is empty); ``("row numbers", nrows)``: every
-        row number, the index row of the row reductions' results when no row is empty; ``("column order",)``: an empty
-        array marking a 2-D transpose of a coalesced matrix (coalesce then skips
-        proving its order). A companion is an array or a tuple of arrays.
-        """
-        companions = self.__dict__.get("_companions")
-        hit = companions.get(key) if companions else None
-        if hit is not None:
-            return hit
-        value = build(backend_for(self._indices))
-        if cache:
-            with _COMPANION_LOCK:
-                self.__dict__.setdefault("_companions", {})[key] = value
-        return value
-
-    def _cached_companion(self, key):
-        """The companion cached under ``key``, or None (never builds it)."""
-        companions = self.__dict__.get("_companions")
-        return companions.get(key) if companions else None
-
-    def drop_companions(self):
-        """Forget the cached companions (:meth:`row_pointer`, SpMV's int32 column copy, the row
-        reductions' non-empty rows and row numbers): their memory is freed; they are rebuilt when needed again.
-        Returns None."""
-        self.__dict__.pop("_companions", None)
+    def _indices_as_stored(self):
+        """The index rows without copying: ``indices``, or the strided view of a transpose's
+        rows not yet copied (:meth:`_index_rows_reversed`). For kernels that take strided rows."""
+        view = self.__dict__.get("_index_view")
+        return self._indices if view is None else view
 
     def copy(self):
         """A deep copy (indices and values copied, flags kept)."""

@@ -246,7 +246,8 @@ merge_take         (keys int64[n], offsets int64[r+1], indices int64[d, n],
                    made of r sorted runs keys[offsets[t]:offsets[t+1]]; perm
                    is their stable sort order (ties: earlier run, then earlier
                    position), i.e. the r-way merge; values are copied as bits
-counting_take      (keys int64[n], bound, indices int64[d, n], values[n, k],
+counting_take      (keys int64[n], bound, indices int64[d, n] (any strides: a
+                   transpose's rows come as a reversed view), values[n, k],
                    other_bound=None) -> (offsets int64[bound + 1],
                    indices[:, perm], values[perm]): perm the stable sort order
                    of keys in [0, bound) (Numba: a counting sort; CUDA:

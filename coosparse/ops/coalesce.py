@@ -38,7 +38,7 @@ def coalesce(a, prune=False):
         raise TypeError(f"coalesce expects a COO array; got {type(a).__name__}")
     if a.is_coalesced:
         return _prune(a) if prune else a
-    be = backend_for(a.indices)
+    be = backend_for(a.values)
     xp = be.xp
     sparse_shape = a.sparse_shape
     block = int(np.prod(a.dense_shape, dtype=np.int64))
@@ -52,7 +52,8 @@ def coalesce(a, prune=False):
     if _column_major(a):
         # the transpose of a coalesced matrix (distinct entries ordered by column, then row):
         # a stable counting sort by row puts it in order, and leaves the row pointer behind
-        offsets, out_indices, sums = be.counting_take(a.indices[0], sparse_shape[0], a.indices, values2d,
+        rows = a._indices_as_stored()  # a transpose's rows are read where they lie, not copied
+        offsets, out_indices, sums = be.counting_take(rows[0], sparse_shape[0], rows, values2d,
                                                       other_bound=sparse_shape[1])
         pointer = offsets
     elif not a.is_sorted and not is_wide(sparse_shape):
@@ -94,7 +95,8 @@ def _column_major(a):
         return False
     if a._cached_companion(COLUMN_ORDER) is not None:
         return True  # the transpose of a coalesced matrix: its order follows from the flags
-    return _in_column_order(a.indices[:, :1024]) and _in_column_order(a.indices)
+    rows = a._indices_as_stored()
+    return _in_column_order(rows[:, :1024]) and _in_column_order(rows)
 
 
 COLUMN_ORDER = ("column order",)

@@ -115,16 +115,18 @@ def _permute(a, perm):
         a = to_hybrid(a, d)
         s = a.sparse_ndim
     sp, dp = perm[:s], perm[s:]
-    if sp == tuple(range(s)):
-        indices = a.indices
-    else:
-        indices = index_rows(a.indices, sp)
     values = a.values
     if dp != tuple(range(s, a.ndim)):
         values = values.transpose((0,) + tuple(1 + p - s for p in dp))
     shape = tuple(a.shape[p] for p in perm)
-    out = result(a, indices, values, shape, sorted=a.is_sorted and _sorted_survives(a.shape, sp),
-                 unique=a.is_unique)
+    sorted_ = a.is_sorted and _sorted_survives(a.shape, sp)
+    if s >= 2 and sp == tuple(reversed(range(s))):
+        # rows reversed (a matrix transpose): copied when first read, which coalesce's counting
+        # sort never does (it takes the rows as a view: no 16 B per entry copied into fresh pages)
+        out = COO._index_rows_reversed(a._indices_as_stored(), values, shape, sorted_, a.is_unique, a.fill_value)
+    else:
+        indices = a.indices if sp == tuple(range(s)) else index_rows(a.indices, sp)
+        out = result(a, indices, values, shape, sorted=sorted_, unique=a.is_unique)
     if sp == (1, 0) and a.is_sorted and a.is_unique and not out.is_sorted:
         # the transposed matrix is in (column, row) order without repeats: coalesce needs
         # only the counting sort by row, not the pass over both index rows that proves the order
@@ -138,7 +140,9 @@ def transpose(a, axes=None):
 
     Flags: ``is_unique`` kept; ``is_sorted`` only when the sparse axes of size
     > 1 keep their order. A dense (hybrid) dimension moved before a sparse one
-    becomes sparse. O(nnz) (the index rows are copied in their new order).
+    becomes sparse. O(nnz) (the index rows are copied in their new order;
+    when all sparse axes are reversed, as ``a.T`` of a matrix, only when
+    ``indices`` is first read: until then they are a view of ``a``'s).
     The transpose of a coalesced matrix is in (column, row) order: it is
     marked so (an empty companion), and its ``coalesce()`` is one counting
     sort by row, without a pass that checks the order first.

@@ -131,3 +131,25 @@ def test_transpose_coalesce_takes_the_direct_sort(backend):
     np.testing.assert_array_equal(got.values, a.values[order])
     np.testing.assert_array_equal(np.asarray(backend.get(t).row_pointer()),
                                   np.searchsorted(a.indices[1][order], np.arange(2001)))
+
+
+@pytest.mark.parametrize("route", ["direct", "split", "radix", "counting"])
+def test_rows_given_as_a_reversed_view(route, monkeypatch):
+    """A transpose's rows come as a reversed (negative-stride) view of the source's: every route
+    gives the arrays it gives for a contiguous copy of them, and the source is left as it was."""
+    rng = np.random.default_rng(5)
+    n, bound = nj.DIRECT_MIN_ENTRIES + 7, 5000
+    if route != "direct":
+        _split_only(monkeypatch)
+    if route == "radix":
+        monkeypatch.setattr(nj, "split_take", lambda *a: None)
+    keys, indices, values = _case(rng, n, bound)
+    if route == "counting":
+        values = np.ascontiguousarray(np.repeat(values, 2, axis=1))  # two words: no pair route
+    source = np.ascontiguousarray(indices[::-1])
+    before = source.copy()
+    view = source[::-1]
+    assert not view.flags.c_contiguous
+    _check(nb.counting_take(view[0], bound, view, values, other_bound=1 << 30),
+           _reference(keys, bound, indices, values))
+    np.testing.assert_array_equal(source, before)

@@ -542,26 +542,28 @@ def counting_take(keys, bound, indices, values, other_bound=None):
     for the row's minimum and maximum first (a flag that lies: the row is read again for them).
     """
     keys = np.ascontiguousarray(keys, dtype=_i64)
-    indices = np.ascontiguousarray(indices, dtype=_i64)
     n = keys.shape[0]
     bound = int(bound)
     nparts = 1 if n < _SERIAL_BELOW else _nthreads()
     kb = max(bound - 1, 1).bit_length()
-    # (coalesce passes row 0 itself as the keys: the same memory needs no comparison)
-    pair = (indices.shape[0] == 2 and n and values.dtype.itemsize in _join.WORDS
-            and (keys.ctypes.data == indices.ctypes.data or bool((indices[0] == keys).all())))
+    # (coalesce passes row 0 itself as the keys: the same memory needs no comparison; the rows of
+    # a transpose not yet copied come as a view with rows reversed, taken row by row, not copied)
+    pair = (indices.shape[0] == 2 and n and values.dtype.itemsize in _join.WORDS and indices.dtype == _i64
+            and (keys.ctypes.data == indices[0].ctypes.data or bool((indices[0] == keys).all())))
+    other = np.ascontiguousarray(indices[1], dtype=_i64) if pair else None
     split = pair and values.shape[1] == 1
     sb = max(int(other_bound) - 1, 1).bit_length() if other_bound is not None else 64
     if split and _join.DIRECT_MIN_ENTRIES <= n and bound <= _join.DIRECT_MAX_KEYS:
-        return _join.direct_take(keys, bound, indices[1], values, nparts)
+        return _join.direct_take(keys, bound, other, values, nparts)
     if split and kb + sb <= 63:
-        out = _join.split_take(keys, bound, indices[1], values, nparts, kb, sb)
+        out = _join.split_take(keys, bound, other, values, nparts, kb, sb)
         if out is not None and out is not False:
             return out
         split = out is False  # None: the split sort does not apply whatever the row holds
+    indices = np.ascontiguousarray(indices, dtype=_i64)
     ob = int(indices[1].max()).bit_length() if indices.shape[0] == 2 and n else 64
     if pair and kb + ob <= 63 and int(indices[1].min()) >= 0:
-        out = _join.split_take(keys, bound, indices[1], values, nparts, kb, ob) if split else None
+        out = _join.split_take(keys, bound, other, values, nparts, kb, ob) if split else None
         if out is not None:
             return out
         return _join.radix_take(keys, bound, indices, values, nparts, kb, ob)

@@ -118,6 +118,52 @@ def test_transpose_then_coalesce(backend):
     assert t.is_coalesced
 
 
+@pytest.mark.parametrize("shape", [(300, 200), (20, 30, 40)])
+def test_transpose_copies_its_index_rows_at_their_first_read(backend, shape):
+    """A transpose's index rows are the source's in reverse order, held as a view until first
+    read: then a C-contiguous read-only int64 copy, kept. Shape, nnz, nbytes and a 2-D
+    ``coalesce()`` (its counting sort takes the rows as they lie) do not copy them; ``.T.T``
+    is the source's rows again."""
+    src = coosparse.random(shape, nnz=3000, seed=2, sorted=True)
+    a = backend.put(src)
+    t = a.T
+    assert "_indices" not in vars(t)
+    assert (t.nnz, t.sparse_ndim, t.shape) == (a.nnz, len(shape), shape[::-1])
+    assert t.nbytes == a.indices.nbytes + a.values.nbytes
+    if len(shape) == 2:
+        c = t.coalesce()
+        assert "_indices" not in vars(t)  # read where they lie
+        assert_coo(backend.get(c), reference(src).T)
+    tt = t.T
+    assert "_indices" in vars(tt)  # the reverse of the reverse: the source's rows, no copy
+    if backend.device == "cpu":
+        assert np.shares_memory(tt.indices, a.indices)
+    idx = t.indices
+    assert "_indices" in vars(t) and "_index_view" not in vars(t) and t.indices is idx
+    assert idx.dtype == np.int64 and idx.flags.c_contiguous
+    if backend.device == "cpu":
+        assert not idx.flags.writeable and not np.shares_memory(idx, a.indices)
+    np.testing.assert_array_equal(backend.get(t).indices, src.indices[::-1])
+    assert_coo(backend.get(t), reference(src).T)
+
+
+def test_transpose_rows_copied_once_across_threads():
+    """Threads reading a fresh transpose's indices at once all get the same (one) copy."""
+    import concurrent.futures
+    import pickle
+
+    a = coosparse.random((400, 300), nnz=20_000, seed=3, sorted=True)
+    for _ in range(5):
+        t = a.T
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda _: t.indices, range(8)))
+        assert all(g is got[0] for g in got) and got[0] is t.indices
+    u = pickle.loads(pickle.dumps(a.T))  # a transpose not yet copied pickles its rows
+    np.testing.assert_array_equal(u.indices, a.indices[::-1])
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        a.T.nothing
+
+
 def test_method_forms():
     a = coosparse.random((2, 3, 4), nnz=10, seed=3)
     d = reference(a)
