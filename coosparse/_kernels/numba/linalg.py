@@ -767,9 +767,9 @@ def sddmm(rows, row_stride, row_bound, cols, col_stride, col_bound, x, x_inner, 
     """(out, flags): flags[:, 0] counts entries with rows[e] outside [0, row_bound) or cols[e]
     outside [0, col_bound) (their value is 0, nothing read). With k == 0 nothing is read."""
     n = rows.shape[0]
-    out = np.zeros(n, dtype=x.dtype)
     if n == 0 or k == 0:
-        return out, _NO_FLAGS
+        return np.zeros(n, dtype=x.dtype), _NO_FLAGS
+    out = np.empty(n, dtype=x.dtype)  # every kernel writes every entry (a bad one 0)
     nparts = nparts_for(n * int(k), nthreads)
     flags = np.zeros((nparts, 2), dtype=np.int64)
     if int(x_inner) == 1 and int(y_inner) == 1:
