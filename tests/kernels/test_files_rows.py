@@ -27,6 +27,19 @@ def test_crc32_is_zlibs(rows, n):
             assert rows.crc32(memoryview(x), start) == zlib.crc32(x, start)
 
 
+@pytest.mark.parametrize("n", [64, 65, 79, 80, 127, 128, 129, 191, 192, 193, 255, 256, 1000])
+def test_folding_kernel_is_zlibs_around_its_blocks(n):
+    """The kernel itself on 16-byte-aligned buffers: one 64-byte block (no lane folded ahead),
+    two, and the 16-byte and single-byte tails after the last whole block."""
+    if not files.folding_available():
+        pytest.skip("no PCLMULQDQ for Numba to compile for")
+    b = np.random.default_rng(n).integers(0, 256, n + 16, dtype=np.uint8)
+    x = b[-b.ctypes.data % 16:][:n]
+    assert x.ctypes.data % 16 == 0 and x.shape[0] == n
+    for start in (0, 1, 0xFFFFFFFF):
+        assert int(files.crc32_folded(x, start, files.TABLE)) == zlib.crc32(x, start), (n, start)
+
+
 def test_crc32_of_pieces_chains_as_zlibs():
     x = np.random.default_rng(1).integers(0, 256, 300_000, dtype=np.uint8)
     crc = 0

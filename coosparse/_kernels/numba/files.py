@@ -78,6 +78,51 @@ def _table_word(r, w, table):
     return r
 
 
+@intrinsic
+def _fold_blocks(typingctx, w, x, nblocks):
+    """The first ``8 * nblocks`` words of uint64 array ``w`` (``nblocks >= 1``; its first word
+    xored with ``x``) folded into 128 bits (lo, hi): four lanes, each folded 64 bytes ahead, then
+    into one. The lanes stay in vector registers (16-byte loads, PCLMULQDQ on both halves): the
+    same folds as ``_fold`` on scalar halves, which moved every operand between the scalar and
+    vector registers (14 against 28 GB/s on a 256 KiB buffer in cache)."""
+    sig = types.UniTuple(types.uint64, 2)(w, types.uint64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        i64, i32, i8 = llir.IntType(64), llir.IntType(32), llir.IntType(8)
+        v2 = llir.VectorType(i64, 2)
+        arr = context.make_array(signature.args[0])(context, builder, args[0])
+        blocks = builder.bitcast(arr.data, v2.as_pointer())
+        clmul = cgutils.get_or_insert_function(builder.module, llir.FunctionType(v2, [v2, v2, i8]),
+                                               "llvm.x86.pclmulqdq")
+
+        def load(q):  # the q-th 16 bytes
+            return builder.load(builder.gep(blocks, [q]), align=8)
+
+        def fold(x, k, nxt):
+            lo = builder.call(clmul, [x, k, i8(0x00)])  # x's low half times k's low half
+            hi = builder.call(clmul, [x, k, i8(0x11)])  # and the high halves
+            return builder.xor(builder.xor(lo, hi), nxt)
+
+        ahead64 = llir.Constant(v2, [i64(int(_R1)), i64(int(_R2))])
+        ahead16 = llir.Constant(v2, [i64(int(_R3)), i64(int(_R4))])
+        first = builder.insert_element(llir.Constant(v2, [i64(0), i64(0)]), args[1], i32(0))
+        lanes = [cgutils.alloca_once(builder, v2) for _ in range(4)]  # registers, after mem2reg
+        for j in range(4):
+            v = load(i64(j))
+            builder.store(builder.xor(v, first) if j == 0 else v, lanes[j])
+        with cgutils.for_range(builder, builder.sub(args[2], i64(1))) as loop:
+            q = builder.mul(builder.add(loop.index, i64(1)), i64(4))
+            for j in range(4):
+                builder.store(fold(builder.load(lanes[j]), ahead64, load(builder.add(q, i64(j)))), lanes[j])
+        x = builder.load(lanes[0])
+        for j in range(1, 4):
+            x = fold(x, ahead16, builder.load(lanes[j]))
+        return context.make_tuple(builder, signature.return_type,
+                                  [builder.extract_element(x, i32(0)), builder.extract_element(x, i32(1))])
+
+    return sig, codegen
+
+
 @nb.njit(cache=True, nogil=True)
 def crc32_folded(buf, crc, table):
     """zlib's ``crc32(buf, crc)`` of a 16-byte-aligned uint8 array of at least 64 bytes."""
@@ -85,18 +130,9 @@ def crc32_folded(buf, crc, table):
     n = buf.shape[0]
     w = buf[:n - n % 16].view(np.uint64)
     nw = w.shape[0]
-    x0l, x0h, x1l, x1h = w[0] ^ r, w[1], w[2], w[3]
-    x2l, x2h, x3l, x3h = w[4], w[5], w[6], w[7]
-    i = 8
-    while i + 8 <= nw:
-        x0l, x0h = _fold(x0l, x0h, _R1, _R2, w[i], w[i + 1])
-        x1l, x1h = _fold(x1l, x1h, _R1, _R2, w[i + 2], w[i + 3])
-        x2l, x2h = _fold(x2l, x2h, _R1, _R2, w[i + 4], w[i + 5])
-        x3l, x3h = _fold(x3l, x3h, _R1, _R2, w[i + 6], w[i + 7])
-        i += 8
-    xl, xh = _fold(x0l, x0h, _R3, _R4, x1l, x1h)
-    xl, xh = _fold(xl, xh, _R3, _R4, x2l, x2h)
-    xl, xh = _fold(xl, xh, _R3, _R4, x3l, x3h)
+    nblocks = nw // 8
+    xl, xh = _fold_blocks(w, r, nblocks)
+    i = 8 * nblocks
     while i + 2 <= nw:
         xl, xh = _fold(xl, xh, _R3, _R4, w[i], w[i + 1])
         i += 2
