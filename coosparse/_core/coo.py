@@ -16,13 +16,12 @@ import numpy as np
 from .._kernels.backend import array_namespace, device_of, is_device_array, is_device_array_type, writeable
 from . import dtypes as _dtypes
 from . import fill as _fill
-from .device import to_device
 from .companions import CompanionsMixin
+from .device import to_device
 from .dispatch import OPERATIONS, DenseConversionError, array_function, check_api_version, is_foreign_type
 from .flags import verify_flags
 from .operators import OperatorsMixin
 from .shapes import as_shape, prod
-
 
 
 class COO(OperatorsMixin, CompanionsMixin):
