@@ -120,7 +120,10 @@ class CompanionsMixin:
         CPU, docs/linalg.md); ``("row_segments", 1, nrows)``: (non-empty rows,
         their entries' starts) of the row pointer (row reductions and SpMV on the
         CPU; two empty arrays when no row is empty); ``("row numbers", nrows)``: every
-        row number, the index row of the row reductions' results when no row is empty; ``("column order",)``: an empty
+        row number, the index row of the row reductions' results when no row is empty; ``("column
+        numbering", ncols)``: (numbers of the entries' columns, number of each column, [count]) of a
+        2-D mask, its named columns in first-entry order (SDDMM on the CPU, docs/linalg.md);
+        ``("column order",)``: an empty
         array marking a 2-D transpose of a coalesced matrix (coalesce then skips
         proving its order). A companion is an array or a tuple of arrays.
         """

@@ -309,13 +309,18 @@ dense_transpose    (a[K, N], any strides, out=None) -> [N, K] C-contiguous:
                    a.T copied (Numba: in cache-sized tiles, in parallel
                    parts; CUDA: CuPy's copy), into out when given (C-contiguous
                    [N, K] of a's dtype, not overlapping a). Sync-free
-sampled_transpose  (a[K, N], cols int64[n], out=None, cols_out=None) -> (out,
-                   cols2[n], m): the m distinct columns of a in [0, N) that
-                   cols names, numbered in the order of their first entry,
-                   copied as out's rows 0..m-1 (rows m.. untouched); cols2[e]
-                   the number of cols[e], -1 outside [0, N) (int32 below 2**31
-                   columns, else int64; into cols_out when given). Host: m a
-                   Python int
+number_columns     (cols int64[n], ncols, cols_out=None) -> (cols2[n],
+                   rowmap[ncols], m): the m distinct columns in [0, ncols)
+                   that cols names, numbered in the order of their first
+                   entry; cols2[e] the number of cols[e], -1 outside [0,
+                   ncols); rowmap[c] the number of column c, -1 when unnamed
+                   (int32 below 2**31 columns, else int64; cols2 into
+                   cols_out when given). Host: m a Python int
+sampled_transpose  (a[K, N], cols int64[n], out=None, cols_out=None,
+                   numbering=None) -> (out, cols2[n], m): number_columns(cols,
+                   N, cols_out), or ``numbering`` (its result for these cols,
+                   kept from an earlier call), and the m numbered columns of
+                   a copied as out's rows 0..m-1 (rows m.. untouched)
 ---- spgemm ------------------------------------------------------------------
 spgemm             (a_offsets int64[R+1], a_rows int64[R] | None, a_perm |
                    None, a_cols int64[na], a_values, b_offsets int64[K+1],
@@ -360,7 +365,7 @@ KERNEL_FAMILIES = {
     "indexing": ("mask_positions", "search_ranges", "expand_ranges", "take_ranges", "take_rows"),
     "join": ("merge_take", "counting_take", "join_rows"),
     "linalg": ("row_offsets", "spmm", "spmm_unsorted", "dense_spmm", "sddmm", "dense_transpose",
-               "sampled_transpose"),
+               "number_columns", "sampled_transpose"),
     "spgemm": ("spgemm",),
     "files": ("crc32", "widen_indices"),
 }

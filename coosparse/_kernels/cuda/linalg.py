@@ -222,15 +222,14 @@ class LinalgRows:
         out[...] = a.T
         return out
 
-    def sampled_transpose(self, a, cols, out=None, cols_out=None):
-        """(out, cols2, m): the Numba row's numbering (distinct columns in the order of their first
-        entry) by a stable sort of the columns, then CuPy's copy of those columns. Syncs (m)."""
+    def number_columns(self, cols, ncols, cols_out=None):
+        """(cols2, rowmap, m): the Numba row's numbering (distinct columns in the order of their
+        first entry) by a stable sort of the columns. Syncs (m)."""
         xp = self.xp
         cols = self._c(cols, np.int64)
-        kk, nn = a.shape
+        nn = int(ncols)
         n = cols.shape[0]
-        if out is None:
-            out = xp.empty((nn, kk), dtype=a.dtype)
+        dtype = np.int32 if nn < 2**31 else np.int64
         key = xp.where((cols >= 0) & (cols < nn), cols, nn)
         order = xp.argsort(key, kind="stable")
         sk = key[order]
@@ -243,9 +242,23 @@ class LinalgRows:
         by_first = xp.argsort(xp.where(valid, firsts, n))
         rank[by_first] = xp.arange(firsts.shape[0])
         m = int(valid.sum())
-        dtype = np.int32 if nn < 2**31 else np.int64
         cols2 = xp.empty(n, dtype=dtype) if cols_out is None else cols_out
         cols2[order] = xp.where(valid[group], rank[group], -1).astype(dtype)
+        rowmap = xp.full(nn, -1, dtype=dtype)
+        rowmap[sk[start][valid]] = rank[valid].astype(dtype)
+        return cols2, rowmap, m
+
+    def sampled_transpose(self, a, cols, out=None, cols_out=None, numbering=None):
+        """(out, cols2, m): number_columns (or ``numbering``, its result kept from an earlier
+        call), then CuPy's copy of the numbered columns. Syncs (m)."""
+        xp = self.xp
+        kk, nn = a.shape
+        if out is None:
+            out = xp.empty((nn, kk), dtype=a.dtype)
+        cols2, rowmap, m = self.number_columns(cols, nn, cols_out) if numbering is None else numbering
         if m:
-            out[:m] = a[:, sk[start][by_first[:m]]].T
+            named = xp.nonzero(rowmap >= 0)[0]
+            by_number = xp.empty(m, dtype=np.int64)
+            by_number[rowmap[named]] = named  # the columns in the order of their numbers
+            out[:m] = a[:, by_number].T
         return out, cols2, m

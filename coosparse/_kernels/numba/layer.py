@@ -712,11 +712,8 @@ def dense_spmm(dense, batch_base, rows_per_batch, batch_offsets, perm, krow, col
 
 
 def sddmm(rows, row_stride, cols, col_stride, x, x_inner, y, y_inner, k, row_bound=None, col_bound=None):
-    """Dot products of x rows and y columns at the entries (eight fixed lanes each).
-
-    ``rows`` must lie in [0, row_bound) and ``cols`` in [0, col_bound) (None: 2**63, i.e.
-    only negative values refused; addresses then come from a checked ``linear_index``).
-    """
+    """Dot products of x rows and y columns at the entries (eight fixed lanes each). ``rows`` must lie
+    in [0, row_bound) and ``cols`` in [0, col_bound) (None: 2**63, i.e. only negatives refused)."""
     out, flags = _la.sddmm(rows, row_stride, _bound(row_bound), cols, col_stride, _bound(col_bound), x, x_inner,
                            y, y_inner, k, _nthreads())
     _raise_linalg_flags(flags)
@@ -728,10 +725,14 @@ def dense_transpose(a, out=None):
     return _la.dense_transpose(a, _nthreads(), out)
 
 
-def sampled_transpose(a, cols, out=None, cols_out=None):
-    """(out, cols2, m): the columns of 2-D ``a`` that ``cols`` names as out's first m rows, in the
-    order of their first entry; cols2[e] the row of cols[e] (-1 outside [0, N))."""
-    return _la.sampled_transpose(a, cols, _nthreads(), out, cols_out)
+def number_columns(cols, ncols, cols_out=None):
+    """(cols2, rowmap, m): the distinct columns ``cols`` names in [0, ncols), in first-entry order."""
+    return _la.number_columns(cols, int(ncols), cols_out)
+
+
+def sampled_transpose(a, cols, out=None, cols_out=None, numbering=None):
+    """(out, cols2, m): ``number_columns`` (or ``numbering``), the numbered columns as out's rows."""
+    return _la.sampled_transpose(a, cols, _nthreads(), out, cols_out, numbering)
 
 
 def _bound(b):

@@ -44,7 +44,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from .parts import nparts_for, prefetch_lines
-from .transpose import dense_transpose, sampled_transpose  # noqa: F401 (the linalg family's rows)
+from .transpose import dense_transpose, number_columns, sampled_transpose  # noqa: F401 (the linalg family's rows)
 from .threads import SERIAL_BELOW, run_parts
 
 # up to this many threads, unsorted SpMM scans all row indices once per thread (no sort); beyond,

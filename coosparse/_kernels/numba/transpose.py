@@ -274,19 +274,29 @@ def _stream_ok(a, out):
     return _rows_ok(a, out) and a.itemsize == 8 and out.ctypes.data % 64 == 0 and out.strides[0] % 64 == 0
 
 
-def sampled_transpose(a, cols, nthreads, out=None, cols_out=None):
+def number_columns(cols, nn, cols_out=None):
+    """(cols2, rowmap, m): the m distinct columns in [0, nn) that ``cols`` names, numbered in the
+    order of their first entry; cols2[e] the number of cols[e] (-1 outside [0, nn); int32 below
+    2**31 columns, into ``cols_out`` when given), rowmap[c] the number of column c (-1: unnamed).
+    One serial pass: a number depends on the entries before it."""
+    rowmap = np.full(nn, -1, dtype=np.int32 if nn < 2**31 else np.int64)
+    cols2 = np.empty(cols.shape[0], dtype=rowmap.dtype) if cols_out is None else cols_out
+    return cols2, rowmap, int(_number_first(cols, nn, rowmap, cols2))
+
+
+def sampled_transpose(a, cols, nthreads, out=None, cols_out=None, numbering=None):
     """(out, cols2, m): the columns of 2-D ``a`` that ``cols`` names, as rows 0..m-1 of ``out``
     (C-contiguous [N, K] of a's dtype, not overlapping ``a``; rows m.. untouched) in the order of
-    their first entry, and cols2 (int32 below 2**31 columns; written into ``cols_out`` when given)
-    the row of each entry's column, -1 for a column outside [0, N). SDDMM reads only these rows: a graph's mask names part of the columns (59% for the
-    R-MAT graph), so fewer lines are written, and the rows it gathers at random are packed
-    together in the order it first needs them (its products 49 -> 42 ms on one thread)."""
+    their first entry, and cols2 (``number_columns``) the row of each entry's column, -1 for a
+    column outside [0, N). ``numbering``: number_columns' result for these ``cols``, kept from an
+    earlier call (the mask's companion), so the pass is not run again. SDDMM reads only these
+    rows: a graph's mask names part of the columns (59% for the R-MAT graph), so fewer lines are
+    written, and the rows it gathers at random are packed together in the order it first needs
+    them (its products 49 -> 42 ms on one thread)."""
     kk, nn = a.shape
     if out is None:
         out = np.empty((nn, kk), dtype=a.dtype)
-    rowmap = np.full(nn, -1, dtype=np.int32 if nn < 2**31 else np.int64)
-    cols2 = np.empty(cols.shape[0], dtype=rowmap.dtype) if cols_out is None else cols_out
-    m = int(_number_first(cols, nn, rowmap, cols2))
+    cols2, rowmap, m = number_columns(cols, nn, cols_out) if numbering is None else numbering
     if m:
         kernel = _transpose_map_part
         if _rows_ok(a, out):

@@ -404,7 +404,9 @@ def sampled_matmul(mask, x, y):
     try:
         if x2.shape[-1] == 0:  # no product reads the indices: check them here (the result keeps them)
             check_indices(m.indices, m.shape)
-        values = sddmm_rows(be, rows, m.nnz, x2, y2, len(batch), dtype)
+        # with a 2-D y the last index row is the mask's own: its numbering can be kept with the mask
+        owner = m if y.ndim >= 2 else None
+        values = sddmm_rows(be, rows, m.nnz, x2, y2, len(batch), dtype, columns_of=owner)
     except IndexError:
         name_bad_index("sampled_matmul", mask)
         raise
@@ -412,8 +414,11 @@ def sampled_matmul(mask, x, y):
                sorted=mask.is_sorted, unique=mask.is_unique, check=False)
 
 
-def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
+def sddmm_rows(be, rows, n, x, y, nbatch, dtype, columns_of=None):
     """Values of ``x @ y`` at ``n`` entries given by index rows (batch..., m, j) of the product.
+
+    ``columns_of``: the COO whose last index row ``rows[-1]`` is (a 2-D mask), which then keeps
+    the numbering of its named columns (below) as a companion for the next call.
 
     ``x`` is (..., M, K) and ``y`` (..., K, N), any strides (transposed or
     conjugated views included); their batch dimensions broadcast to the
@@ -455,9 +460,9 @@ def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
                 # fewer rows copied, and the rows gathered at random lie closer together (real and
                 # integer items, copied by vector blocks; complex keeps the plain copy)
                 yt = scratch.take((ya.shape[1], ya.shape[0]), ya.dtype)
-                cols = scratch.take(n, np.int32 if ya.shape[1] < 2**31 else np.int64)
-                taken += [yt, cols]
-                yt, cols, m = be.sampled_transpose(ya, rows[1], yt, cols)
+                taken.append(yt)
+                yt, cols, m = be.sampled_transpose(ya, rows[1], yt, numbering=_numbering(be, rows[1], ya.shape[1],
+                                                                                          columns_of, taken))
                 rows = [rows[0], cols]
                 ya = yt[:max(m, 1)].T  # m == 0: every column is bad and nothing is read
             else:
@@ -467,6 +472,27 @@ def sddmm_rows(be, rows, n, x, y, nbatch, dtype):
     finally:
         for t in taken:  # the values are in a new array: nothing reads the copies any more
             scratch.give(t)
+
+
+def _numbering(be, cols, ncols, owner, taken):
+    """``number_columns`` of a mask's column row: kept with the mask (``owner``; an immutable
+    array, so the numbers stay valid: a repeated product with one pattern skips the serial pass,
+    ~2 ms of a 2M-entry call) or, without one, into scratch memory given back after the call."""
+    if owner is None:
+        out = scratch.take(cols.shape[0], np.int32 if ncols < 2**31 else np.int64)
+        taken.append(out)
+        return be.number_columns(cols, ncols, out)
+    cols2, rowmap, m = owner._companion(COLUMN_NUMBERING + (ncols,), lambda b: _kept_numbering(b, cols, ncols))
+    return cols2, rowmap, int(m[0])
+
+
+COLUMN_NUMBERING = ("column numbering",)
+"""Companion key (with the column count) of a 2-D mask's SDDMM numbering: (cols2, rowmap, [m])."""
+
+
+def _kept_numbering(be, cols, ncols):
+    cols2, rowmap, m = be.number_columns(cols, ncols)
+    return cols2, rowmap, np.array([m], dtype=np.int64)  # a companion holds arrays only
 
 
 def _sddmm_flat(be, rows, nbatch, xa, ya, k, dtype):

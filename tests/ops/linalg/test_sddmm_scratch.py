@@ -7,6 +7,7 @@ import pytest
 
 import coosparse
 from coosparse import COO
+from coosparse._kernels.numba import layer as nb_layer
 from coosparse._kernels.numba import transpose as tr
 from coosparse._kernels import scratch
 from coosparse.ops.linalg import products
@@ -43,8 +44,10 @@ def test_sampled_matmul_through_scratch(pool, backend, ncols, named_from, monkey
             assert got.values.tobytes() == want.tobytes()
         np.testing.assert_allclose(want, (x @ y)[tuple(mask.indices)], rtol=1e-12, atol=1e-12)
         if backend.device == "cpu":
-            # all copies given back (x's, y's, and the numbers of y's named columns)
-            assert len(pool._free) == (3 if named_from == 0 else 2)
+            # both copies given back (x's and y's); the numbers of y's named columns stay with the mask
+            assert len(pool._free) == 2
+            kept = m._cached_companion(products.COLUMN_NUMBERING + (ncols,))
+            assert (kept is not None) == (named_from == 0)
 
 
 @pytest.mark.parametrize("named_from", [0, None])
@@ -57,8 +60,7 @@ def test_scratch_given_back_on_error(pool, named_from, monkeypatch):
     x, y = np.ones((3, 64)), np.ones((64, 300))
     with pytest.raises(IndexError):
         coosparse.sampled_matmul(mask, x, y)
-    numbers = 400 * 4 + pool.ALIGN if named_from == 0 else 0  # (int32 numbers of the named columns)
-    assert pool.kept_bytes() == 300 * 64 * 8 + pool.ALIGN + numbers
+    assert pool.kept_bytes() == 300 * 64 * 8 + pool.ALIGN  # y's copy (the numbers stay with the mask)
 
 
 def test_sampled_matmul_threads_never_share_scratch(pool):
@@ -209,3 +211,38 @@ def test_named_columns_route_taken_from_its_threshold(monkeypatch):
         assert calls == [route]
         assert got.tobytes() == coosparse.sampled_matmul(mask, x.astype(dtype),
                                                          np.asfortranarray(y.astype(dtype))).values.tobytes()
+
+
+def test_column_numbering_kept_with_the_mask(pool, monkeypatch):
+    """A 2-D mask keeps the numbering of the columns it names (first-entry order): the next product
+    with that mask skips the pass; it is counted in nbytes and dropped with the companions. A
+    strided 1-D y (no mask row to keep it with) numbers into scratch, given back."""
+    monkeypatch.setattr(products, "SAMPLED_COLUMNS_FROM", 0)
+    counted = []
+    real = nb_layer.number_columns
+    monkeypatch.setattr(nb_layer, "number_columns", lambda *a: counted.append(1) or real(*a))
+    rng = np.random.default_rng(21)
+    mask = COO(np.stack([rng.integers(0, 40, 900), rng.integers(0, 300, 900)]), np.ones(900), (40, 300))
+    before = mask.nbytes
+    x = rng.standard_normal((40, 16))
+    for _ in range(3):
+        y = rng.standard_normal((16, 300))
+        got = coosparse.sampled_matmul(mask, x, y)
+        want = coosparse.sampled_matmul(mask, x, np.asfortranarray(y))  # unit-stride columns: no copy
+        assert got.values.tobytes() == want.values.tobytes()
+    assert len(counted) == 1
+    cols2, rowmap, m = mask._cached_companion(products.COLUMN_NUMBERING + (300,))
+    named = np.unique(mask.indices[1])
+    assert int(m[0]) == named.shape[0] and (rowmap >= 0).sum() == named.shape[0]
+    np.testing.assert_array_equal(cols2, rowmap[mask.indices[1]])
+    assert mask.nbytes == before + cols2.nbytes + rowmap.nbytes + m.nbytes
+    mask.drop_companions()
+    coosparse.sampled_matmul(mask, x, y)
+    assert len(counted) == 2
+    # a 1-D y read with a stride: its column row is zeros, not the mask's; numbers into scratch
+    v = COO(np.stack([rng.integers(0, 40, 900)]), np.ones(900), (40,))
+    yv = rng.standard_normal(32)[::2]
+    got = coosparse.sampled_matmul(v, x, yv)
+    np.testing.assert_allclose(got.values, (x @ yv)[v.indices[0]], rtol=1e-12)
+    assert len(counted) == 3 and not v.__dict__.get("_companions")
+    assert len(pool._free) == 2  # y's copy and the numbers, given back
