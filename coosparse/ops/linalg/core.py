@@ -410,6 +410,7 @@ def _cached_offsets(be, source, lead, nrows, compute):
 # + 8 value, the row pointer aside) instead of 16 (measured 1.25-1.33x on the R-MAT graph's SpMV);
 # one pass to build, 4 bytes per entry kept. SpMM uses the copy when it is there but does not build
 # it: with 64 dense values read per entry, 4 bytes fewer measured within the noise
+# (24-bit and 16-bit-per-block copies measured no faster in the benchmark's regime: not bound by bytes)
 NARROW_COLUMNS_MIN = 1 << 16
 _INT32_BOUND = 2**31
 
