@@ -21,7 +21,7 @@ import numpy as np
 
 from ..bounds import raise_out_of_bounds
 from .intersect import _lower_bound
-from .parts import lower_bound, part_range, prefetch_write, store_fence, stream_store
+from .parts import lower_bound, part_range, prefetch_l2, store_fence, stream_store
 from .sort import hist_part
 from .threads import run_parts
 
@@ -275,8 +275,8 @@ DIRECT_MIN_ENTRIES = 1 << 16
 DIRECT_MAX_KEYS = 1 << 18
 """Keys up to 2**18: a part's table of next slots (4 B per key) stays in its core's L2 cache."""
 DIRECT_PREFETCH = 64
-"""Entries ahead whose two slots the scatter fetches for writing: a slot's line is rarely in cache
-(one line per key and array, 16 MB at 2**17 keys)."""
+"""Entries ahead whose two slots the scatter fetches into L2 (``prefetch_l2``): a slot's line is
+rarely in cache (one line per key and array, 16 MB at 2**17 keys)."""
 DIRECT_SLOTS32_BELOW = 1 << 32
 """Below this many entries the slot table holds uint32 (half the cache lines of int64)."""
 
@@ -292,8 +292,8 @@ def direct_scatter_part(t, nparts, keys, other, vals, pos, out_other, out_vals):
     for i in range(lo, ahead):
         # the slot of the entry DIRECT_PREFETCH on (stale if its key repeats before: a hint only)
         f = np.uint64(p[keys[i + DIRECT_PREFETCH]])
-        prefetch_write(out_other, f)
-        prefetch_write(out_vals, f)
+        prefetch_l2(out_other, f)
+        prefetch_l2(out_vals, f)
         k = keys[i]
         q = p[k]
         p[k] = q + 1
