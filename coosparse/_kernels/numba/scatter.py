@@ -33,10 +33,15 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .parts import prefetch_l2
 from .threads import run_parts
 
 # below this many entries the destination-partitioned loops run serially
 PARALLEL_MIN = 1 << 15
+# the loops fetch the target line of the entry this many ahead into L2 (when their part owns it): an
+# entry's element is a random line of the target (to_dense of 2M entries into 4096^2 float64: 51 ->
+# 44 ms, one process, medians of 15; 32-128 ahead alike)
+SCATTER_PREFETCH = 64
 
 
 # ---------------------------------------------------------------- COO -> dense
@@ -55,7 +60,16 @@ def _scatter_add_part(t, nparts, target, addresses, values, inner, lo, step, hi,
             if a >= a0 and a < a1:
                 for c in range(k):
                     target[a + inner[c]] = z
-    for i in range(n):
+    ahead = n - SCATTER_PREFETCH if n > SCATTER_PREFETCH else 0
+    for i in range(ahead):
+        b = addresses[i + SCATTER_PREFETCH]
+        if b >= a0 and b < a1:
+            prefetch_l2(target, np.uint64(b))
+        a = addresses[i]
+        if a >= a0 and a < a1:
+            for c in range(k):
+                target[a + inner[c]] += values[i, c]
+    for i in range(ahead, n):
         a = addresses[i]
         if a >= a0 and a < a1:
             for c in range(k):
@@ -69,7 +83,16 @@ def _scatter_set_part(t, nparts, target, addresses, values, inner, lo, step, hi)
     a1 = a1 if a1 < hi else hi  # not min(): Numba compiles min() on integers as a function of its own
     n = addresses.shape[0]
     k = inner.shape[0]
-    for i in range(n):
+    ahead = n - SCATTER_PREFETCH if n > SCATTER_PREFETCH else 0
+    for i in range(ahead):
+        b = addresses[i + SCATTER_PREFETCH]
+        if b >= a0 and b < a1:
+            prefetch_l2(target, np.uint64(b))
+        a = addresses[i]
+        if a >= a0 and a < a1:
+            for c in range(k):
+                target[a + inner[c]] = values[i, c]
+    for i in range(ahead, n):
         a = addresses[i]
         if a >= a0 and a < a1:
             for c in range(k):
