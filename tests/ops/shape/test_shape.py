@@ -147,6 +147,26 @@ def test_transpose_copies_its_index_rows_at_their_first_read(backend, shape):
     assert_coo(backend.get(t), reference(src).T)
 
 
+@pytest.mark.parametrize("bad", [5000, -3])
+def test_transpose_coalesce_of_a_bad_column_raises(backend, bad):
+    """A check=False matrix with a column outside its shape: ``a.T.coalesce()`` (the rows read
+    where they lie) names it in an IndexError and leaves the source as it was."""
+    rng = np.random.default_rng(9)
+    n = 100_000  # the direct counting sort's size
+    idx = np.unique(rng.integers(0, 10**6, n))
+    idx = np.stack([idx // 1000, idx % 1000])
+    pos = idx.shape[1] // 2
+    idx[1, pos] = bad
+    before = idx.copy()
+    a = backend.put(COO(idx, np.ones(idx.shape[1]), (1000, 1000), sorted=True, unique=True, check=False))
+    # (a GPU kernel reports through its error word, which names no position)
+    message = f"index {bad} at position {pos}" if backend.device == "cpu" else "out of bounds"
+    with pytest.raises(IndexError, match=message):
+        a.T.coalesce()
+        backend.check_errors()
+    np.testing.assert_array_equal(backend.get(a).indices, before)
+
+
 def test_transpose_rows_copied_once_across_threads():
     """Threads reading a fresh transpose's indices at once all get the same (one) copy."""
     import concurrent.futures
