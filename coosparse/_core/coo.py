@@ -315,16 +315,9 @@ class COO(OperatorsMixin, CompanionsMixin):
         an operation that takes strided rows (coalesce's counting sort) reads without the copy.
         ``.indices`` is still C-contiguous int64 (copied at its first use, then kept)."""
         view = source[::-1]
-        if view.flags.c_contiguous:  # one row, or no entry
-            return cls._trusted(view, values, shape, sorted, unique, fill_value)
-        self = object.__new__(cls)
-        self._index_view = _frozen(view)
-        self._values = _frozen(values)
-        self._shape = shape
-        nnz = values.shape[0]
-        self._sorted = bool(sorted) or nnz <= 1
-        self._unique = bool(unique) or nnz <= 1
-        self._fill = fill_value
+        self = cls._trusted(view, values, shape, sorted, unique, fill_value)
+        if not view.flags.c_contiguous:  # (one row, or no entry: the view is the stored form)
+            self._index_view = self.__dict__.pop("_indices")  # __getattr__ copies it at the first read
         return self
 
     def __getattr__(self, name):
