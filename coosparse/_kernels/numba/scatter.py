@@ -45,6 +45,16 @@ SCATTER_PREFETCH = 64
 
 
 # ---------------------------------------------------------------- COO -> dense
+@nb.njit(cache=True, nogil=True, inline="always")
+def _fetch_ahead(target, addresses, i, n, a0, a1):
+    """Fetch into L2 the target line of the entry SCATTER_PREFETCH after i (the last entry near the
+    end: a hint again, harmless) when this part, [a0, a1), owns it."""
+    f = i + SCATTER_PREFETCH
+    b = addresses[f if f < n else n - 1]
+    if b >= a0 and b < a1:
+        prefetch_l2(target, np.uint64(b))
+
+
 # add and set stay two loops: one shared loop would test its op flag per element
 @nb.njit(cache=True, nogil=True)
 def _scatter_add_part(t, nparts, target, addresses, values, inner, lo, step, hi, ident, replace):
@@ -60,16 +70,8 @@ def _scatter_add_part(t, nparts, target, addresses, values, inner, lo, step, hi,
             if a >= a0 and a < a1:
                 for c in range(k):
                     target[a + inner[c]] = z
-    ahead = n - SCATTER_PREFETCH if n > SCATTER_PREFETCH else 0
-    for i in range(ahead):
-        b = addresses[i + SCATTER_PREFETCH]
-        if b >= a0 and b < a1:
-            prefetch_l2(target, np.uint64(b))
-        a = addresses[i]
-        if a >= a0 and a < a1:
-            for c in range(k):
-                target[a + inner[c]] += values[i, c]
-    for i in range(ahead, n):
+    for i in range(n):
+        _fetch_ahead(target, addresses, i, n, a0, a1)
         a = addresses[i]
         if a >= a0 and a < a1:
             for c in range(k):
@@ -83,16 +85,8 @@ def _scatter_set_part(t, nparts, target, addresses, values, inner, lo, step, hi)
     a1 = a1 if a1 < hi else hi  # not min(): Numba compiles min() on integers as a function of its own
     n = addresses.shape[0]
     k = inner.shape[0]
-    ahead = n - SCATTER_PREFETCH if n > SCATTER_PREFETCH else 0
-    for i in range(ahead):
-        b = addresses[i + SCATTER_PREFETCH]
-        if b >= a0 and b < a1:
-            prefetch_l2(target, np.uint64(b))
-        a = addresses[i]
-        if a >= a0 and a < a1:
-            for c in range(k):
-                target[a + inner[c]] = values[i, c]
-    for i in range(ahead, n):
+    for i in range(n):
+        _fetch_ahead(target, addresses, i, n, a0, a1)
         a = addresses[i]
         if a >= a0 and a < a1:
             for c in range(k):
