@@ -316,11 +316,11 @@ number_columns     (cols int64[n], ncols, cols_out=None) -> (cols2[n],
                    ncols); rowmap[c] the number of column c, -1 when unnamed
                    (int32 below 2**31 columns, else int64; cols2 into
                    cols_out when given). Host: m a Python int
-sampled_transpose  (a[K, N], cols int64[n], out=None, cols_out=None,
-                   numbering=None) -> (out, cols2[n], m): number_columns(cols,
-                   N, cols_out), or ``numbering`` (its result for these cols,
-                   kept from an earlier call), and the m numbered columns of
-                   a copied as out's rows 0..m-1 (rows m.. untouched)
+sampled_transpose  (a[K, N], cols int64[n], out=None, numbering=None) -> (out,
+                   cols2[n], m): number_columns(cols, N), or ``numbering``
+                   (its result for these cols, kept from an earlier call, or
+                   numbered into scratch), and the m numbered columns of a
+                   copied as out's rows 0..m-1 (rows m.. untouched)
 ---- spgemm ------------------------------------------------------------------
 spgemm             (a_offsets int64[R+1], a_rows int64[R] | None, a_perm |
                    None, a_cols int64[na], a_values, b_offsets int64[K+1],

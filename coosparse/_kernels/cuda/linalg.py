@@ -248,14 +248,14 @@ class LinalgRows:
         rowmap[sk[start][valid]] = rank[valid].astype(dtype)
         return cols2, rowmap, m
 
-    def sampled_transpose(self, a, cols, out=None, cols_out=None, numbering=None):
+    def sampled_transpose(self, a, cols, out=None, numbering=None):
         """(out, cols2, m): number_columns (or ``numbering``, its result kept from an earlier
         call), then CuPy's copy of the numbered columns. Syncs (m)."""
         xp = self.xp
         kk, nn = a.shape
         if out is None:
             out = xp.empty((nn, kk), dtype=a.dtype)
-        cols2, rowmap, m = self.number_columns(cols, nn, cols_out) if numbering is None else numbering
+        cols2, rowmap, m = self.number_columns(cols, nn) if numbering is None else numbering
         if m:
             named = xp.nonzero(rowmap >= 0)[0]
             by_number = xp.empty(m, dtype=np.int64)

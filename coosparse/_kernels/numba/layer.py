@@ -730,9 +730,9 @@ def number_columns(cols, ncols, cols_out=None):
     return _la.number_columns(cols, int(ncols), cols_out)
 
 
-def sampled_transpose(a, cols, out=None, cols_out=None, numbering=None):
+def sampled_transpose(a, cols, out=None, numbering=None):
     """(out, cols2, m): ``number_columns`` (or ``numbering``), the numbered columns as out's rows."""
-    return _la.sampled_transpose(a, cols, _nthreads(), out, cols_out, numbering)
+    return _la.sampled_transpose(a, cols, _nthreads(), out, numbering)
 
 
 def _bound(b):

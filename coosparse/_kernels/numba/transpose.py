@@ -284,7 +284,7 @@ def number_columns(cols, nn, cols_out=None):
     return cols2, rowmap, int(_number_first(cols, nn, rowmap, cols2))
 
 
-def sampled_transpose(a, cols, nthreads, out=None, cols_out=None, numbering=None):
+def sampled_transpose(a, cols, nthreads, out=None, numbering=None):
     """(out, cols2, m): the columns of 2-D ``a`` that ``cols`` names, as rows 0..m-1 of ``out``
     (C-contiguous [N, K] of a's dtype, not overlapping ``a``; rows m.. untouched) in the order of
     their first entry, and cols2 (``number_columns``) the row of each entry's column, -1 for a
@@ -296,7 +296,7 @@ def sampled_transpose(a, cols, nthreads, out=None, cols_out=None, numbering=None
     kk, nn = a.shape
     if out is None:
         out = np.empty((nn, kk), dtype=a.dtype)
-    cols2, rowmap, m = number_columns(cols, nn, cols_out) if numbering is None else numbering
+    cols2, rowmap, m = number_columns(cols, nn) if numbering is None else numbering
     if m:
         kernel = _transpose_map_part
         if _rows_ok(a, out):
