@@ -20,6 +20,14 @@ def _matrix(n, nrows, k, seed=0):
     return rows, cols, rng.standard_normal(n)
 
 
+def _spoiled(first, first_size, second, second_size, in_first, negative, w):
+    """Copies of two index rows, entry ``w`` of one of them (``in_first``) made -1 or its size."""
+    first, second = first.copy(), second.copy()
+    row, size = (first, first_size) if in_first else (second, second_size)
+    row[w] = -1 if negative else size
+    return first, second
+
+
 def _where(n):
     return (0, n // 3, n - 1)
 
@@ -59,11 +67,7 @@ def test_spmm_unsorted_bad_index_raises_wherever_it_lies(n, nrows, bad):
     np.add.at(ref, rows, vals[:, None] * x[cols])
     np.testing.assert_allclose(nb.spmm_unsorted(rows, cols, vals, x, nrows, 1, None), ref, rtol=1e-12, atol=1e-12)
     for w in _where(n):
-        r, c = rows.copy(), cols.copy()
-        if bad.endswith("row"):
-            r[w] = -1 if bad.startswith("negative") else nrows
-        else:
-            c[w] = -1 if bad.startswith("negative") else k
+        r, c = _spoiled(rows, nrows, cols, k, bad.endswith("row"), bad.startswith("negative"), w)
         _, flags = la.spmm_unsorted(r, c, vals, x, nrows, nrows + 1, np.zeros(1, np.int64), k, 4)
         assert flags[:, 0].any() and (flags.shape[0] > 1) == (n > 1000)
         with pytest.raises(IndexError):
@@ -83,11 +87,7 @@ def test_dense_spmm_bad_index_raises_wherever_it_lies(m, bad):
                                rtol=1e-12, atol=1e-12)
     boff, base = np.array([0, n], np.int64), np.zeros(1, np.int64)
     for w in _where(n):
-        kr, c = krow.copy(), cols.copy()
-        if bad.endswith("krow"):
-            kr[w] = -1 if bad.startswith("negative") else k
-        else:
-            c[w] = -1 if bad.startswith("negative") else ncols
+        kr, c = _spoiled(krow, k, cols, ncols, bad.endswith("krow"), bad.startswith("negative"), w)
         _, flags = la.dense_spmm(d, base, m, boff, None, kr, c, vals, ncols, 4)
         assert flags.shape[0] > 1 and flags[:, 0].any()
         with pytest.raises(IndexError):
