@@ -167,7 +167,14 @@ def _implicit(g, vals, fill, op):
         m = g.bcast(g.missing(W if W.kind != "c" else vals.real.dtype), vals)
         return xp.where(mk, vals + _times(m, fill, W), vals)
     if op == "prod":
-        return xp.where(mk, vals * g.bcast(_fill_power(g, fill, W), vals), vals)
+        p = g.bcast(_fill_power(g, fill, W), vals)
+        if W.kind != "f" or not np.isfinite(fill):
+            return xp.where(mk, vals * p, vals)
+        # a finite fill's power that overflows is still a finite number: times a stored ±0 it is an
+        # exact ±0 (the signs multiplied), not inf * 0 = NaN
+        with np.errstate(invalid="ignore"):
+            r = xp.where((vals == 0) & xp.isinf(p), vals * xp.sign(p), vals * p)
+        return xp.where(mk, r, vals)
     f = {"max": xp.maximum, "min": xp.minimum, "any": xp.logical_or, "all": xp.logical_and}[op]
     return xp.where(mk, f(vals, fill), vals)
 

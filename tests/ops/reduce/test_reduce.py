@@ -147,6 +147,13 @@ def test_reduction_matches_numpy(backend, strategy, op, data):
     r, exp = res
     if op in ("mean", "nanmean") and a.dtype == np.float16:
         exp = np.asarray(exp).astype(np.float16)  # NumPy: float16 mean in float16
+    if op in ("prod", "nanprod") and a.dtype.kind == "f" and np.isnan(exp).any():
+        # NumPy's running product can overflow to inf before it meets a zero, and gives NaN; where no
+        # element is NaN or infinite the exact product there is a zero (ours), signed by the factors
+        finite = np.isfinite(d).all(axis=axis, keepdims=keepdims) if op == "prod" else ~np.isinf(d).any(
+            axis=axis, keepdims=keepdims)
+        negative = np.sum(np.signbit(d) & ~np.isnan(d), axis=axis, keepdims=keepdims) % 2 == 1
+        exp = np.where(np.isnan(exp) & finite, np.where(negative, -0.0, 0.0).astype(exp.dtype), exp)
     if op in ("prod", "nanprod") and a.dtype.kind == "c" and not np.isfinite(exp).all():
         # complex products that overflow: NaN or inf parts depend on the order of the products
         got = backend.get(r).to_dense()
@@ -267,6 +274,30 @@ def test_result_fill_is_the_reduction_of_the_fill():
     assert coosparse.count_nonzero(a, axis=1).fill_value == 4
     assert a.argmax(axis=1).fill_value == 0
     np.testing.assert_array_equal(a.sum(axis=1).to_dense(), [11.0, 8.0, 8.0])
+
+
+@pytest.mark.parametrize("dtype, n", [(np.float32, 300), (np.float64, 2000)])
+@pytest.mark.parametrize("fill", [1.5, -2.0, -1.5])
+def test_product_with_an_overflowing_fill_power_and_a_stored_zero_is_a_signed_zero(backend, dtype, fill, n):
+    # row 0: +0 and 1 stored, row 1: -0 stored, row 2: 3 stored, row 3 nothing; fill ** (n - 1 or 2) overflows
+    a = COO([[0, 0, 1, 2], [0, 1, 0, 0]], np.array([0.0, 1.0, -0.0, 3.0], dtype), (4, n), fill_value=fill)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "invalid value" warning for the zeros
+        got = backend.get(backend.put(a).prod(axis=1)).to("cpu").to_dense()
+    # the sign of fill ** k is negative for a negative fill and odd k
+    assert got[0] == 0 and np.signbit(got[0]) == (fill < 0 and (n - 2) % 2 == 1)
+    assert got[1] == 0 and np.signbit(got[1]) == (not (fill < 0 and (n - 1) % 2 == 1))
+    assert np.isinf(got[2]) and np.isinf(got[3])
+    assert np.signbit(got[2]) == (fill < 0 and (n - 1) % 2 == 1)
+    assert np.signbit(got[3]) == (fill < 0 and n % 2 == 1)
+
+
+def test_product_with_an_infinite_fill_and_a_stored_zero_stays_nan(backend):
+    a = COO([[0], [0]], np.array([0.0]), (1, 3), fill_value=np.inf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = backend.get(backend.put(a).prod(axis=1)).to("cpu").to_dense()
+        assert np.isnan(got[0]) and np.isnan(np.prod(a.to_dense(), axis=1)[0])
 
 
 def test_full_reduction_is_a_0d_coo():
