@@ -15,7 +15,7 @@ import numba as nb
 import numpy as np
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from .parts import nparts_for, store_fence
 from .threads import run_parts
@@ -27,9 +27,21 @@ TRANSPOSE_NUMPY_BELOW = 1 << 16
 _u = np.uint64
 
 
+def _out_row(rowmap, c):
+    """The output row of a's column c: c itself (``rowmap`` None), else rowmap[c] (negative: none)."""
+
+
+@overload(_out_row)
+def _out_row_impl(rowmap, c):
+    if isinstance(rowmap, types.NoneType):
+        return lambda rowmap, c: c
+    return lambda rowmap, c: rowmap[c]
+
+
 @nb.njit(cache=True, nogil=True)
-def _transpose_part(t, nparts, a, out):
-    """out[c, k] = a[k, c] for part t's blocks of TRANSPOSE_TILE columns, element by element."""
+def _transpose_part(t, nparts, a, out, rowmap):
+    """out[d, k] = a[k, c] for part t's blocks of TRANSPOSE_TILE columns c, element by element;
+    d = _out_row(rowmap, c): c, or the column's row in ``rowmap`` (a negative one: not copied)."""
     kk, nn = a.shape
     nblocks = (nn + TRANSPOSE_TILE - 1) // TRANSPOSE_TILE
     for b in range(nblocks * t // nparts, nblocks * (t + 1) // nparts):
@@ -38,8 +50,10 @@ def _transpose_part(t, nparts, a, out):
         for k0 in range(0, kk, 8):
             k1 = k0 + 8 if k0 + 8 < kk else kk
             for c in range(c0, c1):
-                for k in range(k0, k1):
-                    out[_u(c), _u(k)] = a[_u(k), _u(c)]
+                d = _out_row(rowmap, c)
+                if d >= 0:
+                    for k in range(k0, k1):
+                        out[_u(d), _u(k)] = a[_u(k), _u(c)]
 
 
 def _shuffle(builder, x, y, mask):
@@ -47,12 +61,12 @@ def _shuffle(builder, x, y, mask):
     return builder.shuffle_vector(x, y, llir.Constant(llir.VectorType(i32, 8), [i32(m) for m in mask]))
 
 
-def _block8_codegen(context, builder, sig, args, streaming, mapped=False):
-    aty, oty = sig.args[0], sig.args[3]
+def _block8_codegen(context, builder, sig, args, streaming):
+    aty, oty, mty = sig.args[0], sig.args[3], sig.args[4]
     arr = context.make_array(aty)(context, builder, args[0])
     dst = context.make_array(oty)(context, builder, args[3])
+    mapped = not isinstance(mty, types.NoneType)
     if mapped:  # column c goes to out's row rowmap[c], nowhere when that is negative
-        mty = sig.args[4]
         rowmap = context.make_array(mty)(context, builder, args[4])
     k0, c0 = args[1], args[2]
     i64 = llir.IntType(64)
@@ -97,53 +111,35 @@ def _store_col(context, builder, oty, dst, row, k0, col, vty, streaming, align):
         builder.store(col, builder.bitcast(p, vty.as_pointer()), align=align)
 
 
-
-def _block8_sig(a, k0, c0, out):
+def _block8_sig(a, k0, c0, out, rowmap):
     if not (isinstance(a.dtype, (types.Float, types.Integer)) and a.dtype == out.dtype
-            and isinstance(k0, types.Integer) and isinstance(c0, types.Integer)):
+            and isinstance(k0, types.Integer) and isinstance(c0, types.Integer)
+            and (isinstance(rowmap, types.NoneType)
+                 or (isinstance(rowmap, types.Array) and isinstance(rowmap.dtype, types.Integer)))):
         return None
-    return types.void(a, k0, c0, out)
+    return types.void(a, k0, c0, out, rowmap)
 
 
 @intrinsic
-def _block8(typingctx, a, k0, c0, out):
-    """out[c0 + j, k0 + i] = a[k0 + i, c0 + j] for i, j < 8: rows of ``a`` and ``out`` unit-stride
-    (the caller checks ``a``'s; ``out`` is C-contiguous), the block inside both."""
-    return _block8_sig(a, k0, c0, out), lambda c, b, sig, args: _block8_codegen(c, b, sig, args, False)
+def _block8(typingctx, a, k0, c0, out, rowmap):
+    """out[d, k0 + i] = a[k0 + i, c0 + j] for i, j < 8, d = _out_row(rowmap, c0 + j) (rowmap None:
+    the column itself; a negative row: not stored): rows of ``a`` and ``out`` unit-stride (the
+    caller checks ``a``'s; ``out`` is C-contiguous), the block inside both."""
+    return _block8_sig(a, k0, c0, out, rowmap), lambda c, b, sig, args: _block8_codegen(c, b, sig, args, False)
 
 
 @intrinsic
-def _block8_stream(typingctx, a, k0, c0, out):
+def _block8_stream(typingctx, a, k0, c0, out, rowmap):
     """_block8 with non-temporal stores: each of the eight stores must be a whole aligned cache
     line (64-byte items x 8, ``out`` 64-byte aligned with rows of a multiple of 64 bytes)."""
-    return _block8_sig(a, k0, c0, out), lambda c, b, sig, args: _block8_codegen(c, b, sig, args, True)
-
-
-@intrinsic
-def _block8_map(typingctx, a, k0, c0, out, rowmap):
-    """_block8 with column c0 + j stored in out's row rowmap[c0 + j] (skipped when negative)."""
-    sig = _block8_sig(a, k0, c0, out)
-    if sig is None or not isinstance(rowmap, types.Array) or not isinstance(rowmap.dtype, types.Integer):
-        return None
-    return types.void(a, k0, c0, out, rowmap), \
-        lambda c, b, sig, args: _block8_codegen(c, b, sig, args, False, mapped=True)
-
-
-@intrinsic
-def _block8_stream_map(typingctx, a, k0, c0, out, rowmap):
-    """_block8_stream with column c0 + j stored in out's row rowmap[c0 + j] (skipped when negative)."""
-    sig = _block8_sig(a, k0, c0, out)
-    if sig is None or not isinstance(rowmap, types.Array) or not isinstance(rowmap.dtype, types.Integer):
-        return None
-    return types.void(a, k0, c0, out, rowmap), \
-        lambda c, b, sig, args: _block8_codegen(c, b, sig, args, True, mapped=True)
+    return _block8_sig(a, k0, c0, out, rowmap), lambda c, b, sig, args: _block8_codegen(c, b, sig, args, True)
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _transpose_blocks(t, nparts, a, out, stream):
-    """Part t's tiles of ``a`` (unit-stride rows, a real or integer dtype): whole 8 x 8 blocks by
-    vectors (_block8, or _block8_stream when ``stream``: a constant at each call, so each part
-    kernel compiles one of them), the ragged edges element by element."""
+def _transpose_blocks(t, nparts, a, out, rowmap, stream):
+    """_transpose_part for ``a`` with unit-stride rows and a real or integer dtype: whole 8 x 8
+    blocks by vectors (_block8, or _block8_stream when ``stream``: a constant at each call, so each
+    part kernel compiles one of them), the ragged edges element by element."""
     kk, nn = a.shape
     nblocks = (nn + TRANSPOSE_TILE - 1) // TRANSPOSE_TILE
     for b in range(nblocks * t // nparts, nblocks * (t + 1) // nparts):
@@ -152,31 +148,31 @@ def _transpose_blocks(t, nparts, a, out, stream):
         c8 = c0 + (c1 - c0) // 8 * 8
         for k0 in range(0, kk, 8):
             k1 = k0 + 8 if k0 + 8 < kk else kk
+            ce = c0
             if k1 - k0 == 8:
                 for c in range(c0, c8, 8):
                     if stream:
-                        _block8_stream(a, np.int64(k0), np.int64(c), out)
+                        _block8_stream(a, np.int64(k0), np.int64(c), out, rowmap)
                     else:
-                        _block8(a, np.int64(k0), np.int64(c), out)
-                for c in range(c8, c1):
+                        _block8(a, np.int64(k0), np.int64(c), out, rowmap)
+                ce = c8
+            for c in range(ce, c1):
+                d = _out_row(rowmap, c)
+                if d >= 0:
                     for k in range(k0, k1):
-                        out[_u(c), _u(k)] = a[_u(k), _u(c)]
-            else:
-                for c in range(c0, c1):
-                    for k in range(k0, k1):
-                        out[_u(c), _u(k)] = a[_u(k), _u(c)]
+                        out[_u(d), _u(k)] = a[_u(k), _u(c)]
 
 
 @nb.njit(cache=True, nogil=True)
-def _transpose_rows_part(t, nparts, a, out):
-    """_transpose_part for ``a`` with unit-stride rows and a real or integer dtype, by 8 x 8 blocks."""
-    _transpose_blocks(t, nparts, a, out, False)
+def _transpose_rows_part(t, nparts, a, out, rowmap):
+    """_transpose_part by vector 8 x 8 blocks (unit-stride rows of plain numbers)."""
+    _transpose_blocks(t, nparts, a, out, rowmap, False)
 
 
 @nb.njit(cache=True, nogil=True)
-def _transpose_stream_part(t, nparts, a, out):
+def _transpose_stream_part(t, nparts, a, out, rowmap):
     """_transpose_rows_part with streaming stores (8-byte items, ``out`` aligned for them)."""
-    _transpose_blocks(t, nparts, a, out, True)
+    _transpose_blocks(t, nparts, a, out, rowmap, True)
     store_fence()
 
 
@@ -202,67 +198,6 @@ def _number_first(cols, n, rowmap, out):
     return j
 
 
-@nb.njit(cache=True, nogil=True)
-def _transpose_map_part(t, nparts, a, out, rowmap):
-    """out[rowmap[c], k] = a[k, c] for part t's columns with rowmap[c] >= 0, element by element."""
-    kk, nn = a.shape
-    nblocks = (nn + TRANSPOSE_TILE - 1) // TRANSPOSE_TILE
-    for b in range(nblocks * t // nparts, nblocks * (t + 1) // nparts):
-        c0 = b * TRANSPOSE_TILE
-        c1 = c0 + TRANSPOSE_TILE if c0 + TRANSPOSE_TILE < nn else nn
-        for k0 in range(0, kk, 8):
-            k1 = k0 + 8 if k0 + 8 < kk else kk
-            for c in range(c0, c1):
-                d = rowmap[c]
-                if d >= 0:
-                    for k in range(k0, k1):
-                        out[_u(d), _u(k)] = a[_u(k), _u(c)]
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _transpose_map_blocks(t, nparts, a, out, rowmap, stream):
-    """_transpose_map_part by 8 x 8 blocks (_block8_map, or _block8_stream_map when ``stream``,
-    a constant at each call), the ragged columns element by element."""
-    kk, nn = a.shape
-    nblocks = (nn + TRANSPOSE_TILE - 1) // TRANSPOSE_TILE
-    for b in range(nblocks * t // nparts, nblocks * (t + 1) // nparts):
-        c0 = b * TRANSPOSE_TILE
-        c1 = c0 + TRANSPOSE_TILE if c0 + TRANSPOSE_TILE < nn else nn
-        c8 = c0 + (c1 - c0) // 8 * 8
-        for k0 in range(0, kk, 8):
-            k1 = k0 + 8 if k0 + 8 < kk else kk
-            if k1 - k0 == 8:
-                for c in range(c0, c8, 8):
-                    if stream:
-                        _block8_stream_map(a, np.int64(k0), np.int64(c), out, rowmap)
-                    else:
-                        _block8_map(a, np.int64(k0), np.int64(c), out, rowmap)
-                for c in range(c8, c1):
-                    d = rowmap[c]
-                    if d >= 0:
-                        for k in range(k0, k1):
-                            out[_u(d), _u(k)] = a[_u(k), _u(c)]
-            else:
-                for c in range(c0, c1):
-                    d = rowmap[c]
-                    if d >= 0:
-                        for k in range(k0, k1):
-                            out[_u(d), _u(k)] = a[_u(k), _u(c)]
-
-
-@nb.njit(cache=True, nogil=True)
-def _transpose_rows_map_part(t, nparts, a, out, rowmap):
-    """_transpose_map_part by vector 8 x 8 blocks (unit-stride rows of plain numbers)."""
-    _transpose_map_blocks(t, nparts, a, out, rowmap, False)
-
-
-@nb.njit(cache=True, nogil=True)
-def _transpose_stream_map_part(t, nparts, a, out, rowmap):
-    """_transpose_rows_map_part with streaming stores (the conditions of _transpose_stream_part)."""
-    _transpose_map_blocks(t, nparts, a, out, rowmap, True)
-    store_fence()
-
-
 def _rows_ok(a, out):
     """Vector 8 x 8 blocks fit: unit-stride rows of plain numbers, both arrays aligned."""
     return (a.dtype.kind in "fiu" and a.strides[1] == a.itemsize and out.strides[1] == out.itemsize
@@ -272,6 +207,14 @@ def _rows_ok(a, out):
 def _stream_ok(a, out):
     """Streaming stores fit as well: 8-byte items into whole aligned cache lines."""
     return _rows_ok(a, out) and a.itemsize == 8 and out.ctypes.data % 64 == 0 and out.strides[0] % 64 == 0
+
+
+def _transpose_kernel(a, out):
+    """The part kernel for a.T into ``out``: vector blocks where they fit (streaming their stores
+    where those fit too), else element by element."""
+    if not _rows_ok(a, out):
+        return _transpose_part
+    return _transpose_stream_part if _stream_ok(a, out) else _transpose_rows_part
 
 
 def number_columns(cols, nn, cols_out=None):
@@ -298,10 +241,7 @@ def sampled_transpose(a, cols, nthreads, out=None, numbering=None):
         out = np.empty((nn, kk), dtype=a.dtype)
     cols2, rowmap, m = number_columns(cols, nn) if numbering is None else numbering
     if m:
-        kernel = _transpose_map_part
-        if _rows_ok(a, out):
-            kernel = _transpose_stream_map_part if _stream_ok(a, out) else _transpose_rows_map_part
-        run_parts(kernel, nparts_for(a.size, nthreads), nthreads, a, out, rowmap)
+        run_parts(_transpose_kernel(a, out), nparts_for(a.size, nthreads), nthreads, a, out, rowmap)
     return out, cols2, m
 
 
@@ -319,8 +259,5 @@ def dense_transpose(a, nthreads, out=None):
         # vectors for 8 x 8 blocks when the rows are unit-stride and the items plain numbers; with
         # 8-byte items into whole aligned cache lines, stores that skip the caches (no line read
         # first: 67 MB transposed in half the time, and SDDMM, which reads it back, faster in all)
-        kernel = _transpose_part
-        if _rows_ok(a, out):
-            kernel = _transpose_stream_part if _stream_ok(a, out) else _transpose_rows_part
-        run_parts(kernel, nparts_for(a.size, nthreads), nthreads, a, out)
+        run_parts(_transpose_kernel(a, out), nparts_for(a.size, nthreads), nthreads, a, out, None)
     return out
