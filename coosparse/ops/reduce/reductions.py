@@ -224,9 +224,11 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
     out_fill = {"sum": _fill_sum, "prod": _fill_prod}[op](fW, g.n, W) if op in ("sum", "prod") else fW
     if initial is not _NoValue:
         init = _scalar(initial, W)
-        f = {"sum": xp.add, "prod": xp.multiply, "max": xp.maximum, "min": xp.minimum}[op]
-        vals = f(vals, init).astype(W, copy=False)
-        out_fill = init if g.n == 0 else _scalar(f(out_fill, init), W)
+        f = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}[op]
+        vals = getattr(xp, f)(vals, init).astype(W, copy=False)
+        # the fill is a host scalar on every device
+        with np.errstate(all="ignore"):
+            out_fill = init if g.n == 0 else _scalar(getattr(np, f)(out_fill, init), W)
     if nan and op in ("max", "min"):
         # all-NaN selections are NaN (their -inf/+inf stand-ins are not), with NumPy's warning
         cnt, cnt_fill = g.count_where(~xp.isnan(a.values), not bool(np.isnan(a.fill_value)))

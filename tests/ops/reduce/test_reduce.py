@@ -300,6 +300,18 @@ def test_product_with_an_infinite_fill_and_a_stored_zero_stays_nan(backend):
         assert np.isnan(got[0]) and np.isnan(np.prod(a.to_dense(), axis=1)[0])
 
 
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+@pytest.mark.parametrize("fill", [0.0, 2.0])
+def test_initial_on_every_layer(backend, op, axis, fill):
+    # row 2 stores nothing (the result's fill, combined with initial on the host on every device)
+    a = COO([[0, 0, 1, 1, 1, 1], [0, 2, 0, 1, 2, 3]], np.array([1.0, -4.0, 3.0, 0.5, -1.0, 5.0]), (3, 4),
+            fill_value=fill)
+    for initial in (-3.0, 1.5, 9.0):
+        got = backend.get(getattr(np, op)(backend.put(a), axis=axis, initial=initial)).to("cpu")
+        assert_matches(got, getattr(np, op)(a.to_dense(), axis=axis, initial=initial))
+
+
 def test_full_reduction_is_a_0d_coo():
     a = coosparse.asarray(np.eye(2))
     for f, v in [(coosparse.sum, 2.0), (coosparse.max, 1.0), (coosparse.min, 0.0), (coosparse.prod, 0.0),
