@@ -115,6 +115,17 @@ def _to_order(values):
     return values
 
 
+def _extreme(dtype, lowest):
+    """The lowest (``lowest``) or highest value of real ``dtype``: the identity of max (min)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return not lowest
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.min if lowest else info.max
+    return -np.inf if lowest else np.inf
+
+
 def _from_order(values, dtype):
     dt = np.dtype(dtype)
     if values.dtype == dt:
@@ -481,6 +492,11 @@ class _Grouping:
         dtype of ``op`` and the result comes back in the values' dtype.
         """
         dt = values.dtype
+        if op in ("max", "min") and self.n_dense == 0 and self.value_axes:
+            # an empty dense axis reduces to the identity (max/min without one raised before: here
+            # any/all and initial= give the answer), not to the namespace's zero-size ValueError
+            shape = tuple(1 if d in self.value_axes else s for d, s in enumerate(values.shape))
+            values = self.xp.full(shape, _extreme(dt, op == "max"), dtype=dt)
         kv = _to_kernel(op, values)
         kv = _dense_reduce(self.xp, kv, op, self.value_axes)
         if self.R:

@@ -312,6 +312,25 @@ def test_initial_on_every_layer(backend, op, axis, fill):
         assert_matches(got, getattr(np, op)(a.to_dense(), axis=axis, initial=initial))
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float16, np.float64])
+@pytest.mark.parametrize("shape, indices", [((3, 0), [[0, 1]]), ((3, 2, 0), [[0, 2], [1, 1]])])
+def test_an_empty_dense_axis_reduces_to_the_identity(backend, dtype, shape, indices):
+    # hybrid arrays whose dense block has no elements: any/all, and max/min with initial=, answer
+    # as NumPy does; max/min without initial= raise NumPy's ValueError
+    a = COO(indices, np.zeros((2, 0), dtype), shape, fill_value=1)
+    x = np.ones(shape, dtype)
+    nd = len(shape)
+    cases = [("any", {}), ("all", {}), ("any", {"axis": -1}), ("all", {"axis": (0, nd - 1), "keepdims": True}),
+             ("any", {"axis": 0}), ("max", {"initial": 0}), ("min", {"axis": -1, "initial": 1}),
+             ("max", {"axis": (0, nd - 1), "initial": 1}), ("min", {"axis": 0, "initial": 0})]
+    for op, kw in cases:
+        got = backend.get(getattr(np, op)(backend.put(a), **kw)).to("cpu")
+        assert_matches(got, getattr(np, op)(x, **kw))
+    for op in ("max", "min"):
+        with pytest.raises(ValueError):
+            getattr(np, op)(backend.put(a), axis=-1)
+
+
 def test_full_reduction_is_a_0d_coo():
     a = coosparse.asarray(np.eye(2))
     for f, v in [(coosparse.sum, 2.0), (coosparse.max, 1.0), (coosparse.min, 0.0), (coosparse.prod, 0.0),
