@@ -41,6 +41,7 @@ from ..._core.coo import COO
 from ..._core.fill import require_zero_fill
 from ..._core.keys import is_wide, joint_keys, strides_of
 from ..._kernels.backend import backend_for
+from ..coalesce import coalesce as _coalesce
 from .operands import as_dense_operand, check_coo, gather_dense, row_pointers, sparse_pair_shape, values_as
 
 
@@ -121,6 +122,9 @@ def multiply_sparse(a, b, compact, keep_match=False):
     """
     shape = sparse_pair_shape(a, b, "multiply")
     dtype = _dtypes.result_type(a.dtype, b.dtype)
+    # duplicates mean their sum in the operand's own dtype: a side keeps them apart only where the
+    # cast to the result commutes with that sum (two bool Trues are one True, uint8 sums wrap)
+    a, b = (x if x.is_unique or _dtypes.cast_keeps_sums(x.dtype, dtype) else _coalesce(x) for x in (a, b))
     be = backend_for(a.indices, b.indices)
     xp = be.xp
     src, probe = choose_sides(a, b)
