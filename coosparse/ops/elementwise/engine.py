@@ -278,7 +278,8 @@ def _linear_positions(f, ops, fills):
 
     Division is linear in its numerator only for a finite, non-zero constant
     divisor: ``x1 / 0 + x2 / 0`` is not ``(x1 + x2) / 0`` when the duplicates'
-    signs differ. Multiplication follows SPEC 4 (stored values only).
+    signs differ. Multiplication follows SPEC 4 (stored values only). Neither
+    is for float16, whose duplicates sum in float32 (each scaled alone can overflow).
     """
     if f is np.true_divide and not (len(ops) == 2 and ops[1].kind == "const"
                                     and bool(np.all(np.isfinite(ops[1].host)))
@@ -289,6 +290,8 @@ def _linear_positions(f, ops, fills):
         if i >= len(ops) or ops[i].kind != "coo":
             continue
         dt = ops[i].dtype
+        if dt == np.float16 and f in (np.multiply, np.true_divide):
+            continue  # float16 duplicates sum in float32: 40000 * 2 alone overflows float16
         ok = all(r.dtype == dt or (dt.kind == "c" and r.dtype == np.empty(0, dt).real.dtype) for r in fills)
         if ok:
             out.append(i)

@@ -281,6 +281,21 @@ def test_linear_functions_keep_uncoalesced_layout(backend):
         assert r.is_coalesced
 
 
+def test_float16_duplicates_are_summed_before_scaling(backend):
+    # float16 duplicates sum in float32 (40000 - 39000 = 1000); scaled one by one, 40000 * 2
+    # overflowed float16 and inf - inf gave NaN where the dense meaning's product is 2000
+    a = COO([[0, 0, 1, 3, 3]], np.array([40000.0, -39000.0, 3.0, -40000.0, 39500.0], np.float16), (5,))
+    b = COO([[0, 1, 3]], np.array([2.0, 2.0, 2.0], np.float16), (5,), sorted=True, unique=True)
+    A = backend.put(a)
+    want = dense(a) * np.float16(2)
+    for r in (A * 2, 2 * A, A / 0.5, A * np.float16(2), A * backend.put(np.full(5, 2.0, np.float16)),
+              coosparse.multiply(A, backend.put(b)), coosparse.multiply(backend.put(b), A, compact=False)):
+        r = backend.get(r)
+        assert r.dtype == np.float16
+        np.testing.assert_array_equal(r.to_dense(), want)
+    np.testing.assert_array_equal(backend.get(-A).indices, a.indices)  # negation is exact: layout kept
+
+
 def test_duplicates_summed_before_nonlinear(backend):
     a = COO([[1, 1, 3]], np.array([-4.0, 13.0, 4.0]), (5,))
     r = backend.get(np.sqrt(backend.put(a)))
