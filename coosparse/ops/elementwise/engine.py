@@ -282,9 +282,9 @@ def _linear_positions(f, ops, fills):
     is for float16, whose duplicates sum in float32 (each scaled alone can overflow).
     """
     if f is np.true_divide and not (len(ops) == 2 and ops[1].kind == "const"
-                                    and bool(np.all(np.isfinite(ops[1].host)))
+                                    and (isinstance(ops[1].host, int) or bool(np.all(np.isfinite(ops[1].host))))
                                     and bool(np.all(ops[1].host != 0))):
-        return []
+        return []  # (a Python int is finite, and beyond 64 bits an object to np.isfinite)
     out = []
     for i in _LINEAR.get(f, ()):
         if i >= len(ops) or ops[i].kind != "coo":
