@@ -204,6 +204,12 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
     # float16 sums and products run in float32 until the end, as NumPy's float16 loops do: a partial
     # product beyond float16's range is not inf (then times a fill of 0: NaN) when the result is not
     out_W, W = W, (np.dtype(np.float32) if W == np.float16 and op in ("sum", "prod") else W)
+    ufunc = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}[op]
+    if initial is not _NoValue:
+        # converted as NumPy's reduction converts it, with its errors (inf or NaN to an integer,
+        # a Python int out of range), before any work
+        with np.errstate(all="ignore"):
+            init = _scalar(getattr(np, ufunc).reduce(np.empty(0, out_W), initial=initial), W)
     counts_implicit = builtins.any(d < a.sparse_ndim for d in axes) and not (op == "sum" and _fill.is_zero(a.fill_value))
     if op != "sum" or nan or counts_implicit or out_W != a.dtype:
         # duplicates summed (in the input's dtype: that is an element's value) before anything
@@ -223,12 +229,10 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
     vals = _implicit(g, g.reduce(values.astype(W, copy=False), op), fW, op)
     out_fill = {"sum": _fill_sum, "prod": _fill_prod}[op](fW, g.n, W) if op in ("sum", "prod") else fW
     if initial is not _NoValue:
-        init = _scalar(initial, W)
-        f = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}[op]
-        vals = getattr(xp, f)(vals, init).astype(W, copy=False)
+        vals = getattr(xp, ufunc)(vals, init).astype(W, copy=False)
         # the fill is a host scalar on every device
         with np.errstate(all="ignore"):
-            out_fill = init if g.n == 0 else _scalar(getattr(np, f)(out_fill, init), W)
+            out_fill = init if g.n == 0 else _scalar(getattr(np, ufunc)(out_fill, init), W)
     if nan and op in ("max", "min"):
         # all-NaN selections are NaN (their -inf/+inf stand-ins are not), with NumPy's warning
         cnt, cnt_fill = g.count_where(~xp.isnan(a.values), not bool(np.isnan(a.fill_value)))

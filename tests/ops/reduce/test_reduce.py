@@ -312,6 +312,23 @@ def test_initial_on_every_layer(backend, op, axis, fill):
         assert_matches(got, getattr(np, op)(a.to_dense(), axis=axis, initial=initial))
 
 
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("initial", [np.float16(-np.inf), np.nan, 2**70, 1.5, -1, np.float64(2.7)], ids=str)
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float16])
+def test_initial_is_converted_as_numpy_converts_it(op, initial, dtype):
+    # an infinite or NaN initial for an integer reduction is NumPy's OverflowError / ValueError, not
+    # a wrapped garbage value; a fraction truncates; -1 for an unsigned one is NumPy's OverflowError
+    a = COO([[0, 1]], np.array([3, 2], dtype), (4,), fill_value=1)
+    try:
+        with np.errstate(all="ignore"):
+            want = getattr(np, op)(a.to_dense(), initial=initial)
+    except (OverflowError, ValueError) as e:
+        with pytest.raises(type(e)):
+            getattr(np, op)(a, initial=initial)
+        return
+    assert_matches(getattr(np, op)(a, initial=initial), want)
+
+
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float16, np.float64])
 @pytest.mark.parametrize("shape, indices", [((3, 0), [[0, 1]]), ((3, 2, 0), [[0, 2], [1, 1]])])
 def test_an_empty_dense_axis_reduces_to_the_identity(backend, dtype, shape, indices):
