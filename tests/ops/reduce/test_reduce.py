@@ -312,6 +312,18 @@ def test_initial_on_every_layer(backend, op, axis, fill):
         assert_matches(got, getattr(np, op)(a.to_dense(), axis=axis, initial=initial))
 
 
+@pytest.mark.parametrize("func", [np.nancumsum, np.nancumprod])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_nan_cumulative_sees_the_summed_duplicates(backend, func, axis):
+    # (1, 1) stores inf and -inf (a NaN element, left out), (1, 2) NaN and 2 (NaN, left out), (0, 2) 1 and 2;
+    # replacing the NaN entries before summing the duplicates gave NaN for the first and 2 for the second
+    a = COO([[1, 1, 1, 1, 0, 0], [1, 1, 2, 2, 2, 2]], np.array([np.inf, -np.inf, np.nan, 2.0, 1.0, 2.0]), (2, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = backend.get(func(backend.put(a), axis=axis)).to("cpu")
+        assert_matches(got, func(a.to_dense(), axis=axis))
+
+
 @pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
 @pytest.mark.parametrize("initial", [np.float16(-np.inf), np.nan, 2**70, 1.5, -1, np.float64(2.7)], ids=str)
 @pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float16])
