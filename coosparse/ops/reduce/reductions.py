@@ -529,12 +529,7 @@ def _dense_to_coo(d, sparse_ndim, fill):
     xp = backend_for(d).xp
     sparse_ndim = builtins.min(sparse_ndim, d.ndim)
     f = _scalar(fill, d.dtype)
-    diff = d != f
-    if d.dtype.kind in "fc":
-        if bool(np.isnan(f)):
-            diff = ~xp.isnan(d)
-        else:  # -0.0 and 0.0 compare equal; keep the bits
-            diff |= xp.signbit(d.real) != np.signbit(f.real)
+    diff = _fill.differs(xp, d, f)  # (-0.0 against 0.0 differs; a complex NaN fill part by part)
     mask = diff.reshape(d.shape[:sparse_ndim] + (-1,)).any(axis=-1) if d.size else \
         xp.zeros(d.shape[:sparse_ndim], dtype=bool)
     if sparse_ndim == 0:
