@@ -71,7 +71,11 @@ def _isnan(x):
 
 
 def equal(f, g):
-    """Fill values compare equal (NaN equals NaN: they mean the same background)."""
+    """Fill values compare equal (NaN equals NaN: they mean the same background; part by part for
+    complex values, so nan+1j is not nan+5j)."""
+    f, g = np.asarray(f)[()], np.asarray(g)[()]
+    if np.iscomplexobj(f) or np.iscomplexobj(g):
+        return equal(f.real, g.real) and equal(f.imag, g.imag)
     if _isnan(f) or _isnan(g):
         return _isnan(f) and _isnan(g)
     return bool(f == g)

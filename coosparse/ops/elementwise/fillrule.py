@@ -42,11 +42,17 @@ def _probes(dtype):
 
 
 def _same(v, r):
-    """Elementwise: ``v`` equals the scalar ``r`` (NaN equal to NaN)."""
-    v = np.asarray(v)
+    """Elementwise: ``v`` equals the scalar ``r`` (NaN equal to NaN, part by part for complex values)."""
+    return _equal_nan(np, np.asarray(v), np.asarray(r)[()])
+
+
+def _equal_nan(xp, v, r):
+    """Elementwise ``v == r`` with NaN equal to NaN; a complex part by part (nan+1j is not nan+5j)."""
+    if v.dtype.kind == "c" or np.iscomplexobj(r):
+        return _equal_nan(xp, v.real, r.real) & _equal_nan(xp, v.imag, r.imag)
     eq = v == r
-    if v.dtype.kind in "fc":
-        eq = eq | (np.isnan(v) & bool(np.isnan(r)))
+    if v.dtype.kind == "f":
+        eq = eq | (xp.isnan(v) & xp.isnan(r))
     return eq
 
 
@@ -153,9 +159,8 @@ def _constant(outs, xp):
         if o.shape[0] == 0:
             return None
         r = o[:1]
-        eq = o == r
+        eq = _equal_nan(xp, o, r)
         if o.dtype.kind in "fc":
-            eq = eq | (xp.isnan(o) & xp.isnan(r))
             signs = (xp.signbit(o.real) == xp.signbit(r.real)) & (xp.signbit(o.imag) == xp.signbit(r.imag))
             decided = xp.stack([eq.all(), signs.all()])
         else:

@@ -281,6 +281,21 @@ def test_linear_functions_keep_uncoalesced_layout(backend):
         assert r.is_coalesced
 
 
+def test_a_complex_nan_fill_is_compared_part_by_part(backend):
+    # a fill of nan+1j plus 5j is nan+6j: a NaN in either part made every value with a NaN part count as
+    # the fill, so the operand "annihilated" and b's stored 5j was lost (the result all nan+1j)
+    a = COO(np.zeros((1, 0), np.int64), np.zeros(0, np.complex128), (3,), fill_value=complex(np.nan, 1.0))
+    b = COO([[1]], np.array([5j]), (3,))
+    A = backend.put(a)
+    for other, x in ((backend.put(b), dense(b)), (backend.put(np.array([0, 5j, 0])), np.array([0, 5j, 0])),
+                     (backend.put(np.full(3, 5j)), np.full(3, 5j))):
+        got = backend.get(A + other)
+        got = got.to("cpu").to_dense() if isinstance(got, COO) else np.asarray(got)
+        want = dense(a) + x
+        np.testing.assert_array_equal(np.isnan(got.real), np.isnan(want.real))
+        np.testing.assert_array_equal(got.imag, want.imag)
+
+
 def test_float16_duplicates_are_summed_before_scaling(backend):
     # float16 duplicates sum in float32 (40000 - 39000 = 1000); scaled one by one, 40000 * 2
     # overflowed float16 and inf - inf gave NaN where the dense meaning's product is 2000
