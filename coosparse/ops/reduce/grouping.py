@@ -477,12 +477,14 @@ class _Grouping:
         """Elements taking part per output index: (counts (nout, *dense_keepdims), count behind the fill).
 
         ``ok`` marks the stored elements that take part (bool, values' shape);
-        implicit elements take part when ``fill_ok``.
+        implicit elements take part when ``fill_ok``. The counts are int64, or
+        float64 (rounded, not wrapped) when a count can reach 2**63.
         """
-        cnt = self.reduce(ok.astype(np.int64), "sum")
+        dt = np.dtype(np.int64 if self.n < INT64_LIMIT else np.float64)
+        cnt = self.reduce(ok.astype(np.int64), "sum").astype(dt, copy=False)
         miss = self.has_missing() if fill_ok else None
         if miss is not None:
-            cnt = cnt + self.bcast(self.xp.where(miss, self.missing(np.int64), 0), cnt)
+            cnt = cnt + self.bcast(self.xp.where(miss, self.missing(dt), dt.type(0)), cnt)
         return cnt, (self.n if fill_ok else 0)
 
     def reduce(self, values, op):

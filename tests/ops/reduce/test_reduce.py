@@ -455,6 +455,21 @@ def test_wide_shapes_stay_exact():
         a.argmax()
 
 
+def test_nan_statistics_of_wide_shapes_count_in_floats(backend):
+    # 2**80 elements, most of them the fill 0.5, one NaN element (a duplicate pair): the counts of the
+    # elements taking part wrapped in int64 (to 0), so nanmean was inf; they are float64 there
+    n = 2**40
+    a = backend.put(COO([[5, n - 1, 5], [7, 3, 7]], np.array([1.5, -2.0, np.nan]), (n, n), fill_value=0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no empty slice)
+        assert float(backend.get(coosparse.nanmean(a)).to("cpu")) == 0.5
+        np.testing.assert_allclose(float(backend.get(coosparse.nanvar(a)).to("cpu")), 2.5**2 / (n * n - 1))
+        r = backend.get(coosparse.nanmean(a, axis=0)).to("cpu")
+    np.testing.assert_array_equal(r.indices, [[3, 7]])
+    np.testing.assert_allclose(r.values, [0.5 - 2.5 / n, 0.5])
+    assert r.fill_value == 0.5
+
+
 # ---------------------------------------------------------------------------------- NumPy's entry points
 def test_numpy_functions_and_methods_reach_coosparse():
     x = np.array([[1.0, 0.0, -2.0], [0.0, 3.0, 0.0]])
