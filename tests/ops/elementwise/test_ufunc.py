@@ -652,6 +652,18 @@ def test_array_api_keywords_kept():
     assert coosparse.subtract(a, b, coalesce=True).is_coalesced
 
 
+def test_clip_with_a_dense_min_and_a_scalar_max(backend):
+    # a dense min makes maximum(x, min) dense; the max step then refused it (no COO operand left)
+    a = COO([[0, 1, 1, 3]], np.array([1, -20, 3, 9], np.int16), (4,), fill_value=1)
+    lo = np.array([0, 2, 5, -1], np.int16)
+    for hi in (np.int16(3), 4, np.array([1, 2, 3, 4], np.int16)):
+        got = backend.get(np.clip(backend.put(a), backend.put(lo), backend.put(hi)))
+        got = got.to("cpu").to_dense() if isinstance(got, COO) else np.asarray(got)
+        want = np.clip(dense(a), lo, hi)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
 def test_round_clip_real_imag_and_numpy_functions():
     a = COO([[0, 1, 3]], np.array([1.26, -3.5, 7.0]), (5,), fill_value=0.5)
     same(coosparse.round(a), np.round(a.to_dense()))
