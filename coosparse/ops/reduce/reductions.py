@@ -556,8 +556,9 @@ def _cumulative(x, axis, dtype, include_initial, is_sum, name, flatten=False):
     W = _sum_dtype(a.dtype) if dtype is None else _dtypes.check_dtype(dtype, "result")
     xp = backend_for(a.indices).xp
     fill = a.fill_value
+    # (a product of -0.0 fills alternates in sign: -0, 0, -0, ...; not one fill)
     on_values = (not flatten and ax >= a.sparse_ndim and not include_initial and
-                 (_fill.is_zero(fill) or (not is_sum and _fill.equal(fill, 1))))
+                 ((_fill.is_zero(fill) and (is_sum or _fill.zero_bits(fill))) or (not is_sum and _fill.equal(fill, 1))))
     if on_values:
         # along a dense axis with a fill that stays the fill: the values alone
         c = a if a.is_unique else a.coalesce()

@@ -326,6 +326,16 @@ def test_cumulative_with_a_complex_nan_fill_keeps_the_other_part(backend, fill):
         assert_bits(got.to_dense(), want)  # (part by part: assert_array_equal takes any NaN part as NaN)
 
 
+def test_cumulative_product_of_a_negative_zero_fill_alternates_in_sign(backend):
+    # along a dense axis: row 1 stores nothing, its cumulative product is -0, 0, -0, 0 (not the fill -0.0)
+    a = COO([[0]], np.array([[1.0, 2.0, 3.0, 4.0]]), (2, 4), fill_value=-0.0)
+    got = backend.get(coosparse.cumulative_prod(backend.put(a), axis=1)).to("cpu")
+    check_flags(got)
+    assert_bits(got.to_dense(), np.cumulative_prod(a.to_dense(), axis=1))
+    got = backend.get(coosparse.cumulative_sum(backend.put(a), axis=1)).to("cpu")
+    assert_bits(got.to_dense(), np.cumulative_sum(a.to_dense(), axis=1))
+
+
 @pytest.mark.parametrize("func", [np.nancumsum, np.nancumprod])
 @pytest.mark.parametrize("axis", [None, 0, -1])
 def test_nan_cumulative_sees_the_summed_duplicates(backend, func, axis):
