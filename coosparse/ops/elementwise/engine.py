@@ -23,9 +23,10 @@ Python scalars are weak) and raises NumPy's own errors before anything runs.
 COO operand ``j`` *annihilates* when ``f`` equals the result's fill whenever
 ``j`` is at its fill, whatever the other operands hold; this is decided by
 evaluating ``f`` with ``j`` at its fill and every other COO or dense operand
-over a set of probe values of its dtype (finite values: zeros of both signs,
-small and large magnitudes, the integer limits; so ``x * 0`` counts as 0, as
-in SPEC 4, although ``inf * 0`` is NaN). Then:
+over a set of probe values of its dtype (zeros of both signs, small and large
+magnitudes, the integer limits, inf and NaN; finite values only for
+``multiply``, so ``x * 0`` counts as 0, as in SPEC 4, although ``inf * 0`` is
+NaN). Then:
 
 =============================  ==============================================
 annihilating operands          result pattern

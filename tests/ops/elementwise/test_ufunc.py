@@ -281,6 +281,25 @@ def test_linear_functions_keep_uncoalesced_layout(backend):
         assert r.is_coalesced
 
 
+def test_a_nan_beside_an_infinite_fill_propagates(backend):
+    # minimum(-inf, x) is -inf for every finite x, so a fill of -inf looked annihilating and the NaN
+    # stored in (or held by) the other operand was lost; only multiply keeps the finite probes (SPEC 4)
+    a = COO([[0]], np.array([1.0]), (3,), fill_value=-np.inf)
+    b = COO([[1, 2]], np.array([np.nan, 3.0]), (3,))
+    x = np.array([2.0, np.nan, 3.0])
+    for f in (np.minimum, np.maximum, np.fmin, np.less_equal, np.greater, np.power):
+        for other, want_other in ((backend.put(b), dense(b)), (backend.put(x), x)):
+            got = backend.get(f(backend.put(a), other))
+            got = got.to("cpu").to_dense() if isinstance(got, COO) else np.asarray(got)
+            with np.errstate(all="ignore"):
+                want = f(dense(a), want_other)
+            np.testing.assert_array_equal(got, want)
+    # multiply keeps SPEC 4's rule: a fill of 0 times a stored inf is 0 outside the intersection
+    c = COO([[0]], np.array([2.0]), (3,))
+    r = backend.get(backend.put(c) * backend.put(COO([[0, 1]], np.array([3.0, np.inf]), (3,))))
+    np.testing.assert_array_equal(r.to("cpu").to_dense(), [6.0, 0.0, 0.0])
+
+
 def test_a_complex_nan_fill_is_compared_part_by_part(backend):
     # a fill of nan+1j plus 5j is nan+6j: a NaN in either part made every value with a NaN part count as
     # the fill, so the operand "annihilated" and b's stored 5j was lost (the result all nan+1j)
