@@ -205,6 +205,8 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
     # product beyond float16's range is not inf (then times a fill of 0: NaN) when the result is not
     out_W, W = W, (np.dtype(np.float32) if W == np.float16 and op in ("sum", "prod") else W)
     ufunc = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}[op]
+    if nan and op in ("max", "min"):
+        ufunc = "f" + ufunc[:3]  # NumPy's nanmax is fmax.reduce: a NaN initial is left out too
     if initial is not _NoValue:
         # converted as NumPy's reduction converts it, with its errors (inf or NaN to an integer,
         # a Python int out of range), before any work
@@ -233,8 +235,9 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
         # the fill is a host scalar on every device
         with np.errstate(all="ignore"):
             out_fill = init if g.n == 0 else _scalar(getattr(np, ufunc)(out_fill, init), W)
-    if nan and op in ("max", "min"):
-        # all-NaN selections are NaN (their -inf/+inf stand-ins are not), with NumPy's warning
+    if nan and op in ("max", "min") and (initial is _NoValue or bool(np.isnan(init))):
+        # all-NaN selections are NaN (their -inf/+inf stand-ins are not), with NumPy's warning; a
+        # (non-NaN) initial is their answer, as fmax.reduce's
         cnt, cnt_fill = g.count_where(~xp.isnan(a.values), not bool(np.isnan(a.fill_value)))
         empty = cnt == 0
         warn = bool(empty.any())  # synchronize! (NumPy's warning)

@@ -348,6 +348,25 @@ def test_nan_cumulative_sees_the_summed_duplicates(backend, func, axis):
         assert_matches(got, func(a.to_dense(), axis=axis))
 
 
+@pytest.mark.parametrize("func", [np.nanmax, np.nanmin])
+@pytest.mark.parametrize("initial", [np.nan, 2.0, -7.0])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_nan_extremes_with_initial_are_fmax_reductions(backend, func, initial, axis):
+    # NumPy's nanmax(initial=v) is fmax.reduce: an all-NaN slice gives v (no warning), a NaN initial is
+    # left out; the all-NaN rule overrode v with NaN and maximum() let a NaN initial win
+    a = COO([[0, 0, 1], [0, 2, 0]], np.array([np.nan, 5.0, np.nan]), (3, 3), fill_value=np.nan)
+    b = COO([[0, 0, 1], [0, 2, 0]], np.array([np.nan, 5.0, -1.0]), (3, 3), fill_value=0.5)
+    for x in (a, b):
+        with warnings.catch_warnings(record=True) as w_np:
+            warnings.simplefilter("always")
+            want = func(x.to_dense(), axis=axis, initial=initial)
+        with warnings.catch_warnings(record=True) as w_ours:
+            warnings.simplefilter("always")
+            got = backend.get(func(backend.put(x), axis=axis, initial=initial)).to("cpu")
+        assert_matches(got, want)
+        assert [str(m.message) for m in w_ours] == [str(m.message) for m in w_np]
+
+
 @pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
 @pytest.mark.parametrize("initial", [np.float16(-np.inf), np.nan, 2**70, 1.5, -1, np.float64(2.7)], ids=str)
 @pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float16])
