@@ -400,6 +400,8 @@ def _var(x, axis, keepdims, dtype, correction, nan=False, name="var", root=False
             var = d / real.type(builtins.max(m.cnt - correction, 0))
         else:
             var = d / xp.maximum(m.cnt - correction, 0)
+        if m.ok is not None:  # NumPy's nanvar: no degrees of freedom is NaN (var's d / 0 is inf)
+            var = xp.where(m.cnt - correction <= 0, real.type(np.nan), var)
         # the fill's own variance: that of cnt_fill equal values
         f0 = real.type(0) if np.isfinite(m.fill) else real.type(np.nan)
         fvar = f0 / real.type(builtins.max(m.cnt_fill - correction, 0)) if m.cnt_fill else real.type(np.nan)

@@ -348,6 +348,19 @@ def test_nan_cumulative_sees_the_summed_duplicates(backend, func, axis):
         assert_matches(got, func(a.to_dense(), axis=axis))
 
 
+@pytest.mark.parametrize("func", [np.nanvar, np.nanstd, np.var])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("ddof", [1, 2])
+def test_no_degrees_of_freedom(backend, func, axis, ddof):
+    # NumPy's nanvar/nanstd give NaN where n - ddof <= 0 (var gives d / 0: inf, or NaN for d == 0)
+    x = np.array([[1.0, 2.0], [3.0, np.nan], [5.0, 5.0]])
+    a = COO([[0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1]], x.ravel(), (3, 2), fill_value=np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = backend.get(func(backend.put(a), axis=axis, ddof=ddof)).to("cpu")
+        assert_matches(got, func(x, axis=axis, ddof=ddof))
+
+
 @pytest.mark.parametrize("func", [np.nanmax, np.nanmin])
 @pytest.mark.parametrize("initial", [np.nan, 2.0, -7.0])
 @pytest.mark.parametrize("axis", [None, 0, 1])
