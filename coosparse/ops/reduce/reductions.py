@@ -376,6 +376,7 @@ def _var(x, axis, keepdims, dtype, correction, nan=False, name="var", root=False
     """The variance (``root``: the standard deviation), computed in ``work`` and rounded to the
     result dtype at the end (a float16 standard deviation is the root of the float32 variance)."""
     a = _check(x, name)
+    nan = nan and a.dtype.kind in "fc"  # (NumPy's nanvar of integers is var: d / 0 is inf there)
     axes = normalize_axes(axis, a.ndim, name)
     correction = _correction(correction, name)
     src = _float_dtype(a.dtype if dtype is None else _inexact(dtype, name))

@@ -355,10 +355,14 @@ def test_no_degrees_of_freedom(backend, func, axis, ddof):
     # NumPy's nanvar/nanstd give NaN where n - ddof <= 0 (var gives d / 0: inf, or NaN for d == 0)
     x = np.array([[1.0, 2.0], [3.0, np.nan], [5.0, 5.0]])
     a = COO([[0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1]], x.ravel(), (3, 2), fill_value=np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        got = backend.get(func(backend.put(a), axis=axis, ddof=ddof)).to("cpu")
-        assert_matches(got, func(x, axis=axis, ddof=ddof))
+    i = np.array([[1, 2], [3, 4], [5, 5]])  # integers: NumPy's nanvar is var (inf)
+    b = COO([[0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1]], i.ravel(), (3, 2))
+    for y, d in ((a, x), (b, i)):
+        for kw in ({}, {"dtype": np.float32}):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = backend.get(func(backend.put(y), axis=axis, ddof=ddof, **kw)).to("cpu")
+                assert_matches(got, func(d, axis=axis, ddof=ddof, **kw))
 
 
 @pytest.mark.parametrize("func", [np.nanmax, np.nanmin])
