@@ -71,29 +71,36 @@ def _isnan(x):
 
 
 def equal(f, g):
-    """Fill values compare equal (NaN equals NaN: they mean the same background)."""
+    """Fill values compare equal (NaN equals NaN: they mean the same background; part by part for
+    complex values, so nan+1j is not nan+5j)."""
+    f, g = np.asarray(f)[()], np.asarray(g)[()]
+    if np.iscomplexobj(f) or np.iscomplexobj(g):
+        return equal(f.real, g.real) and equal(f.imag, g.imag)
     if _isnan(f) or _isnan(g):
         return _isnan(f) and _isnan(g)
     return bool(f == g)
 
 
-def differs(xp, values, fill):
+def differs(xp, values, fill, zero_sign=True):
     """Elementwise: ``values`` is not the fill bit for bit, as far as meaning goes.
 
     NaN equals a NaN fill (any payload); -0.0 differs from a fill of +0.0 and
-    the other way round (the sign of zero is part of the dense meaning), part by
-    part for complex values.
+    the other way round (the sign of zero is part of the dense meaning; not
+    with ``zero_sign=False``), part by part for complex values (a fill of
+    ``nan+0j`` differs from ``nan+5j``).
     """
     if values.dtype.kind not in "fc":
         return values != fill
-    if _isnan(fill):
-        return ~xp.isnan(values)
+    fill = np.asarray(fill)[()]
     parts = ((values.real, fill.real), (values.imag, fill.imag)) if values.dtype.kind == "c" else ((values, fill),)
     out = None
     for v, f in parts:
-        d = v != f
-        if f == 0:  # (a zero equal to the fill with the other sign)
-            d |= xp.signbit(v) != bool(np.signbit(f))
+        if np.isnan(f):
+            d = ~xp.isnan(v)
+        else:
+            d = v != f
+            if zero_sign and f == 0:  # (a zero equal to the fill with the other sign)
+                d |= xp.signbit(v) != bool(np.signbit(f))
         out = d if out is None else out | d
     return out
 

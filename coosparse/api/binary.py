@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.coo import COO
+from .._kernels.backend import array_namespace
 from ..ops.elementwise import standard
 from .unary import _apply
 
@@ -392,7 +393,10 @@ def clip(x, /, min=None, max=None):
     if min is not None:
         out = _apply(np.maximum, out, min)
     if max is not None:
-        out = _apply(np.minimum, out, max)
+        if out is x or isinstance(out, COO) or isinstance(max, COO):
+            out = _apply(np.minimum, out, max)
+        else:  # a dense min made the result dense: the rest is its own namespace's minimum
+            out = array_namespace(out).minimum(out, max)
     if out is x and not isinstance(x, COO):
         raise TypeError(f"clip: x must be a COO array; got {type(x).__name__}")
     if isinstance(x, COO) and out.dtype != x.dtype and out.dtype.kind == x.dtype.kind:

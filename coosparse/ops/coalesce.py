@@ -155,9 +155,7 @@ def _prune(a):
     """Drop entries whose values all equal the fill (NaN equals NaN); keeps flags (a subsequence)."""
     xp = backend_for(a.values).xp
     fill = a.fill_value
-    differs = a.values != fill
-    if a.dtype.kind in "fc" and bool(np.isnan(fill)):
-        differs = ~xp.isnan(a.values)
+    differs = _fill.differs(xp, a.values, fill, zero_sign=False)  # (a complex NaN fill: part by part)
     # an explicit block size: reshape cannot infer -1 when nnz or a dense dimension is 0
     block = int(np.prod(a.dense_shape, dtype=np.int64))
     keep = differs.reshape(a.nnz, block).any(axis=1) if a.dense_ndim else differs

@@ -23,9 +23,10 @@ Python scalars are weak) and raises NumPy's own errors before anything runs.
 COO operand ``j`` *annihilates* when ``f`` equals the result's fill whenever
 ``j`` is at its fill, whatever the other operands hold; this is decided by
 evaluating ``f`` with ``j`` at its fill and every other COO or dense operand
-over a set of probe values of its dtype (finite values: zeros of both signs,
-small and large magnitudes, the integer limits; so ``x * 0`` counts as 0, as
-in SPEC 4, although ``inf * 0`` is NaN). Then:
+over a set of probe values of its dtype (zeros of both signs, small and large
+magnitudes, the integer limits, inf and NaN; finite values only for
+``multiply``, so ``x * 0`` counts as 0, as in SPEC 4, although ``inf * 0`` is
+NaN). Then:
 
 =============================  ==============================================
 annihilating operands          result pattern
@@ -278,17 +279,20 @@ def _linear_positions(f, ops, fills):
 
     Division is linear in its numerator only for a finite, non-zero constant
     divisor: ``x1 / 0 + x2 / 0`` is not ``(x1 + x2) / 0`` when the duplicates'
-    signs differ. Multiplication follows SPEC 4 (stored values only).
+    signs differ. Multiplication follows SPEC 4 (stored values only). Neither
+    is for float16, whose duplicates sum in float32 (each scaled alone can overflow).
     """
     if f is np.true_divide and not (len(ops) == 2 and ops[1].kind == "const"
-                                    and bool(np.all(np.isfinite(ops[1].host)))
+                                    and (isinstance(ops[1].host, int) or bool(np.all(np.isfinite(ops[1].host))))
                                     and bool(np.all(ops[1].host != 0))):
-        return []
+        return []  # (a Python int is finite, and beyond 64 bits an object to np.isfinite)
     out = []
     for i in _LINEAR.get(f, ()):
         if i >= len(ops) or ops[i].kind != "coo":
             continue
         dt = ops[i].dtype
+        if dt == np.float16 and f in (np.multiply, np.true_divide):
+            continue  # float16 duplicates sum in float32: 40000 * 2 alone overflows float16
         ok = all(r.dtype == dt or (dt.kind == "c" and r.dtype == np.empty(0, dt).real.dtype) for r in fills)
         if ok:
             out.append(i)

@@ -6,10 +6,10 @@ result then needs only that operand's pattern (see the engine's table,
 :mod:`.engine`). Two tests decide it:
 
 - :func:`annihilators`: the other COO and dense operands run over *probes* of
-  their dtypes (finite values: zeros of both signs, small and large
-  magnitudes, the integer limits, and values around every fill and constant
-  of the call), so ``x * 0`` counts as 0 (SPEC 4's multiply). Cached per call
-  signature.
+  their dtypes (zeros of both signs, small and large magnitudes, the integer
+  limits, values around every fill and constant of the call, inf and NaN;
+  finite values only for ``multiply``, so ``x * 0`` counts as 0: SPEC 4's
+  multiply). Cached per call signature.
 - :func:`background`: when the probes show none and a dense operand takes
   part, the dense operands run over their own elements instead (before
   broadcasting), so ``A / row_sums[:, None]`` keeps fill 0 when no row sum is 0.
@@ -42,11 +42,17 @@ def _probes(dtype):
 
 
 def _same(v, r):
-    """Elementwise: ``v`` equals the scalar ``r`` (NaN equal to NaN)."""
-    v = np.asarray(v)
+    """Elementwise: ``v`` equals the scalar ``r`` (NaN equal to NaN, part by part for complex values)."""
+    return _equal_nan(np, np.asarray(v), np.asarray(r)[()])
+
+
+def _equal_nan(xp, v, r):
+    """Elementwise ``v == r`` with NaN equal to NaN; a complex part by part (nan+1j is not nan+5j)."""
+    if v.dtype.kind == "c" or np.iscomplexobj(r):
+        return _equal_nan(xp, v.real, r.real) & _equal_nan(xp, v.imag, r.imag)
     eq = v == r
-    if v.dtype.kind in "fc":
-        eq = eq | (np.isnan(v) & bool(np.isnan(r)))
+    if v.dtype.kind == "f":
+        eq = eq | (xp.isnan(v) & xp.isnan(r))
     return eq
 
 
@@ -84,13 +90,30 @@ def _near(values, dtype):
     return np.array(out, dtype=dt) if out else np.empty(0, dt)
 
 
+@functools.lru_cache(maxsize=None)
+def _non_finite(dtype):
+    """inf, -inf and NaN of a float or complex ``dtype`` (empty for the others)."""
+    dt = np.dtype(dtype)
+    return np.array([np.inf, -np.inf, np.nan]).astype(dt) if dt.kind in "fc" else np.empty(0, dt)
+
+
+def _probe_set(f, dtype, anchors):
+    """The probes of an operand of ``dtype``: :func:`_probes`, the values near the anchors, and the
+    non-finite values but for ``multiply``, where ``x * 0`` is 0 (SPEC 4) although ``inf * 0`` is
+    NaN (a NaN stored in another operand must propagate: ``minimum(-inf, nan)`` is NaN, not -inf)."""
+    parts = [_probes(dtype), _near(anchors, dtype)]
+    if f is not np.multiply:
+        parts.append(_non_finite(dtype))
+    return np.concatenate(parts)
+
+
 def _annihilates(f, fkw, ops, j, fills):
     """``f`` equals ``fills`` whenever operand ``j`` is at its fill, for every probe of the others."""
     varying = [i for i, op in enumerate(ops) if i != j and op.kind in ("coo", "dense")]
     args = [op.host for op in ops]
     anchors = [op.host for op in ops if op.kind in ("coo", "const")]
     for axis, i in enumerate(varying):
-        p = np.concatenate([_probes(ops[i].dtype), _near(anchors, ops[i].dtype)])
+        p = _probe_set(f, ops[i].dtype, anchors)
         args[i] = p.reshape((1,) * axis + (-1,) + (1,) * (len(varying) - axis - 1))
     try:
         outs = _evaluate(f, args, fkw)
@@ -153,9 +176,8 @@ def _constant(outs, xp):
         if o.shape[0] == 0:
             return None
         r = o[:1]
-        eq = o == r
+        eq = _equal_nan(xp, o, r)
         if o.dtype.kind in "fc":
-            eq = eq | (xp.isnan(o) & xp.isnan(r))
             signs = (xp.signbit(o.real) == xp.signbit(r.real)) & (xp.signbit(o.imag) == xp.signbit(r.imag))
             decided = xp.stack([eq.all(), signs.all()])
         else:
@@ -228,7 +250,7 @@ def _background_of(f, xf, fkw, ops, j, dense_at, dense_values, anchors, xp):
     args = [None if op.kind == "dense" else op.host[()] if isinstance(op.host, np.ndarray) else op.host
             for op in ops]
     for axis, i in enumerate(varying):
-        p = np.concatenate([_probes(ops[i].dtype), _near(anchors, ops[i].dtype)])
+        p = _probe_set(f, ops[i].dtype, anchors)
         p = p.reshape((1,) * axis + (-1,) + (1,) * k)
         args[i] = p if xp is np else xp.asarray(p)
     fn = f if xp is np else xf

@@ -25,7 +25,7 @@ def floor_divide(x1, x2, /, **kwargs):
     """
     xp = next((array_namespace(x) for x in (x1, x2) if is_device_array(x)), np)
     with np.errstate(invalid="ignore"):
-        infinite = xp.isinf(x1) | xp.isinf(x2)
+        infinite = _isinf(xp, x1) | _isinf(xp, x2)
     # NumPy's warning for inf // x is about the NaN it gives; the answer here is not NaN
     quiet = xp is np and bool(np.any(infinite))
     with np.errstate(invalid="ignore") if quiet else _no_change():
@@ -35,6 +35,12 @@ def floor_divide(x1, x2, /, **kwargs):
     with np.errstate(all="ignore"):
         q = xp.floor(xp.true_divide(x1, x2, **kwargs))
     return xp.where(infinite, q, r)
+
+
+def _isinf(xp, x):
+    """``isinf(x)``; False for a Python int, which is never infinite (NumPy's isinf refuses one
+    beyond 64 bits, an object to it, where floor_divide converts it under NEP 50)."""
+    return False if isinstance(x, int) else xp.isinf(x)
 
 
 class _no_change:

@@ -480,6 +480,8 @@ def _np_cum(is_sum, nan=False):
         if nan:
             a = x = _check(a, name)
             if a.dtype.kind in "fc":
+                # an element is its duplicates' sum (inf + -inf is NaN; NaN + 1 is NaN): sum them first
+                a = a if a.is_unique else a.coalesce()
                 vals, fill = _nan_to(a.values, a.fill_value, 0 if is_sum else 1)
                 x = a._with(values=vals, fill_value=fill)
         return _cumulative(x, axis, dtype, False, is_sum, name, flatten=axis is None)

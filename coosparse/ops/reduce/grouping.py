@@ -115,6 +115,17 @@ def _to_order(values):
     return values
 
 
+def _extreme(dtype, lowest):
+    """The lowest (``lowest``) or highest value of real ``dtype``: the identity of max (min)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return not lowest
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.min if lowest else info.max
+    return -np.inf if lowest else np.inf
+
+
 def _from_order(values, dtype):
     dt = np.dtype(dtype)
     if values.dtype == dt:
@@ -466,12 +477,14 @@ class _Grouping:
         """Elements taking part per output index: (counts (nout, *dense_keepdims), count behind the fill).
 
         ``ok`` marks the stored elements that take part (bool, values' shape);
-        implicit elements take part when ``fill_ok``.
+        implicit elements take part when ``fill_ok``. The counts are int64, or
+        float64 (rounded, not wrapped) when a count can reach 2**63.
         """
-        cnt = self.reduce(ok.astype(np.int64), "sum")
+        dt = np.dtype(np.int64 if self.n < INT64_LIMIT else np.float64)
+        cnt = self.reduce(ok.astype(np.int64), "sum").astype(dt, copy=False)
         miss = self.has_missing() if fill_ok else None
         if miss is not None:
-            cnt = cnt + self.bcast(self.xp.where(miss, self.missing(np.int64), 0), cnt)
+            cnt = cnt + self.bcast(self.xp.where(miss, self.missing(dt), dt.type(0)), cnt)
         return cnt, (self.n if fill_ok else 0)
 
     def reduce(self, values, op):
@@ -481,6 +494,11 @@ class _Grouping:
         dtype of ``op`` and the result comes back in the values' dtype.
         """
         dt = values.dtype
+        if op in ("max", "min") and self.n_dense == 0 and self.value_axes:
+            # an empty dense axis reduces to the identity (max/min without one raised before: here
+            # any/all and initial= give the answer), not to the namespace's zero-size ValueError
+            shape = tuple(1 if d in self.value_axes else s for d, s in enumerate(values.shape))
+            values = self.xp.full(shape, _extreme(dt, op == "max"), dtype=dt)
         kv = _to_kernel(op, values)
         kv = _dense_reduce(self.xp, kv, op, self.value_axes)
         if self.R:

@@ -204,6 +204,14 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
     # float16 sums and products run in float32 until the end, as NumPy's float16 loops do: a partial
     # product beyond float16's range is not inf (then times a fill of 0: NaN) when the result is not
     out_W, W = W, (np.dtype(np.float32) if W == np.float16 and op in ("sum", "prod") else W)
+    ufunc = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}[op]
+    if nan and op in ("max", "min"):
+        ufunc = "f" + ufunc[:3]  # NumPy's nanmax is fmax.reduce: a NaN initial is left out too
+    if initial is not _NoValue:
+        # converted as NumPy's reduction converts it, with its errors (inf or NaN to an integer,
+        # a Python int out of range), before any work
+        with np.errstate(all="ignore"):
+            init = _scalar(getattr(np, ufunc).reduce(np.empty(0, out_W), initial=initial), W)
     counts_implicit = builtins.any(d < a.sparse_ndim for d in axes) and not (op == "sum" and _fill.is_zero(a.fill_value))
     if op != "sum" or nan or counts_implicit or out_W != a.dtype:
         # duplicates summed (in the input's dtype: that is an element's value) before anything
@@ -223,12 +231,13 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
     vals = _implicit(g, g.reduce(values.astype(W, copy=False), op), fW, op)
     out_fill = {"sum": _fill_sum, "prod": _fill_prod}[op](fW, g.n, W) if op in ("sum", "prod") else fW
     if initial is not _NoValue:
-        init = _scalar(initial, W)
-        f = {"sum": xp.add, "prod": xp.multiply, "max": xp.maximum, "min": xp.minimum}[op]
-        vals = f(vals, init).astype(W, copy=False)
-        out_fill = init if g.n == 0 else _scalar(f(out_fill, init), W)
-    if nan and op in ("max", "min"):
-        # all-NaN selections are NaN (their -inf/+inf stand-ins are not), with NumPy's warning
+        vals = getattr(xp, ufunc)(vals, init).astype(W, copy=False)
+        # the fill is a host scalar on every device
+        with np.errstate(all="ignore"):
+            out_fill = init if g.n == 0 else _scalar(getattr(np, ufunc)(out_fill, init), W)
+    if nan and op in ("max", "min") and (initial is _NoValue or bool(np.isnan(init))):
+        # all-NaN selections are NaN (their -inf/+inf stand-ins are not), with NumPy's warning; a
+        # (non-NaN) initial is their answer, as fmax.reduce's
         cnt, cnt_fill = g.count_where(~xp.isnan(a.values), not bool(np.isnan(a.fill_value)))
         empty = cnt == 0
         warn = bool(empty.any())  # synchronize! (NumPy's warning)
@@ -367,6 +376,7 @@ def _var(x, axis, keepdims, dtype, correction, nan=False, name="var", root=False
     """The variance (``root``: the standard deviation), computed in ``work`` and rounded to the
     result dtype at the end (a float16 standard deviation is the root of the float32 variance)."""
     a = _check(x, name)
+    nan = nan and a.dtype.kind in "fc"  # (NumPy's nanvar of integers is var: d / 0 is inf there)
     axes = normalize_axes(axis, a.ndim, name)
     correction = _correction(correction, name)
     src = _float_dtype(a.dtype if dtype is None else _inexact(dtype, name))
@@ -391,6 +401,8 @@ def _var(x, axis, keepdims, dtype, correction, nan=False, name="var", root=False
             var = d / real.type(builtins.max(m.cnt - correction, 0))
         else:
             var = d / xp.maximum(m.cnt - correction, 0)
+        if m.ok is not None:  # NumPy's nanvar: no degrees of freedom is NaN (var's d / 0 is inf)
+            var = xp.where(m.cnt - correction <= 0, real.type(np.nan), var)
         # the fill's own variance: that of cnt_fill equal values
         f0 = real.type(0) if np.isfinite(m.fill) else real.type(np.nan)
         fvar = f0 / real.type(builtins.max(m.cnt_fill - correction, 0)) if m.cnt_fill else real.type(np.nan)
@@ -523,12 +535,7 @@ def _dense_to_coo(d, sparse_ndim, fill):
     xp = backend_for(d).xp
     sparse_ndim = builtins.min(sparse_ndim, d.ndim)
     f = _scalar(fill, d.dtype)
-    diff = d != f
-    if d.dtype.kind in "fc":
-        if bool(np.isnan(f)):
-            diff = ~xp.isnan(d)
-        else:  # -0.0 and 0.0 compare equal; keep the bits
-            diff |= xp.signbit(d.real) != np.signbit(f.real)
+    diff = _fill.differs(xp, d, f)  # (-0.0 against 0.0 differs; a complex NaN fill part by part)
     mask = diff.reshape(d.shape[:sparse_ndim] + (-1,)).any(axis=-1) if d.size else \
         xp.zeros(d.shape[:sparse_ndim], dtype=bool)
     if sparse_ndim == 0:
@@ -555,8 +562,9 @@ def _cumulative(x, axis, dtype, include_initial, is_sum, name, flatten=False):
     W = _sum_dtype(a.dtype) if dtype is None else _dtypes.check_dtype(dtype, "result")
     xp = backend_for(a.indices).xp
     fill = a.fill_value
+    # (a product of -0.0 fills alternates in sign: -0, 0, -0, ...; not one fill)
     on_values = (not flatten and ax >= a.sparse_ndim and not include_initial and
-                 (_fill.is_zero(fill) or (not is_sum and _fill.equal(fill, 1))))
+                 ((_fill.is_zero(fill) and (is_sum or _fill.zero_bits(fill))) or (not is_sum and _fill.equal(fill, 1))))
     if on_values:
         # along a dense axis with a fill that stays the fill: the values alone
         c = a if a.is_unique else a.coalesce()

@@ -169,6 +169,17 @@ def test_prune_drops_explicit_zeros(backend):
     assert backend.get(d.coalesce(prune=True)).indices.tolist() == [[1]]
 
 
+def test_prune_compares_a_complex_nan_fill_part_by_part(backend):
+    # fill nan+1j: nan+5j and 2+1j differ from it (kept), nan+1j (any NaN payload) is the fill (dropped);
+    # a NaN in either part made every value with a NaN part look like the fill
+    fill = complex(np.nan, 1.0)
+    a = COO([[0, 1, 2, 3]], np.array([complex(np.nan, 5.0), 2 + 1j, fill, complex(1.0, np.nan)]), (5,),
+            fill_value=fill)
+    c = backend.get(backend.put(a).coalesce(prune=True))
+    assert c.indices.tolist() == [[0, 1, 3]]
+    np.testing.assert_array_equal(c.to("cpu").to_dense(), a.to_dense())
+
+
 def test_coalesced_input_returned_as_is(backend):
     a = backend.put(COO([[0, 2]], np.array([1.0, 2.0]), (3,), sorted=True, unique=True))
     assert a.coalesce() is a

@@ -107,14 +107,32 @@ def test_multiply_dtypes(backend, dtype, compact, flags):
 @pytest.mark.parametrize("da, db", [(np.int8, np.float32), (np.uint8, np.int8), (np.bool_, np.int16),
                                     (np.float16, np.complex64), (np.int64, np.uint64)])
 def test_multiply_promotion(backend, da, db):
-    # a unique source: with source duplicates the dense meaning of a narrow dtype
-    # (bool "any", uint8 wrap-around) is not that of the promoted product sum;
     # the probe's duplicates are summed in its own dtype, as its dense meaning says
     a, b = pair("unique", "sorted")
     a, b = a.astype(da), b.astype(db)
     r = backend.get(coosparse.multiply(backend.put(a), backend.put(b)))
     assert r.dtype == np.result_type(da, db)
     close(dense_of(r), dense_of(a).astype(r.dtype) * dense_of(b).astype(r.dtype), r.dtype)
+
+
+@pytest.mark.parametrize("da, db", [(np.uint8, np.int16), (np.bool_, np.int8), (np.int8, np.float32),
+                                    (np.float16, np.float32)])
+@pytest.mark.parametrize("compact", [True, False])
+@pytest.mark.parametrize("flags", [("none", "sorted"), ("sorted", "coalesced"), ("none", "none")])
+def test_multiply_promotion_sums_duplicates_in_their_own_dtype(backend, da, db, compact, flags):
+    # an element with duplicates is their sum in its own dtype (uint8 200 + 100 is 44, two Trues are
+    # True), whichever side keeps its layout; summing the promoted duplicates instead gave 300 and 2
+    big = {np.uint8: 200, np.bool_: True, np.int8: 100, np.float16: 60000.0}[da]
+    a = COO([[0, 2, 0, 3, 2]], np.array([big, 1, big, 1, 1], dtype=da), (5,))
+    if flags[0] == "sorted":
+        a = COO(a.indices[:, [0, 2, 1, 4, 3]], a.values[[0, 2, 1, 4, 3]], (5,), sorted=True)
+    b = COO([[0, 2, 3, 4]], np.array([3, 2, 5, 7], dtype=db), (5,), sorted=flags[1] != "none",
+            unique=flags[1] == "coalesced")
+    want = dense_of(a).astype(np.result_type(da, db)) * dense_of(b).astype(np.result_type(da, db))
+    for x, y in ((a, b), (b, a)):
+        r = backend.get(coosparse.multiply(backend.put(x), backend.put(y), compact=compact))
+        assert r.dtype == want.dtype
+        close(dense_of(r), want, r.dtype)
 
 
 @pytest.mark.parametrize("shape, sparse_ndim", [((6, 7), 2), ((6, 7, 3), 2), ((4, 5, 6), 3), ((3,), 0)])

@@ -62,3 +62,25 @@ def test_supported_comparisons_unchanged():
     a = make((2, 3), 3, "coalesced")
     assert isinstance(a == 1.0, coosparse.COO) and isinstance(a == np.float32(1), coosparse.COO)
     np.testing.assert_array_equal(dense(a == [[1.0, 2.0, 3.0]] * 2), dense(a) == [[1.0, 2.0, 3.0]] * 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.complex128, np.int64, np.uint64, np.uint32])
+@pytest.mark.parametrize("k", [2**64, -(2**64) - 1, 2**70, 10**400], ids=["2**64", "-2**64-1", "2**70", "10**400"])
+def test_python_ints_beyond_64_bits(backend, dtype, k):
+    # NEP 50: NumPy converts a Python int to the array's dtype (inf for a float one, an OverflowError
+    # where it does not fit an integer one); coosparse asked np.isinf / np.isfinite about the int
+    # itself (an object beyond 64 bits) and raised their TypeError for // and /
+    a = coosparse.COO([[0, 1, 1]], np.array([3, 2, 1], dtype), (4,), fill_value=1)
+    x = a.to_dense()
+    for op in ("a // k", "k // a", "a / k", "k / a", "a % k", "a * k"):
+        try:
+            with np.errstate(all="ignore"):
+                want = eval(op.replace("a", "x"))
+        except (OverflowError, TypeError) as e:  # (complex // is NumPy's TypeError)
+            with pytest.raises(type(e)):
+                eval(op, {"a": backend.put(a), "k": k})
+            continue
+        with np.errstate(all="ignore"):
+            got = backend.get(eval(op, {"a": backend.put(a), "k": k}))
+        got = got.to_dense() if isinstance(got, coosparse.COO) else got
+        np.testing.assert_array_equal(got, want)

@@ -281,6 +281,55 @@ def test_linear_functions_keep_uncoalesced_layout(backend):
         assert r.is_coalesced
 
 
+def test_a_nan_beside_an_infinite_fill_propagates(backend):
+    # minimum(-inf, x) is -inf for every finite x, so a fill of -inf looked annihilating and the NaN
+    # stored in (or held by) the other operand was lost; only multiply keeps the finite probes (SPEC 4)
+    a = COO([[0]], np.array([1.0]), (3,), fill_value=-np.inf)
+    b = COO([[1, 2]], np.array([np.nan, 3.0]), (3,))
+    x = np.array([2.0, np.nan, 3.0])
+    for f in (np.minimum, np.maximum, np.fmin, np.less_equal, np.greater, np.power):
+        for other, want_other in ((backend.put(b), dense(b)), (backend.put(x), x)):
+            got = backend.get(f(backend.put(a), other))
+            got = got.to("cpu").to_dense() if isinstance(got, COO) else np.asarray(got)
+            with np.errstate(all="ignore"):
+                want = f(dense(a), want_other)
+            np.testing.assert_array_equal(got, want)
+    # multiply keeps SPEC 4's rule: a fill of 0 times a stored inf is 0 outside the intersection
+    c = COO([[0]], np.array([2.0]), (3,))
+    r = backend.get(backend.put(c) * backend.put(COO([[0, 1]], np.array([3.0, np.inf]), (3,))))
+    np.testing.assert_array_equal(r.to("cpu").to_dense(), [6.0, 0.0, 0.0])
+
+
+def test_a_complex_nan_fill_is_compared_part_by_part(backend):
+    # a fill of nan+1j plus 5j is nan+6j: a NaN in either part made every value with a NaN part count as
+    # the fill, so the operand "annihilated" and b's stored 5j was lost (the result all nan+1j)
+    a = COO(np.zeros((1, 0), np.int64), np.zeros(0, np.complex128), (3,), fill_value=complex(np.nan, 1.0))
+    b = COO([[1]], np.array([5j]), (3,))
+    A = backend.put(a)
+    for other, x in ((backend.put(b), dense(b)), (backend.put(np.array([0, 5j, 0])), np.array([0, 5j, 0])),
+                     (backend.put(np.full(3, 5j)), np.full(3, 5j))):
+        got = backend.get(A + other)
+        got = got.to("cpu").to_dense() if isinstance(got, COO) else np.asarray(got)
+        want = dense(a) + x
+        np.testing.assert_array_equal(np.isnan(got.real), np.isnan(want.real))
+        np.testing.assert_array_equal(got.imag, want.imag)
+
+
+def test_float16_duplicates_are_summed_before_scaling(backend):
+    # float16 duplicates sum in float32 (40000 - 39000 = 1000); scaled one by one, 40000 * 2
+    # overflowed float16 and inf - inf gave NaN where the dense meaning's product is 2000
+    a = COO([[0, 0, 1, 3, 3]], np.array([40000.0, -39000.0, 3.0, -40000.0, 39500.0], np.float16), (5,))
+    b = COO([[0, 1, 3]], np.array([2.0, 2.0, 2.0], np.float16), (5,), sorted=True, unique=True)
+    A = backend.put(a)
+    want = dense(a) * np.float16(2)
+    for r in (A * 2, 2 * A, A / 0.5, A * np.float16(2), A * backend.put(np.full(5, 2.0, np.float16)),
+              coosparse.multiply(A, backend.put(b)), coosparse.multiply(backend.put(b), A, compact=False)):
+        r = backend.get(r)
+        assert r.dtype == np.float16
+        np.testing.assert_array_equal(r.to_dense(), want)
+    np.testing.assert_array_equal(backend.get(-A).indices, a.indices)  # negation is exact: layout kept
+
+
 def test_duplicates_summed_before_nonlinear(backend):
     a = COO([[1, 1, 3]], np.array([-4.0, 13.0, 4.0]), (5,))
     r = backend.get(np.sqrt(backend.put(a)))
@@ -620,6 +669,18 @@ def test_array_api_keywords_kept():
     assert not coosparse.multiply(a, b, compact=False).is_unique
     assert coosparse.add(a, b, coalesce=True).is_coalesced
     assert coosparse.subtract(a, b, coalesce=True).is_coalesced
+
+
+def test_clip_with_a_dense_min_and_a_scalar_max(backend):
+    # a dense min makes maximum(x, min) dense; the max step then refused it (no COO operand left)
+    a = COO([[0, 1, 1, 3]], np.array([1, -20, 3, 9], np.int16), (4,), fill_value=1)
+    lo = np.array([0, 2, 5, -1], np.int16)
+    for hi in (np.int16(3), 4, np.array([1, 2, 3, 4], np.int16)):
+        got = backend.get(np.clip(backend.put(a), backend.put(lo), backend.put(hi)))
+        got = got.to("cpu").to_dense() if isinstance(got, COO) else np.asarray(got)
+        want = np.clip(dense(a), lo, hi)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
 
 
 def test_round_clip_real_imag_and_numpy_functions():

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import coosparse
 from coosparse import COO
-from reference import dense_reference
+from reference import assert_bits, dense_reference
 from strategies import coo_parts
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -300,6 +300,126 @@ def test_product_with_an_infinite_fill_and_a_stored_zero_stays_nan(backend):
         assert np.isnan(got[0]) and np.isnan(np.prod(a.to_dense(), axis=1)[0])
 
 
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+@pytest.mark.parametrize("fill", [0.0, 2.0])
+def test_initial_on_every_layer(backend, op, axis, fill):
+    # row 2 stores nothing (the result's fill, combined with initial on the host on every device)
+    a = COO([[0, 0, 1, 1, 1, 1], [0, 2, 0, 1, 2, 3]], np.array([1.0, -4.0, 3.0, 0.5, -1.0, 5.0]), (3, 4),
+            fill_value=fill)
+    for initial in (-3.0, 1.5, 9.0):
+        got = backend.get(getattr(np, op)(backend.put(a), axis=axis, initial=initial)).to("cpu")
+        assert_matches(got, getattr(np, op)(a.to_dense(), axis=axis, initial=initial))
+
+
+@pytest.mark.parametrize("fill", [complex(np.nan, -1e308), complex(1.0, np.nan)], ids=["nan+x", "x+nan"])
+def test_cumulative_with_a_complex_nan_fill_keeps_the_other_part(backend, fill):
+    # every element of the dense result has the fill's NaN part, but the other part grows (overflows):
+    # those elements differ from the fill and are stored, where a NaN in either part counted as the fill
+    a = COO([[1], [2]], np.array([2 + 3j]), (3, 4), fill_value=fill)
+    for name in ("cumulative_sum", "cumulative_prod"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = backend.get(getattr(coosparse, name)(backend.put(a), axis=1)).to("cpu")
+            want = getattr(np, name)(a.to_dense(), axis=1)
+        check_flags(got)
+        assert_bits(got.to_dense(), want)  # (part by part: assert_array_equal takes any NaN part as NaN)
+
+
+def test_cumulative_product_of_a_negative_zero_fill_alternates_in_sign(backend):
+    # along a dense axis: row 1 stores nothing, its cumulative product is -0, 0, -0, 0 (not the fill -0.0)
+    a = COO([[0]], np.array([[1.0, 2.0, 3.0, 4.0]]), (2, 4), fill_value=-0.0)
+    got = backend.get(coosparse.cumulative_prod(backend.put(a), axis=1)).to("cpu")
+    check_flags(got)
+    assert_bits(got.to_dense(), np.cumulative_prod(a.to_dense(), axis=1))
+    got = backend.get(coosparse.cumulative_sum(backend.put(a), axis=1)).to("cpu")
+    assert_bits(got.to_dense(), np.cumulative_sum(a.to_dense(), axis=1))
+
+
+@pytest.mark.parametrize("func", [np.nancumsum, np.nancumprod])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_nan_cumulative_sees_the_summed_duplicates(backend, func, axis):
+    # (1, 1) stores inf and -inf (a NaN element, left out), (1, 2) NaN and 2 (NaN, left out), (0, 2) 1 and 2;
+    # replacing the NaN entries before summing the duplicates gave NaN for the first and 2 for the second
+    a = COO([[1, 1, 1, 1, 0, 0], [1, 1, 2, 2, 2, 2]], np.array([np.inf, -np.inf, np.nan, 2.0, 1.0, 2.0]), (2, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = backend.get(func(backend.put(a), axis=axis)).to("cpu")
+        assert_matches(got, func(a.to_dense(), axis=axis))
+
+
+@pytest.mark.parametrize("func", [np.nanvar, np.nanstd, np.var])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("ddof", [1, 2])
+def test_no_degrees_of_freedom(backend, func, axis, ddof):
+    # NumPy's nanvar/nanstd give NaN where n - ddof <= 0 (var gives d / 0: inf, or NaN for d == 0)
+    x = np.array([[1.0, 2.0], [3.0, np.nan], [5.0, 5.0]])
+    a = COO([[0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1]], x.ravel(), (3, 2), fill_value=np.nan)
+    i = np.array([[1, 2], [3, 4], [5, 5]])  # integers: NumPy's nanvar is var (inf)
+    b = COO([[0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1]], i.ravel(), (3, 2))
+    for y, d in ((a, x), (b, i)):
+        for kw in ({}, {"dtype": np.float32}):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = backend.get(func(backend.put(y), axis=axis, ddof=ddof, **kw)).to("cpu")
+                assert_matches(got, func(d, axis=axis, ddof=ddof, **kw))
+
+
+@pytest.mark.parametrize("func", [np.nanmax, np.nanmin])
+@pytest.mark.parametrize("initial", [np.nan, 2.0, -7.0])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_nan_extremes_with_initial_are_fmax_reductions(backend, func, initial, axis):
+    # NumPy's nanmax(initial=v) is fmax.reduce: an all-NaN slice gives v (no warning), a NaN initial is
+    # left out; the all-NaN rule overrode v with NaN and maximum() let a NaN initial win
+    a = COO([[0, 0, 1], [0, 2, 0]], np.array([np.nan, 5.0, np.nan]), (3, 3), fill_value=np.nan)
+    b = COO([[0, 0, 1], [0, 2, 0]], np.array([np.nan, 5.0, -1.0]), (3, 3), fill_value=0.5)
+    for x in (a, b):
+        with warnings.catch_warnings(record=True) as w_np:
+            warnings.simplefilter("always")
+            want = func(x.to_dense(), axis=axis, initial=initial)
+        with warnings.catch_warnings(record=True) as w_ours:
+            warnings.simplefilter("always")
+            got = backend.get(func(backend.put(x), axis=axis, initial=initial)).to("cpu")
+        assert_matches(got, want)
+        assert [str(m.message) for m in w_ours] == [str(m.message) for m in w_np]
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("initial", [np.float16(-np.inf), np.nan, 2**70, 1.5, -1, np.float64(2.7)], ids=str)
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float16])
+def test_initial_is_converted_as_numpy_converts_it(op, initial, dtype):
+    # an infinite or NaN initial for an integer reduction is NumPy's OverflowError / ValueError, not
+    # a wrapped garbage value; a fraction truncates; -1 for an unsigned one is NumPy's OverflowError
+    a = COO([[0, 1]], np.array([3, 2], dtype), (4,), fill_value=1)
+    try:
+        with np.errstate(all="ignore"):
+            want = getattr(np, op)(a.to_dense(), initial=initial)
+    except (OverflowError, ValueError) as e:
+        with pytest.raises(type(e)):
+            getattr(np, op)(a, initial=initial)
+        return
+    assert_matches(getattr(np, op)(a, initial=initial), want)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float16, np.float64])
+@pytest.mark.parametrize("shape, indices", [((3, 0), [[0, 1]]), ((3, 2, 0), [[0, 2], [1, 1]])])
+def test_an_empty_dense_axis_reduces_to_the_identity(backend, dtype, shape, indices):
+    # hybrid arrays whose dense block has no elements: any/all, and max/min with initial=, answer
+    # as NumPy does; max/min without initial= raise NumPy's ValueError
+    a = COO(indices, np.zeros((2, 0), dtype), shape, fill_value=1)
+    x = np.ones(shape, dtype)
+    nd = len(shape)
+    cases = [("any", {}), ("all", {}), ("any", {"axis": -1}), ("all", {"axis": (0, nd - 1), "keepdims": True}),
+             ("any", {"axis": 0}), ("max", {"initial": 0}), ("min", {"axis": -1, "initial": 1}),
+             ("max", {"axis": (0, nd - 1), "initial": 1}), ("min", {"axis": 0, "initial": 0})]
+    for op, kw in cases:
+        got = backend.get(getattr(np, op)(backend.put(a), **kw)).to("cpu")
+        assert_matches(got, getattr(np, op)(x, **kw))
+    for op in ("max", "min"):
+        with pytest.raises(ValueError):
+            getattr(np, op)(backend.put(a), axis=-1)
+
+
 def test_full_reduction_is_a_0d_coo():
     a = coosparse.asarray(np.eye(2))
     for f, v in [(coosparse.sum, 2.0), (coosparse.max, 1.0), (coosparse.min, 0.0), (coosparse.prod, 0.0),
@@ -379,6 +499,21 @@ def test_wide_shapes_stay_exact():
     assert int(coosparse.count_nonzero(b)) == (n * n) % 2**64 == 0
     with pytest.raises(ValueError, match="int64"):
         a.argmax()
+
+
+def test_nan_statistics_of_wide_shapes_count_in_floats(backend):
+    # 2**80 elements, most of them the fill 0.5, one NaN element (a duplicate pair): the counts of the
+    # elements taking part wrapped in int64 (to 0), so nanmean was inf; they are float64 there
+    n = 2**40
+    a = backend.put(COO([[5, n - 1, 5], [7, 3, 7]], np.array([1.5, -2.0, np.nan]), (n, n), fill_value=0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no empty slice)
+        assert float(backend.get(coosparse.nanmean(a)).to("cpu")) == 0.5
+        np.testing.assert_allclose(float(backend.get(coosparse.nanvar(a)).to("cpu")), 2.5**2 / (n * n - 1))
+        r = backend.get(coosparse.nanmean(a, axis=0)).to("cpu")
+    np.testing.assert_array_equal(r.indices, [[3, 7]])
+    np.testing.assert_allclose(r.values, [0.5 - 2.5 / n, 0.5])
+    assert r.fill_value == 0.5
 
 
 # ---------------------------------------------------------------------------------- NumPy's entry points

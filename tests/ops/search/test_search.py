@@ -58,6 +58,33 @@ def test_where_broadcasting_and_dense_operands():
     assert_coo(out, np.array([-1, 5, 7]))
 
 
+def test_where_of_wide_shapes(backend):
+    # (2**40, 2**40): NumPy's broadcast_shapes refuses 2**80 elements ("broadcast dimensions too
+    # large"), where every other elementwise function of such arrays works
+    n = 2**40
+    a = COO([[5, n - 1, 5], [7, 3, 7]], np.array([1.5, -2.0, 1.0]), (n, n), fill_value=0.5)
+    b = COO([[5, 9], [7, 9]], np.array([4.0, 3.0]), (n, n))
+    r = backend.get(coosparse.where(backend.put(b), 7.0, backend.put(a))).to("cpu")
+    check_flags(r)
+    assert r.indices.tolist() == [[5, 9, n - 1], [7, 9, 3]] and r.values.tolist() == [7.0, 7.0, -2.0]
+    assert r.fill_value == 0.5
+
+
+def test_where_with_zero_dimensional_array_operands(backend):
+    # a 0-d array beside COO and scalar operands is a constant; on a device it was taken with
+    # np.asarray (an implicit transfer CuPy refuses: TypeError)
+    c0 = COO(np.zeros((0, 0), np.int64), np.zeros(0, np.uint8), (), fill_value=2)
+    c1 = COO([[0]], np.array([True]), (2,))
+    for args in [(c0, np.array(5.0), np.int64(3)), (c1, np.array(5, np.int8), np.array(-1.5, np.float32)),
+                 (c1, 2, np.array(7))]:
+        got = backend.get(coosparse.where(*[backend.put(v) if isinstance(v, (COO, np.ndarray)) else v
+                                            for v in args]))
+        got = got.to("cpu").to_dense() if isinstance(got, COO) else np.asarray(got)
+        want = np.where(*[v.to_dense() if isinstance(v, COO) else v for v in args])
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
 @settings(max_examples=40)
 @given(a=arrays())
 def test_nonzero_argwhere(a, backend):
