@@ -494,8 +494,7 @@ def _product(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, op):
     # "any", and an operand that promotion widens must sum (wrap, round) before it is widened, so
     # such an operand is coalesced first; same-dtype duplicates take part in the product as they are
     a0, b0 = a, b
-    a, b = (x.coalesce() if _is_coo(x) and not x.is_unique and (x.dtype == np.bool_ or x.dtype != dtype) else x
-            for x in (a, b))
+    a, b = sum_duplicates_first(a, dtype), sum_duplicates_first(b, dtype)
     if not (_is_coo(a) or _is_coo(b)):
         return _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
     try:
@@ -506,6 +505,15 @@ def _product(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, op):
     except IndexError:
         name_bad_index(op, a0, b0)
         raise
+
+
+def sum_duplicates_first(x, dtype):
+    """``x`` coalesced when it is a COO whose duplicates cannot take part in a product of ``dtype`` as
+    they are: bool duplicates mean "any", and an operand that promotion widens sums (wraps, rounds) in
+    its own dtype first (SPEC 1); other operands unchanged."""
+    if _is_coo(x) and not x.is_unique and (x.dtype == np.bool_ or x.dtype != dtype):
+        return x.coalesce()
+    return x
 
 
 def name_bad_index(op, *operands):

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import coosparse
 from coosparse import COO
 from coosparse._kernels.backend import use_cpu_backend
+from operands import check_flags
 from reference import dense_of
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.uint64, np.float16, np.float32, np.float64,
@@ -249,6 +250,25 @@ def test_outer_flags():
     o = coosparse.outer(a, b)
     assert not o.is_sorted and o.is_unique
     np.testing.assert_array_equal(o.to_dense(), np.outer(a.to_dense(), b.to_dense()))
+
+
+def test_outer_duplicates(backend):
+    # bool duplicates mean "any" and narrower duplicates sum in their own dtype before the product
+    # widens them; a sorted first operand with a repeated entry repeats the second's pattern, unsorted
+    a = COO([[1, 1, 0]], np.array([True, True, True]), (2,), sorted=False, unique=False)
+    b = COO([[0, 2]], np.array([2, 3], dtype=np.int16), (3,), sorted=True, unique=True)
+    i8 = COO([[0, 0]], np.array([100, 100], dtype=np.int8), (2,), sorted=True, unique=False)
+    for x, y in [(a, b), (b, a), (i8, b), (b, i8), (i8, i8)]:
+        r = backend.get(coosparse.outer(backend.put(x), backend.put(y)))
+        ref = np.outer(x.to_dense(), y.to_dense())
+        assert r.dtype == ref.dtype
+        np.testing.assert_array_equal(r.to_dense(), ref)
+        check_flags(r)
+    s = COO([[0, 0, 1]], np.array([1.0, 2.0, 3.0]), (2,), sorted=True, unique=False)
+    t = COO([[0, 1]], np.array([1.0, 1.0]), (2,), sorted=True, unique=True)
+    r = coosparse.outer(s, t)
+    check_flags(r)
+    np.testing.assert_array_equal(r.to_dense(), np.outer(s.to_dense(), t.to_dense()))
 
 
 VECDOT_VALID = [((2, 3, 4), (3, 4), -2), ((3, 4), (2, 3, 4), -1), ((3, 1, 4), (3, 2, 4), 2), ((1, 3, 4), (3, 4), -2),
