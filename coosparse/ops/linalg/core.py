@@ -541,7 +541,7 @@ def _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtyp
 
     out = xp.matmul(as3(a, amap, arows, acols).astype(dtype, copy=False),
                     as3(b, bmap, brows, bcols).astype(dtype, copy=False))
-    return xp.ascontiguousarray(out.reshape(out_shape))
+    return xp.ascontiguousarray(out).reshape(out_shape)  # (ascontiguousarray makes a 0-d array 1-d)
 
 
 def _mixed(c, cmap, crows, ccols, x, xmap, xrows, xcols, batch_shape, dtype, out_shape):
