@@ -320,6 +320,50 @@ def test_einsum(backend, spec):
     check(dense_of(got) if isinstance(got, COO) else got, want)
 
 
+def _einsum_dtype_operands():
+    bool_dups = COO([[2, 2, 1, 0], [0, 0, 1, 2], [2, 2, 1, 0]], np.array([True, True, True, False]), (3, 3, 3))
+    int8_dups = COO([[1, 1]], np.array([100, 100], dtype=np.int8), (2,))
+    return [
+        # a diagonal of a bool operand with duplicates, summed over in uint64: NumPy casts first, so
+        # the diagonal counts (2), where a bool sum would saturate at True
+        ("bab,a->", [bool_dups, np.arange(3, dtype=np.uint64)]),
+        ("bab,a->a", [bool_dups, coosparse.asarray(np.ones(3, np.uint16))]),
+        # int8 duplicates sum in int8 (their dense meaning), then the lone axis sums in int16
+        ("i,j->j", [int8_dups, np.ones(1, np.int16)]),
+        ("i,j->j", [COO([[0, 1]], np.array([100, 100], dtype=np.int8), (2,)), np.ones(1, np.int16)]),
+        # a dense operand's lone axis sums in the result dtype (NumPy's sum widens int16 to int64)
+        ("d,a->", [COO([[0, 1]], np.array([1, 0], dtype=np.int16), (3,)), np.array([-4, 3], np.int8)]),
+        ("abb,,c->c", [np.ones((4, 3, 3), np.int8), COO(np.zeros((0, 1), np.int64), np.array([2.0], np.float32), ()),
+                       COO([[0]], np.array([True]), (3,))]),
+        # 0-d dense operands contracted together
+        ("b,,b", [COO([[0, 2]], np.array([1, 2], np.uint64), (3,)), np.array(2, np.uint8), np.arange(3.0)]),
+        (",d,d->", [COO(np.zeros((0, 1), np.int64), np.array([3], np.uint64), ()), np.arange(3, dtype=np.int16),
+                    np.arange(3, dtype=np.int32)]),
+        ("aaa,aa,", [np.ones((2, 2, 2), bool), COO([[1, 0], [1, 0]], np.array([-3, 2], np.int16), (2, 2)),
+                     np.array(1, np.int8)]),
+        # one operand: its duplicates come out coalesced
+        ("ij->ij", [COO([[1, 0, 1], [1, 0, 1]], np.array([1.0, 2.0, 3.0]), (2, 2))]),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_einsum_dtype_operands())))
+def test_einsum_sums_in_the_result_dtype(backend, case):
+    spec, ops = _einsum_dtype_operands()[case]
+    want = np.asarray(np.einsum(spec, *[x.to_dense() if isinstance(x, COO) else x for x in ops]))
+    got = backend.get(coosparse.einsum(spec, *[backend.put(x) for x in ops]))
+    assert isinstance(got, COO) == all(isinstance(x, COO) for x in ops)
+    if isinstance(got, COO):
+        assert got.is_coalesced
+        got = got.to_dense()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_vecdot_of_dense_vectors_is_0d():
+    r = coosparse.vecdot(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    assert r.shape == () and r == 11.0
+
+
 def test_einsum_interleaved_and_dtype():
     rng = np.random.default_rng(13)
     x = rand_coo(rng, (4, 4), "coalesced")
