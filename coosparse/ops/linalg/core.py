@@ -70,6 +70,7 @@ from ..._core.keys import INT64_LIMIT
 from ..._core.shapes import check_entries, prod
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
 from ..._kernels.bounds import check_indices, first_out_of_bounds, raise_out_of_bounds
+from ..broadcast import broadcast_shapes
 from ..reduce.grouping import row_segments
 
 
@@ -750,8 +751,8 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
 
 # ----------------------------------------------------------------------------- shapes and axes
 def _broadcast_batch(op, sa, sb):
-    try:
-        return tuple(np.broadcast_shapes(tuple(sa), tuple(sb)))
+    try:  # (pure Python: NumPy's refuses batches of 2**63 elements or more, which keys of their own handle)
+        return broadcast_shapes(tuple(sa), tuple(sb))
     except ValueError:
         raise ValueError(f"{op}: batch dimensions {tuple(sa)} and {tuple(sb)} do not broadcast") from None
 

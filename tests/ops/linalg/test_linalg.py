@@ -722,6 +722,22 @@ def test_wide_shapes():
     np.testing.assert_array_equal(s.values, [3.0, 3.0])
 
 
+def test_wide_batch_dimensions(backend):
+    # batch dimensions of 2**80 elements (NumPy's broadcast_shapes refuses them: 'do not broadcast' was raised)
+    n = 2**40
+    a = COO([[n - 1, 1], [n - 1, 2], [0, 0], [1, 1]], np.array([2.0, 3.0]), (n, n, 2, 2))
+    b = COO([[n - 1, 1], [n - 1, 2], [1, 1], [0, 1]], np.array([5.0, 7.0]), (n, n, 2, 2))
+    for r in (coosparse.matmul(backend.put(a), backend.put(b)), coosparse.einsum("abij,abjk->abik", backend.put(a), backend.put(b))):
+        r = backend.get(r)
+        assert r.shape == (n, n, 2, 2) and r.is_coalesced
+        assert {tuple(int(i) for i in r.indices[:, e]): float(r.values[e]) for e in range(r.nnz)} == {
+            (1, 2, 0, 1): 21.0, (n - 1, n - 1, 0, 0): 10.0}
+    v = backend.get(coosparse.vecdot(backend.put(a), backend.put(a)))
+    assert v.shape == (n, n, 2)
+    assert {tuple(int(i) for i in v.indices[:, e]): float(v.values[e]) for e in range(v.nnz)} == {
+        (1, 2, 0): 9.0, (n - 1, n - 1, 0): 4.0}
+
+
 # ----------------------------------------------------------------------------- NumPy dispatch and the cache
 def test_numpy_functions_dispatch():
     rng = np.random.default_rng(18)
