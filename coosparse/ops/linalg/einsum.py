@@ -212,7 +212,10 @@ def _contraction_order(ops, out_syms):
     if None in names.values() or len(ops) == 2:
         return [(0, 1)] + [(0, 1)] * (len(ops) - 2)
     spec = ",".join("".join(names[v] for v in t) for _, t in ops) + "->" + "".join(names[v] for v in out_syms)
-    dummies = [np.broadcast_to(np.zeros((), dtype=np.float64), x.shape) for x, _ in ops]
+    try:
+        dummies = [np.broadcast_to(np.zeros((), dtype=np.float64), x.shape) for x, _ in ops]
+    except ValueError:  # a shape of 2**63 elements or more has no NumPy array, even a broadcast one
+        return [(0, 1)] * (len(ops) - 1)  # (the order only changes the cost, never the result)
     path, _ = np.einsum_path(spec, *dummies, optimize="greedy")
     out = []
     for step in path[1:]:

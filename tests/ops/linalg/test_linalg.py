@@ -738,6 +738,18 @@ def test_wide_batch_dimensions(backend):
         (1, 2, 0): 9.0, (n - 1, n - 1, 0): 4.0}
 
 
+def test_einsum_of_three_wide_operands():
+    # NumPy cannot plan the contraction order of arrays of 2**63 elements ('iterator is too large'
+    # was raised): they are contracted left to right
+    n = 2**40
+    a = COO([[0, n - 1], [5, n - 1]], np.array([2.0, 3.0]), (n, n))
+    b = COO([[5, n - 1], [7, 1]], np.array([4.0, 5.0]), (n, n))
+    c = COO([[7, 1], [0, 0]], np.array([1.0, 10.0]), (n, 1))
+    r = coosparse.einsum("ij,jk,kl->il", a, b, c)
+    assert r.shape == (n, 1) and r.is_coalesced
+    assert r.indices.tolist() == [[0, n - 1], [0, 0]] and r.values.tolist() == [8.0, 150.0]
+
+
 # ----------------------------------------------------------------------------- NumPy dispatch and the cache
 def test_numpy_functions_dispatch():
     rng = np.random.default_rng(18)
