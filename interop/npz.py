@@ -216,9 +216,9 @@ def _load_coo(fp, keys, verify):
             coords = _member(fp, "coords", stored["coords"])
     else:  # scipy's 2-D COO files
         row, col, data, shape = _need(fp, keys, ("row", "col", "data", "shape"), "coo")
-        coords = np.stack([row, col]) if row.shape == col.shape else None
-        if coords is None:
-            raise ValueError(f"load_npz: 'row' and 'col' differ in length ({row.shape[0]}, {col.shape[0]})")
+        if row.ndim != 1 or row.shape != col.shape:
+            raise ValueError(f"load_npz: 'row' and 'col' must be 1-D of one length; got shapes {row.shape} and {col.shape}")
+        coords = np.stack([row, col])
         shape = _shape(shape)
     data = np.asarray(data)
     if coords.ndim != 2 or coords.shape != (len(shape), data.shape[0] if data.ndim else -1):

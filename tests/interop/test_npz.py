@@ -185,6 +185,19 @@ def test_flags_and_split_must_be_single_integers(tmp_path, key, value):
         coosparse.load_npz(_write(tmp_path / "f.npz", **ok, **{key: value}))
 
 
+def test_a_cut_member_header_and_scipy_coo_parts_are_refused(tmp_path):
+    # an unclosed .npy header raised the tokenizer's TokenError, a 0-d 'row' an IndexError
+    f = io.BytesIO()
+    coosparse.save_npz(f, COO([[0, 1]], np.array([1.0, 2.0]), (3,)), compressed=False)
+    raw = f.getvalue()
+    at = raw.index(b"}", raw.index(b"data.npy"))
+    with pytest.raises(ValueError, match="'data.npy' has a malformed .npy header"):
+        coosparse.load_npz(io.BytesIO(raw[:at] + b" " + raw[at + 1:]))
+    with pytest.raises(ValueError, match="'row' and 'col' must be 1-D"):
+        coosparse.load_npz(_write(tmp_path / "r.npz", format=np.array("coo"), shape=np.array([2, 3]),
+                                  row=np.array(0), col=np.arange(9), data=np.ones(9)))
+
+
 def test_saving_a_dense_array_is_refused():
     for x in (np.ones(3), [1, 2, 3]):
         with pytest.raises(ValueError, match="Cannot save array of type"):
