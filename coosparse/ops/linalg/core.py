@@ -768,6 +768,6 @@ def _normalize_axis(ax, ndim, op, name="axis"):
         ax = operator.index(ax)
     except TypeError:
         raise TypeError(f"{op}: {name} must be an integer; got {ax!r}") from None
-    if not -ndim <= ax < ndim:
-        raise ValueError(f"{op}: {name} {ax} is out of bounds for an array of dimension {ndim}")
+    if not -ndim <= ax < ndim:  # (AxisError: a ValueError, and the IndexError NumPy's tensordot raises)
+        raise np.exceptions.AxisError(f"{op}: {name} {ax} is out of bounds for an array of dimension {ndim}")
     return ax % ndim

@@ -131,8 +131,11 @@ def tensordot(a, b, axes=2):
     b = _as_operand(b, "tensordot")
     if isinstance(axes, numbers.Integral) or (isinstance(axes, np.ndarray) and axes.ndim == 0):
         n = operator.index(axes)
-        if n < 0 or n > a.ndim or n > b.ndim:
-            raise ValueError(f"tensordot: axes={n} is out of range for operands of {a.ndim} and {b.ndim} dimensions")
+        if n < 0:
+            raise ValueError(f"tensordot: axes={n} must not be negative")
+        if n > a.ndim or n > b.ndim:  # (AxisError: a ValueError, and the IndexError NumPy raises)
+            raise np.exceptions.AxisError(f"tensordot: axes={n} is out of range for operands of {a.ndim} and "
+                                          f"{b.ndim} dimensions")
         ax_a, ax_b = list(range(a.ndim - n, a.ndim)), list(range(n))
     else:
         try:

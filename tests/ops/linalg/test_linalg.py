@@ -359,6 +359,17 @@ def test_einsum_sums_in_the_result_dtype(backend, case):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("axes", [([5], [0]), ([-3], [0]), ([0], [2]), 3])
+def test_tensordot_axes_out_of_range_raise_numpys_index_error(axes):
+    # NumPy's tensordot raises IndexError here; AxisError is that and the ValueError raised before
+    a = coosparse.asarray(np.ones((2, 3)))
+    for err in (IndexError, ValueError):
+        with pytest.raises(err, match="out of"):
+            coosparse.tensordot(a, np.ones((3, 2)), axes=axes)
+    with pytest.raises(IndexError):
+        np.tensordot(np.ones((2, 3)), np.ones((3, 2)), axes=axes)
+
+
 def test_vecdot_of_dense_vectors_is_0d():
     r = coosparse.vecdot(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
     assert r.shape == () and r == 11.0
