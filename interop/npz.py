@@ -216,16 +216,16 @@ def _load_coo(fp, keys, verify):
             coords = _member(fp, "coords", stored["coords"])
     else:  # scipy's 2-D COO files
         row, col, data, shape = _need(fp, keys, ("row", "col", "data", "shape"), "coo")
-        coords = np.stack([row, col]) if row.shape == col.shape else None
-        if coords is None:
-            raise ValueError(f"load_npz: 'row' and 'col' differ in length ({row.shape[0]}, {col.shape[0]})")
+        if row.ndim != 1 or row.shape != col.shape:
+            raise ValueError(f"load_npz: 'row' and 'col' must be 1-D of one length; got shapes {row.shape} and {col.shape}")
+        coords = np.stack([row, col])
         shape = _shape(shape)
     data = np.asarray(data)
     if coords.ndim != 2 or coords.shape != (len(shape), data.shape[0] if data.ndim else -1):
         raise ValueError(f"load_npz: 'coords' of shape {coords.shape} do not fit {data.shape[0] if data.ndim else 0} "
                          f"values of a shape of {len(shape)} dimensions")
     fill = fp["fill_value"][()] if "fill_value" in keys else None
-    claims = {k: bool(fp[k][()]) for k in ("sorted", "unique") if k in keys}
+    claims = {k: bool(_scalar(fp, k, "biu")) for k in ("sorted", "unique") if k in keys}
     if order is None:
         a = COO(coords, data, shape, fill_value=fill)  # bounds checked
     else:  # the widening pass checked the bounds
@@ -233,12 +233,22 @@ def _load_coo(fp, keys, verify):
         a = COO(coords, data, shape, fill_value=fill, check=False)
     a = _flagged(a, claims, verify, order)
     if "sparse_ndim" in keys:
-        sn = int(fp["sparse_ndim"][()])
+        sn = int(_scalar(fp, "sparse_ndim", "iu"))
         if not 0 <= sn <= len(shape):
             raise ValueError(f"load_npz: sparse_ndim {sn} does not fit a shape of {len(shape)} dimensions")
         if sn < len(shape):
             a = to_hybrid(a, len(shape) - sn)
     return a
+
+
+def _scalar(fp, key, kinds):
+    """The 0-d member ``key`` of one of the dtype ``kinds``, else ValueError naming it (a file
+    must not turn ``[True, False]`` into an ambiguous truth value or ``1.7`` into 1)."""
+    v = fp[key]
+    if v.ndim != 0 or v.dtype.kind not in kinds:
+        raise ValueError(f"load_npz: the file's {key!r} must be a single {'integer' if 'b' not in kinds else 'bool'}; "
+                         f"got an array of dtype {v.dtype} and shape {v.shape}")
+    return v[()]
 
 
 def _widens(coords, data, shape):
@@ -290,7 +300,14 @@ def _load_compressed(fp, keys, fmt, verify):
     if len(shape) != 2:
         raise ValueError(f"load_npz: a {fmt!r} file needs a 2-D shape; got {shape}")
     major = shape[0] if fmt == "csr" else shape[1]
-    indptr = np.asarray(indptr, dtype=np.int64)
+    for name, part in (("indices", indices), ("indptr", indptr)):
+        # (a cast to int64 would turn index 1.7 into 1: a file's indices are read, never rounded)
+        if part.ndim != 1 or part.dtype.kind not in "iu":
+            raise ValueError(f"load_npz: the {fmt!r} file's {name!r} must be a 1-D array of integers; got an array "
+                             f"of dtype {part.dtype} and shape {part.shape}")
+    if data.ndim != 1:
+        raise ValueError(f"load_npz: the {fmt!r} file's 'data' must be 1-D; got shape {data.shape}")
+    indptr = indptr.astype(np.int64)  # (a uint64 past 2**63 wraps negative: refused below)
     if indptr.shape != (major + 1,) or indptr[0] != 0 or (np.diff(indptr) < 0).any() \
             or indptr[-1] != indices.shape[0] or indices.shape[0] != data.shape[0]:
         raise ValueError(f"load_npz: the {fmt!r} file's indptr does not describe {indices.shape[0]} entries "

@@ -18,6 +18,7 @@ import contextlib
 import io
 import struct
 import time
+import tokenize
 import typing
 import zipfile
 import zlib
@@ -190,12 +191,15 @@ def stored_member(zf, name):
     start = info.header_offset + _LOCAL_HEADER.size + fields[10] + fields[11]
     fp.seek(start)
     version = np.lib.format.read_magic(fp)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-    elif version == (2, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-    else:
-        return None
+    try:
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+        else:
+            return None
+    except tokenize.TokenError:  # (NumPy's header filter lets the tokenizer's error of a cut header through)
+        raise ValueError(f"member {info.filename!r} has a malformed .npy header") from None
     if fortran or dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
         return None
     data = fp.tell()

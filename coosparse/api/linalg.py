@@ -65,6 +65,15 @@ def _floating(x):
     return a if a.dtype.kind == "f" else astype(a, np.float64)
 
 
+def _max_from_zero(a, axis, keepdims):
+    """``max`` of the non-negative ``a`` over ``axis`` from 0, as NumPy's norms take it
+    (``max(..., initial=0)``): over no element the norm is 0 (``sum`` gives those zeros)."""
+    axes = range(a.ndim) if axis is None else (axis,) if isinstance(axis, (int, np.integer)) else axis
+    if any(a.shape[ax] == 0 for ax in axes):
+        return _sum(a, axis=axis, keepdims=keepdims)
+    return _max(a, axis=axis, keepdims=keepdims)
+
+
 # ----------------------------------------------------------------------------- sparse-friendly
 def diagonal(x, /, *, offset=0):
     """The ``offset``-th diagonal of each matrix (the last two axes); a COO of shape ``(..., k)``.
@@ -109,7 +118,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     a = _floating(x)
     kw = {"axis": axis, "keepdims": keepdims}
     if ord == math.inf:
-        return _max(a, **kw)
+        return _max_from_zero(a, **kw)
     if ord == -math.inf:
         return _min(a, **kw)
     if ord == 0:
@@ -153,7 +162,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     else:
         raise ValueError(f"linalg.matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf; got {ord!r}")
     sums = _sum(_floating(x), axis=inner, keepdims=True)
-    r = (_max if ord > 0 else _min)(sums, axis=outer_, keepdims=True)
+    r = (_max_from_zero if ord > 0 else _min)(sums, axis=outer_, keepdims=True)
     return r if keepdims else squeeze(r, axis=(-2, -1))
 
 

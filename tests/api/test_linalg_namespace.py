@@ -50,6 +50,21 @@ def test_norm_of_a_non_zero_fill():
     np.testing.assert_allclose(float(L.vector_norm(a, ord=-np.inf)), 1.0)
 
 
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3), (2, 3, 0)])
+def test_max_norms_of_empty_arrays_are_zero(shape):
+    # NumPy takes these maxima from 0 (max(..., initial=0)); a zero-size max raised ValueError
+    d = np.zeros(shape)
+    a = coosparse.asarray(d)
+    for axis in (None, -1, (-2, -1)):
+        got = coosparse.linalg.vector_norm(a, ord=np.inf, axis=axis)
+        np.testing.assert_array_equal(dense(got), np.linalg.vector_norm(d, ord=np.inf, axis=axis))
+    for ord in (1, np.inf):
+        want = np.linalg.matrix_norm(d, ord=ord)
+        got = dense(coosparse.linalg.matrix_norm(a, ord=ord))
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("flags", list(FLAGS))
 def test_trace_diagonal_transpose(backend, flags):
     a = make((2, 5, 6), 18, flags, dtype=np.int16, seed=4)

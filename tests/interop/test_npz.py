@@ -160,6 +160,44 @@ def test_untrusted_files_are_refused(tmp_path):
         coosparse.load_npz(tmp_path / "o.npz")  # never unpickles
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("bad", ["float indices", "float indptr", "0-d indices", "2-D indices", "2-D data"])
+def test_compressed_files_with_malformed_parts_are_refused(tmp_path, fmt, bad):
+    # a float index was cast to int64 (1.7 read as 1) and a 0-d one raised 'tuple index out of range'
+    parts = dict(format=np.array(fmt), shape=np.array([2, 3] if fmt == "csr" else [3, 2]), data=np.ones(2),
+                 indices=np.array([1, 2]), indptr=np.array([0, 1, 2]))
+    parts.update({"float indices": dict(indices=np.array([1.7, 2.0])), "float indptr": dict(indptr=np.array([0, 1.5, 2])),
+                  "0-d indices": dict(indices=np.array(1), data=np.ones(1), indptr=np.array([0, 1, 1])),
+                  "2-D indices": dict(indices=np.array([[1], [2]])), "2-D data": dict(data=np.ones((2, 1)))}[bad])
+    with pytest.raises(ValueError, match=f"the '{fmt}' file's"):
+        coosparse.load_npz(_write(tmp_path / "f.npz", **parts))
+    parts.update(indices=np.array([1, 2]), indptr=np.array([0, 1, 2]), data=np.ones(2))
+    assert coosparse.load_npz(_write(tmp_path / "g.npz", **parts)).nnz == 2
+
+
+@pytest.mark.parametrize("key, value", [("sorted", np.array([True, False])), ("sorted", np.array("False")),
+                                        ("unique", np.array([1])), ("sparse_ndim", np.array(1.7)),
+                                        ("sparse_ndim", np.array([1, 2]))])
+def test_flags_and_split_must_be_single_integers(tmp_path, key, value):
+    # an array of flags raised NumPy's ambiguous truth value; a float sparse_ndim was truncated
+    ok = dict(format=np.array("coo"), shape=np.array([2, 3]), data=np.array([1.0, 2.0]), coords=np.array([[0, 1], [1, 2]]))
+    with pytest.raises(ValueError, match=f"the file's '{key}' must be a single"):
+        coosparse.load_npz(_write(tmp_path / "f.npz", **ok, **{key: value}))
+
+
+def test_a_cut_member_header_and_scipy_coo_parts_are_refused(tmp_path):
+    # an unclosed .npy header raised the tokenizer's TokenError, a 0-d 'row' an IndexError
+    f = io.BytesIO()
+    coosparse.save_npz(f, COO([[0, 1]], np.array([1.0, 2.0]), (3,)), compressed=False)
+    raw = f.getvalue()
+    at = raw.index(b"}", raw.index(b"data.npy"))
+    with pytest.raises(ValueError, match="'data.npy' has a malformed .npy header"):
+        coosparse.load_npz(io.BytesIO(raw[:at] + b" " + raw[at + 1:]))
+    with pytest.raises(ValueError, match="'row' and 'col' must be 1-D"):
+        coosparse.load_npz(_write(tmp_path / "r.npz", format=np.array("coo"), shape=np.array([2, 3]),
+                                  row=np.array(0), col=np.arange(9), data=np.ones(9)))
+
+
 def test_saving_a_dense_array_is_refused():
     for x in (np.ones(3), [1, 2, 3]):
         with pytest.raises(ValueError, match="Cannot save array of type"):

@@ -70,6 +70,7 @@ from ..._core.keys import INT64_LIMIT
 from ..._core.shapes import check_entries, prod
 from ..._kernels.backend import array_namespace, backend_for, is_device_array
 from ..._kernels.bounds import check_indices, first_out_of_bounds, raise_out_of_bounds
+from ..broadcast import broadcast_shapes
 from ..reduce.grouping import row_segments
 
 
@@ -494,8 +495,7 @@ def _product(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, op):
     # "any", and an operand that promotion widens must sum (wrap, round) before it is widened, so
     # such an operand is coalesced first; same-dtype duplicates take part in the product as they are
     a0, b0 = a, b
-    a, b = (x.coalesce() if _is_coo(x) and not x.is_unique and (x.dtype == np.bool_ or x.dtype != dtype) else x
-            for x in (a, b))
+    a, b = sum_duplicates_first(a, dtype), sum_duplicates_first(b, dtype)
     if not (_is_coo(a) or _is_coo(b)):
         return _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtype, out_shape)
     try:
@@ -506,6 +506,15 @@ def _product(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, op):
     except IndexError:
         name_bad_index(op, a0, b0)
         raise
+
+
+def sum_duplicates_first(x, dtype):
+    """``x`` coalesced when it is a COO whose duplicates cannot take part in a product of ``dtype`` as
+    they are: bool duplicates mean "any", and an operand that promotion widens sums (wraps, rounds) in
+    its own dtype first (SPEC 1); other operands unchanged."""
+    if _is_coo(x) and not x.is_unique and (x.dtype == np.bool_ or x.dtype != dtype):
+        return x.coalesce()
+    return x
 
 
 def name_bad_index(op, *operands):
@@ -533,7 +542,7 @@ def _dense_dense(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dtyp
 
     out = xp.matmul(as3(a, amap, arows, acols).astype(dtype, copy=False),
                     as3(b, bmap, brows, bcols).astype(dtype, copy=False))
-    return xp.ascontiguousarray(out.reshape(out_shape))
+    return xp.ascontiguousarray(out).reshape(out_shape)  # (ascontiguousarray makes a 0-d array 1-d)
 
 
 def _mixed(c, cmap, crows, ccols, x, xmap, xrows, xcols, batch_shape, dtype, out_shape):
@@ -742,8 +751,8 @@ def _sparse_sparse(a, amap, arows, acols, b, bmap, brows, bcols, batch_shape, dt
 
 # ----------------------------------------------------------------------------- shapes and axes
 def _broadcast_batch(op, sa, sb):
-    try:
-        return tuple(np.broadcast_shapes(tuple(sa), tuple(sb)))
+    try:  # (pure Python: NumPy's refuses batches of 2**63 elements or more, which keys of their own handle)
+        return broadcast_shapes(tuple(sa), tuple(sb))
     except ValueError:
         raise ValueError(f"{op}: batch dimensions {tuple(sa)} and {tuple(sb)} do not broadcast") from None
 
@@ -759,6 +768,6 @@ def _normalize_axis(ax, ndim, op, name="axis"):
         ax = operator.index(ax)
     except TypeError:
         raise TypeError(f"{op}: {name} must be an integer; got {ax!r}") from None
-    if not -ndim <= ax < ndim:
-        raise ValueError(f"{op}: {name} {ax} is out of bounds for an array of dimension {ndim}")
+    if not -ndim <= ax < ndim:  # (AxisError: a ValueError, and the IndexError NumPy's tensordot raises)
+        raise np.exceptions.AxisError(f"{op}: {name} {ax} is out of bounds for an array of dimension {ndim}")
     return ax % ndim

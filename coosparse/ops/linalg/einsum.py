@@ -148,7 +148,7 @@ def _sum_axes(x, axes):
     if not axes:
         return x
     if not _is_coo(x):
-        return array_namespace(x).sum(x, axis=tuple(axes))
+        return array_namespace(x).sum(x, axis=tuple(axes), dtype=x.dtype)  # (NumPy widens small integers)
     x = sparsify(x)
     rest = [i for i in range(x.ndim) if i not in axes]
     xp = array_namespace(x.indices)
@@ -212,7 +212,10 @@ def _contraction_order(ops, out_syms):
     if None in names.values() or len(ops) == 2:
         return [(0, 1)] + [(0, 1)] * (len(ops) - 2)
     spec = ",".join("".join(names[v] for v in t) for _, t in ops) + "->" + "".join(names[v] for v in out_syms)
-    dummies = [np.broadcast_to(np.zeros((), dtype=np.float64), x.shape) for x, _ in ops]
+    try:
+        dummies = [np.broadcast_to(np.zeros((), dtype=np.float64), x.shape) for x, _ in ops]
+    except ValueError:  # a shape of 2**63 elements or more has no NumPy array, even a broadcast one
+        return [(0, 1)] * (len(ops) - 1)  # (the order only changes the cost, never the result)
     path, _ = np.einsum_path(spec, *dummies, optimize="greedy")
     out = []
     for step in path[1:]:
@@ -236,6 +239,8 @@ def einsum(*operands, dtype=None, out=None, optimize=False, order="K", casting="
 
     Both calling conventions are accepted (``einsum("ij,jk->ik", a, b)`` and
     ``einsum(a, [0, 1], b, [1, 2], [0, 2])``), with ``...`` broadcasting.
+    Every operand is first cast to the result dtype, as NumPy does (a COO's
+    duplicates are summed in its own dtype first), so that sums count in it.
     Repeated subscripts take diagonals, subscripts of one operand that are not
     in the output are summed first, then the operands are contracted pairwise,
     left to right: two COO operands by SpGEMM, a COO and a dense one by SpMM,
@@ -271,10 +276,17 @@ def einsum(*operands, dtype=None, out=None, optimize=False, order="K", casting="
     if len(terms) != len(arrays):
         raise ValueError(f"einsum: {len(terms)} subscript terms for {len(arrays)} operands")
     arrays = [_as_operand(a, "einsum") for a in arrays]
-    if dtype is not None:
-        dt = _dtypes.check_dtype(dtype, "einsum dtype")
-        arrays = [a.astype(dt) for a in arrays]
     _check_zero_fill("einsum", *arrays)
+    # NumPy casts every operand to the result dtype before it sums anything: a diagonal or a lone
+    # axis summed in an operand's own dtype would wrap (int8), saturate (bool: "any") or promote
+    # (NumPy's sum of int16 is int64) where NumPy's einsum counts in the result dtype. A COO's
+    # duplicates are summed in its own dtype first (its dense meaning is what is cast)
+    if dtype is not None:
+        rdt = _dtypes.check_dtype(dtype, "einsum dtype")
+    elif any(_is_coo(a) for a in arrays):
+        rdt = _dtypes.result_type(*[a.dtype for a in arrays])
+    if any(_is_coo(a) for a in arrays) or dtype is not None:
+        arrays = [a.astype(rdt, copy=False) for a in arrays]
     all_sparse = all(_is_coo(a) for a in arrays)
     if not any(_is_coo(a) for a in arrays):
         xp = backend_for(*arrays).xp
@@ -348,6 +360,8 @@ def einsum(*operands, dtype=None, out=None, optimize=False, order="K", casting="
     cur = _permute(cur, [cs.index(v) for v in out_syms])
     if all_sparse and not _is_coo(cur):  # all-sparse inputs always give a COO
         cur = from_dense(cur)
+    if _is_coo(cur):  # (a lone operand's entries come through as they are: coalesced as documented)
+        cur = coalesce(cur)
     return cur
 
 

@@ -21,6 +21,7 @@ from ..elementwise.arithmetic import multiply
 from .core import (
     _as_operand, _batch_map, _broadcast_batch, _check_zero_fill, _from_acc, _is_coo, _normalize_axis,
     _product, _result_dtype, _strides, _to_acc, _xp_of, name_bad_index, sparsify, spmv_sorted,
+    sum_duplicates_first,
 )
 
 
@@ -130,8 +131,11 @@ def tensordot(a, b, axes=2):
     b = _as_operand(b, "tensordot")
     if isinstance(axes, numbers.Integral) or (isinstance(axes, np.ndarray) and axes.ndim == 0):
         n = operator.index(axes)
-        if n < 0 or n > a.ndim or n > b.ndim:
-            raise ValueError(f"tensordot: axes={n} is out of range for operands of {a.ndim} and {b.ndim} dimensions")
+        if n < 0:
+            raise ValueError(f"tensordot: axes={n} must not be negative")
+        if n > a.ndim or n > b.ndim:  # (AxisError: a ValueError, and the IndexError NumPy raises)
+            raise np.exceptions.AxisError(f"tensordot: axes={n} is out of range for operands of {a.ndim} and "
+                                          f"{b.ndim} dimensions")
         ax_a, ax_b = list(range(a.ndim - n, a.ndim)), list(range(n))
     else:
         try:
@@ -271,7 +275,7 @@ def outer(a, b):
     """Outer product of the flattened operands (``numpy.outer``): shape ``(a.size, b.size)``.
 
     COO x COO gives a COO with every pair of entries (sorted when both are
-    sorted, unique when both are unique); a dense operand gives a dense array.
+    sorted and ``a`` is unique, unique when both are unique); a dense operand gives a dense array.
 
     Examples
     --------
@@ -286,8 +290,9 @@ def outer(a, b):
     _check_zero_fill("outer", a, b)
     if not _is_coo(a) and not _is_coo(b):
         return backend_for(a, b).xp.outer(a, b)
-    ra, rb = _ravel_1d(a, "outer"), _ravel_1d(b, "outer")
     dtype = _result_dtype(a.dtype, b.dtype)
+    ra = _ravel_1d(sum_duplicates_first(a, dtype), "outer")
+    rb = _ravel_1d(sum_duplicates_first(b, dtype), "outer")
     if not (_is_coo(ra) and _is_coo(rb)):
         xp = _xp_of(ra if not _is_coo(ra) else rb)
         da = ra.to_dense() if _is_coo(ra) else ra
@@ -302,8 +307,11 @@ def outer(a, b):
     rows = xp.repeat(ra.indices[0], nb)
     cols = xp.tile(rb.indices[0], na)
     values = ra.values.astype(dtype, copy=False)[:, None] * rb.values.astype(dtype, copy=False)[None, :]
+    # sorted: a's rows in order, each followed by b's whole pattern, which is in order only once per row
+    # (a repeated row of a repeats b's columns after its last one)
     return COO(xp.stack([rows, cols]), xp.ascontiguousarray(values.reshape(-1)), (ra.shape[0], rb.shape[0]),
-               sorted=ra.is_sorted and rb.is_sorted, unique=ra.is_unique and rb.is_unique, check=False)
+               sorted=ra.is_sorted and rb.is_sorted and (ra.is_unique or nb <= 1),
+               unique=ra.is_unique and rb.is_unique, check=False)
 
 
 def vdot(a, b):

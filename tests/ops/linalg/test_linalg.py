@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import coosparse
 from coosparse import COO
 from coosparse._kernels.backend import use_cpu_backend
+from operands import check_flags
 from reference import dense_of
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.uint64, np.float16, np.float32, np.float64,
@@ -251,6 +252,25 @@ def test_outer_flags():
     np.testing.assert_array_equal(o.to_dense(), np.outer(a.to_dense(), b.to_dense()))
 
 
+def test_outer_duplicates(backend):
+    # bool duplicates mean "any" and narrower duplicates sum in their own dtype before the product
+    # widens them; a sorted first operand with a repeated entry repeats the second's pattern, unsorted
+    a = COO([[1, 1, 0]], np.array([True, True, True]), (2,), sorted=False, unique=False)
+    b = COO([[0, 2]], np.array([2, 3], dtype=np.int16), (3,), sorted=True, unique=True)
+    i8 = COO([[0, 0]], np.array([100, 100], dtype=np.int8), (2,), sorted=True, unique=False)
+    for x, y in [(a, b), (b, a), (i8, b), (b, i8), (i8, i8)]:
+        r = backend.get(coosparse.outer(backend.put(x), backend.put(y)))
+        ref = np.outer(x.to_dense(), y.to_dense())
+        assert r.dtype == ref.dtype
+        np.testing.assert_array_equal(r.to_dense(), ref)
+        check_flags(r)
+    s = COO([[0, 0, 1]], np.array([1.0, 2.0, 3.0]), (2,), sorted=True, unique=False)
+    t = COO([[0, 1]], np.array([1.0, 1.0]), (2,), sorted=True, unique=True)
+    r = coosparse.outer(s, t)
+    check_flags(r)
+    np.testing.assert_array_equal(r.to_dense(), np.outer(s.to_dense(), t.to_dense()))
+
+
 VECDOT_VALID = [((2, 3, 4), (3, 4), -2), ((3, 4), (2, 3, 4), -1), ((3, 1, 4), (3, 2, 4), 2), ((1, 3, 4), (3, 4), -2),
                 ((3, 4, 1), (3, 4, 2), 0), ((3, 1), (3, 4), -2), ((1, 4), (3, 4), 1)]
 VECDOT_INVALID = [((2, 3, 4), (3, 4), 0), ((3, 4), (2, 3, 4), 0), ((3, 1, 4), (3, 2, 4), -2), ((1, 3, 4), (3, 4), -3),
@@ -298,6 +318,61 @@ def test_einsum(backend, spec):
     mixed = [backend.put(dense_of(arrays[0]))] + ops[1:]
     got = backend.get(coosparse.einsum(spec, *mixed))
     check(dense_of(got) if isinstance(got, COO) else got, want)
+
+
+def _einsum_dtype_operands():
+    bool_dups = COO([[2, 2, 1, 0], [0, 0, 1, 2], [2, 2, 1, 0]], np.array([True, True, True, False]), (3, 3, 3))
+    int8_dups = COO([[1, 1]], np.array([100, 100], dtype=np.int8), (2,))
+    return [
+        # a diagonal of a bool operand with duplicates, summed over in uint64: NumPy casts first, so
+        # the diagonal counts (2), where a bool sum would saturate at True
+        ("bab,a->", [bool_dups, np.arange(3, dtype=np.uint64)]),
+        ("bab,a->a", [bool_dups, coosparse.asarray(np.ones(3, np.uint16))]),
+        # int8 duplicates sum in int8 (their dense meaning), then the lone axis sums in int16
+        ("i,j->j", [int8_dups, np.ones(1, np.int16)]),
+        ("i,j->j", [COO([[0, 1]], np.array([100, 100], dtype=np.int8), (2,)), np.ones(1, np.int16)]),
+        # a dense operand's lone axis sums in the result dtype (NumPy's sum widens int16 to int64)
+        ("d,a->", [COO([[0, 1]], np.array([1, 0], dtype=np.int16), (3,)), np.array([-4, 3], np.int8)]),
+        ("abb,,c->c", [np.ones((4, 3, 3), np.int8), COO(np.zeros((0, 1), np.int64), np.array([2.0], np.float32), ()),
+                       COO([[0]], np.array([True]), (3,))]),
+        # 0-d dense operands contracted together
+        ("b,,b", [COO([[0, 2]], np.array([1, 2], np.uint64), (3,)), np.array(2, np.uint8), np.arange(3.0)]),
+        (",d,d->", [COO(np.zeros((0, 1), np.int64), np.array([3], np.uint64), ()), np.arange(3, dtype=np.int16),
+                    np.arange(3, dtype=np.int32)]),
+        ("aaa,aa,", [np.ones((2, 2, 2), bool), COO([[1, 0], [1, 0]], np.array([-3, 2], np.int16), (2, 2)),
+                     np.array(1, np.int8)]),
+        # one operand: its duplicates come out coalesced
+        ("ij->ij", [COO([[1, 0, 1], [1, 0, 1]], np.array([1.0, 2.0, 3.0]), (2, 2))]),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_einsum_dtype_operands())))
+def test_einsum_sums_in_the_result_dtype(backend, case):
+    spec, ops = _einsum_dtype_operands()[case]
+    want = np.asarray(np.einsum(spec, *[x.to_dense() if isinstance(x, COO) else x for x in ops]))
+    got = backend.get(coosparse.einsum(spec, *[backend.put(x) for x in ops]))
+    assert isinstance(got, COO) == all(isinstance(x, COO) for x in ops)
+    if isinstance(got, COO):
+        assert got.is_coalesced
+        got = got.to_dense()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("axes", [([5], [0]), ([-3], [0]), ([0], [2]), 3])
+def test_tensordot_axes_out_of_range_raise_numpys_index_error(axes):
+    # NumPy's tensordot raises IndexError here; AxisError is that and the ValueError raised before
+    a = coosparse.asarray(np.ones((2, 3)))
+    for err in (IndexError, ValueError):
+        with pytest.raises(err, match="out of"):
+            coosparse.tensordot(a, np.ones((3, 2)), axes=axes)
+    with pytest.raises(IndexError):
+        np.tensordot(np.ones((2, 3)), np.ones((3, 2)), axes=axes)
+
+
+def test_vecdot_of_dense_vectors_is_0d():
+    r = coosparse.vecdot(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    assert r.shape == () and r == 11.0
 
 
 def test_einsum_interleaved_and_dtype():
@@ -656,6 +731,34 @@ def test_wide_shapes():
     s = coosparse.sampled_matmul(COO([[0, n - 1], [n - 1, 2]], np.ones(2), (n, n)),
                                  np.broadcast_to(np.ones((1, 3)), (n, 3)), np.broadcast_to(x[:, None], (3, n)))
     np.testing.assert_array_equal(s.values, [3.0, 3.0])
+
+
+def test_wide_batch_dimensions(backend):
+    # batch dimensions of 2**80 elements (NumPy's broadcast_shapes refuses them: 'do not broadcast' was raised)
+    n = 2**40
+    a = COO([[n - 1, 1], [n - 1, 2], [0, 0], [1, 1]], np.array([2.0, 3.0]), (n, n, 2, 2))
+    b = COO([[n - 1, 1], [n - 1, 2], [1, 1], [0, 1]], np.array([5.0, 7.0]), (n, n, 2, 2))
+    for r in (coosparse.matmul(backend.put(a), backend.put(b)), coosparse.einsum("abij,abjk->abik", backend.put(a), backend.put(b))):
+        r = backend.get(r)
+        assert r.shape == (n, n, 2, 2) and r.is_coalesced
+        assert {tuple(int(i) for i in r.indices[:, e]): float(r.values[e]) for e in range(r.nnz)} == {
+            (1, 2, 0, 1): 21.0, (n - 1, n - 1, 0, 0): 10.0}
+    v = backend.get(coosparse.vecdot(backend.put(a), backend.put(a)))
+    assert v.shape == (n, n, 2)
+    assert {tuple(int(i) for i in v.indices[:, e]): float(v.values[e]) for e in range(v.nnz)} == {
+        (1, 2, 0): 9.0, (n - 1, n - 1, 0): 4.0}
+
+
+def test_einsum_of_three_wide_operands():
+    # NumPy cannot plan the contraction order of arrays of 2**63 elements ('iterator is too large'
+    # was raised): they are contracted left to right
+    n = 2**40
+    a = COO([[0, n - 1], [5, n - 1]], np.array([2.0, 3.0]), (n, n))
+    b = COO([[5, n - 1], [7, 1]], np.array([4.0, 5.0]), (n, n))
+    c = COO([[7, 1], [0, 0]], np.array([1.0, 10.0]), (n, 1))
+    r = coosparse.einsum("ij,jk,kl->il", a, b, c)
+    assert r.shape == (n, 1) and r.is_coalesced
+    assert r.indices.tolist() == [[0, n - 1], [0, 0]] and r.values.tolist() == [8.0, 150.0]
 
 
 # ----------------------------------------------------------------------------- NumPy dispatch and the cache
