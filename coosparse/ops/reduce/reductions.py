@@ -69,6 +69,7 @@ sync-free: sums of any array, the others of a coalesced one
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 import warnings
 
@@ -282,8 +283,15 @@ def _logical(x, axis, keepdims, is_any):
 def _count_nonzero(x, axis, keepdims):
     a = _check(x, "count_nonzero")
     axes = normalize_axes(axis, a.ndim, "count_nonzero")
+    nonzero_fill = bool(a.fill_value != 0)
+    n = math.prod(a.shape[d] for d in axes)
+    if nonzero_fill and n >= INT64_LIMIT:
+        # an output storing nothing counts every element (the result's fill): a wrapped int64 would
+        # be a wrong count, not NumPy's modular sum
+        raise ValueError(f"count_nonzero: a count over {n} elements with the non-zero fill {a.fill_value!r} "
+                         f"does not fit int64")
     a = a if a.is_coalesced else a.coalesce()
-    b = a._with(values=(a.values != 0).astype(np.int64), fill_value=int(bool(a.fill_value != 0)))
+    b = a._with(values=(a.values != 0).astype(np.int64), fill_value=int(nonzero_fill))
     return _reduce(b, axes, keepdims, "sum")
 
 

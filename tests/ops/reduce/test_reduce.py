@@ -496,7 +496,14 @@ def test_wide_shapes_stay_exact():
     assert int(b.sum()) == (n * n - 4 + 10) % 2**64 == 6  # int64 sums are modular, as NumPy's
     c = COO(a.indices, np.array([1, 3, 1, 1]), (n, n), fill_value=-1)
     assert int(c.prod()) == 3  # (-1) ** (n*n - 4), n*n even
-    assert int(coosparse.count_nonzero(b)) == (n * n) % 2**64 == 0
+    # a count of 2**80 elements does not fit int64: refused, not wrapped to 0 (the count over one axis fits)
+    with pytest.raises(ValueError, match="count_nonzero.*does not fit int64"):
+        coosparse.count_nonzero(b)
+    with pytest.raises(ValueError, match="does not fit int64"):
+        coosparse.count_nonzero(b, axis=(0, 1), keepdims=True)
+    r = coosparse.count_nonzero(b, axis=1)
+    assert r.fill_value == n and int(r.values[r.indices[0] == 5][0]) == n
+    assert int(coosparse.count_nonzero(a)) == 4  # fill 0: only stored entries count
     with pytest.raises(ValueError, match="int64"):
         a.argmax()
 
