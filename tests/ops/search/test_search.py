@@ -115,6 +115,33 @@ def test_take_modes():
     assert coosparse.take(coosparse.random((6,), nnz=3, seed=2), 2) == reference(coosparse.random((6,), nnz=3, seed=2))[2]
 
 
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3), (0,)])
+@pytest.mark.parametrize("idx", [[5], [0, -1], 2, [[1], [7]]])
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_take_from_empty_arrays_as_numpy(shape, idx, mode):
+    """NumPy checks no index where the axes before ``axis`` hold nothing, and refuses a take from an
+    empty axis only when the result would hold elements: the same results and the same errors."""
+    a = COO(np.zeros((len(shape), 0), np.int64), np.zeros(0), shape, fill_value=1.5)
+    d = reference(a)
+    for axis in range(len(shape)):
+        n, before = shape[axis], int(np.prod(shape[:axis]))
+        out_shape = shape[:axis] + np.shape(idx) + shape[axis + 1:]
+        raises = (n == 0 and np.prod(out_shape) > 0 or mode == "raise" and before > 0
+                  and not all(-n <= i < n for i in np.ravel(idx)))
+        if not (mode == "wrap" and n == 0 and before):  # (NumPy 2.4 loops forever there)
+            try:
+                assert np.take(d, idx, axis=axis, mode=mode).shape == out_shape and not raises
+            except IndexError:
+                assert raises
+        if raises:
+            with pytest.raises(IndexError):
+                coosparse.take(a, idx, axis=axis, mode=mode)
+            continue
+        got = coosparse.take(a, idx, axis=axis - len(shape), mode=mode)
+        assert_coo(got, np.full(out_shape, 1.5))
+        assert got.fill_value == 1.5
+
+
 @settings(max_examples=40)
 @given(data=st.data())
 def test_searchsorted(data, backend):
