@@ -46,6 +46,7 @@ from .._core.dispatch import implements, sparse_operand
 from .._core.keys import INT64_LIMIT, joint_keys, strides_of
 from .._core.shapes import prod
 from .._kernels.backend import array_namespace, backend_for, is_device_array
+from .broadcast import broadcast_shapes
 from .coalesce import coalesce
 from .elementwise.engine import elementwise
 from .indexing import getitem, nonzero
@@ -134,7 +135,8 @@ def where(condition, x=None, y=None, /):
         # pattern that decides the background when its values leave one, else the dense result
         return elementwise(np.where, (condition, x, y), name="where")
     dtype = np.result_type(*[o.dtype if isinstance(o, COO) else o for o in (x, y)])
-    shape = tuple(np.broadcast_shapes(*[o.shape if isinstance(o, COO) else np.shape(o) for o in ops]))
+    # (NumPy's broadcast_shapes refuses shapes of 2**63 elements or more)
+    shape = broadcast_shapes(*[o.shape if isinstance(o, COO) else np.shape(o) for o in ops])
     ops = [broadcast_sparse(o, shape) if isinstance(o, COO) else np.asarray(o)[()] for o in ops]
     coos = [o for o in ops if isinstance(o, COO)]
     dn = min(o.dense_ndim for o in coos)

@@ -58,6 +58,19 @@ def test_where_broadcasting_and_dense_operands():
     assert_coo(out, np.array([-1, 5, 7]))
 
 
+
+@pytest.mark.parametrize("shape", [(2**32, 2**32), (3, 2**62), (2**63 - 1, 2)])
+def test_where_on_shapes_of_2_63_elements_or_more(shape, backend):
+    """NumPy's broadcast_shapes refuses such shapes ("broadcast dimensions too large"); where works."""
+    last = tuple(n - 1 for n in shape)
+    x = COO(np.array([(0,) * len(shape), last, (1,) * len(shape)]).T, np.array([1.0, 2.0, 3.0]), shape)
+    c = COO(np.array([last, (1,) * len(shape)]).T, np.array([True, False]), shape)
+    for y in (-1.0, COO(np.array([(1,) * len(shape)]).T, np.array([4.0]), shape, fill_value=-1.0)):
+        out = backend.get(coosparse.where(backend.put(c), backend.put(x), backend.put(y)))
+        assert out.shape == shape and out.fill_value == -1.0 and out.is_sorted and out.is_unique
+        stored = {tuple(int(i) for i in col): v for col, v in zip(out.indices.T, out.values.tolist())}
+        assert stored == {last: 2.0, **({(1,) * len(shape): 4.0} if isinstance(y, COO) else {})}
+
 @settings(max_examples=40)
 @given(a=arrays())
 def test_nonzero_argwhere(a, backend):
