@@ -71,14 +71,18 @@ class _Item:
 
 
 def _scalar_of(vals, dtype, fill):
-    """The element value: the sum of the stored entries (in the accumulation dtype), or the fill."""
+    """The element value: the sum of the stored entries (in the accumulation dtype), or the fill.
+
+    Summed from the first entry on, in stored order, as coalesce and to_dense sum them (a
+    reduction's pairwise or tree order could round differently, and its 0 start loses a -0.0)."""
     if vals.shape[0] == 0:
         return fill
-    s = _dtypes.to_accumulation(vals).sum(axis=0)
-    out = _dtypes.from_accumulation(s.reshape(1), dtype)[0]
-    if is_device_array(out):
-        out = out.get()  # synchronize! (a scalar result lives on the host)
-    return np.asarray(out, dtype=dtype)[()]
+    if is_device_array(vals):
+        vals = vals.get()  # synchronize! (a scalar result lives on the host; the entries of one index)
+    acc = _dtypes.to_accumulation(vals)
+    with np.errstate(all="ignore"):  # (inf - inf is NaN, silently, as in to_dense)
+        s = acc[:1] if acc.shape[0] == 1 else np.add.accumulate(acc, axis=0)[-1:]
+    return np.asarray(_dtypes.from_accumulation(s, dtype)[0], dtype=dtype)[()]
 
 
 def _search_pair(row, v, w):

@@ -50,7 +50,7 @@ from .broadcast import broadcast_shapes
 from .coalesce import coalesce
 from .elementwise.engine import elementwise
 from .indexing import getitem, nonzero
-from .shape import check_coo, gather_values, index_rows, insert_axes, ravel, result, to_hybrid
+from .shape import check_coo, gather_values, index_rows, insert_axes, ravel, reshape, result, to_hybrid
 
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
@@ -191,13 +191,18 @@ def take(x, indices, /, *, axis=None, mode="raise"):
     idx = idx if is_device_array(idx) else np.asarray(idx)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"take: indices must be integers; got dtype {idx.dtype}")
-    n = x.shape[axis]
-    if mode == "wrap" or mode == "clip":
-        if n == 0 and idx.size:
-            raise IndexError("cannot do a non-empty take from an empty axes.")
-        idx = idx % n if mode == "wrap" and n else (idx.clip(0, n - 1) if n else idx)
-    elif mode != "raise":
+    if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip'; got {mode!r}")
+    n = x.shape[axis]
+    if x.size == 0 and idx.size and (mode != "raise" and n == 0 or mode == "raise" and not prod(x.shape[:axis])):
+        # NumPy checks no index where the axes before ``axis`` hold nothing, and takes nothing from an
+        # empty axis only when the result is empty too
+        shape = x.shape[:axis] + tuple(idx.shape) + x.shape[axis + 1:]
+        if prod(shape):
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        return reshape(getitem(x, (slice(None),) * axis + (slice(0, 0),)), shape)
+    if mode == "wrap" or mode == "clip":
+        idx = idx % n if mode == "wrap" and n else (idx.clip(0, n - 1) if n else idx)
     key = (slice(None),) * axis + ((int(idx) if idx.ndim == 0 else xp.asarray(idx)),)
     return getitem(x, key)
 

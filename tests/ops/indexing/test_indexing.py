@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 import coosparse
 from coosparse import COO
 from manip_helpers import assert_coo, check_flags, close, from_dense_fill, reference
+from reference import assert_bits
 from strategies import coo_parts
 
 # ---------------------------------------------------------------------- random keys (ndindex style)
@@ -252,6 +253,28 @@ def test_scalar_results():
     # float16 sums in float32
     t = COO([[0] * 3], np.array([2048, 1, 1], dtype=np.float16), (1,))
     assert t[0] == np.float16(2050)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("vals", [[-0.0], [-0.0, -0.0], [1e4, 1.0, -1e4] + [0.25] * 10, [1e16, 1.0, -1e16] + [1.0] * 10])
+def test_scalar_is_the_dense_meaning_bit_for_bit(backend, dtype, vals):
+    """The scalar of an all-integer key sums an index's entries as coalesce and to_dense do: in stored
+    order from the first entry (a reduction's pairwise or tree order rounds differently past 8
+    entries, and its 0 start turns a stored -0.0 into +0.0)."""
+    v = np.array(vals, dtype=np.float64)
+    v = (v * (1 - 2j) if len(vals) > 2 else v - 0.0j) if np.dtype(dtype).kind == "c" else v
+    with np.errstate(over="ignore"):
+        v = v.astype(dtype)
+    m = len(vals)
+    for a in (COO([[1] * m], v, (3,)), COO([[1] * m, [2] * m], v, (2, 4)), COO([[1] * m], v[:, None], (3, 1))):
+        a = backend.put(a)
+        key = (1,) + (2,) * (a.sparse_ndim - 1) + (0,) * a.dense_ndim
+        want = backend.get(a.to_dense())[key]
+        for k in (key, tuple(i - n for i, n in zip(key, a.shape))):
+            got = a[k]
+            assert isinstance(got, np.generic) and got.dtype == dtype
+            assert_bits(got, want)
+            assert_bits(got, backend.get(a.coalesce()).values[(0,) * (1 + a.dense_ndim)])
 
 
 def test_pydata_scalar_slicing():

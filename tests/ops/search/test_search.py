@@ -85,6 +85,19 @@ def test_where_with_zero_dimensional_array_operands(backend):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("shape", [(2**32, 2**32), (3, 2**62), (2**63 - 1, 2)])
+def test_where_on_shapes_of_2_63_elements_or_more(shape, backend):
+    """NumPy's broadcast_shapes refuses such shapes ("broadcast dimensions too large"); where works."""
+    last = tuple(n - 1 for n in shape)
+    x = COO(np.array([(0,) * len(shape), last, (1,) * len(shape)]).T, np.array([1.0, 2.0, 3.0]), shape)
+    c = COO(np.array([last, (1,) * len(shape)]).T, np.array([True, False]), shape)
+    for y in (-1.0, COO(np.array([(1,) * len(shape)]).T, np.array([4.0]), shape, fill_value=-1.0)):
+        out = backend.get(coosparse.where(backend.put(c), backend.put(x), backend.put(y)))
+        assert out.shape == shape and out.fill_value == -1.0 and out.is_sorted and out.is_unique
+        stored = {tuple(int(i) for i in col): v for col, v in zip(out.indices.T, out.values.tolist())}
+        assert stored == {last: 2.0, **({(1,) * len(shape): 4.0} if isinstance(y, COO) else {})}
+
+
 @settings(max_examples=40)
 @given(a=arrays())
 def test_nonzero_argwhere(a, backend):
@@ -140,6 +153,33 @@ def test_take_modes():
     with pytest.raises(TypeError):
         coosparse.take(a, np.array([1.5]), axis=0)
     assert coosparse.take(coosparse.random((6,), nnz=3, seed=2), 2) == reference(coosparse.random((6,), nnz=3, seed=2))[2]
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3), (0,)])
+@pytest.mark.parametrize("idx", [[5], [0, -1], 2, [[1], [7]]])
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_take_from_empty_arrays_as_numpy(shape, idx, mode):
+    """NumPy checks no index where the axes before ``axis`` hold nothing, and refuses a take from an
+    empty axis only when the result would hold elements: the same results and the same errors."""
+    a = COO(np.zeros((len(shape), 0), np.int64), np.zeros(0), shape, fill_value=1.5)
+    d = reference(a)
+    for axis in range(len(shape)):
+        n, before = shape[axis], int(np.prod(shape[:axis]))
+        out_shape = shape[:axis] + np.shape(idx) + shape[axis + 1:]
+        raises = (n == 0 and np.prod(out_shape) > 0 or mode == "raise" and before > 0
+                  and not all(-n <= i < n for i in np.ravel(idx)))
+        if not (mode == "wrap" and n == 0 and before):  # (NumPy 2.4 loops forever there)
+            try:
+                assert np.take(d, idx, axis=axis, mode=mode).shape == out_shape and not raises
+            except IndexError:
+                assert raises
+        if raises:
+            with pytest.raises(IndexError):
+                coosparse.take(a, idx, axis=axis, mode=mode)
+            continue
+        got = coosparse.take(a, idx, axis=axis - len(shape), mode=mode)
+        assert_coo(got, np.full(out_shape, 1.5))
+        assert got.fill_value == 1.5
 
 
 @settings(max_examples=40)
