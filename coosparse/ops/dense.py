@@ -178,7 +178,8 @@ def from_dense(x, sparse_ndim=None, *, signed_zeros=False, fill_value=None):
     ``signed_zeros=True`` also stores negative zeros (-0.0), so that the
     result's dense form has ``x``'s bits (``asarray`` asks for it).
     ``fill_value`` (default 0): the result's fill; the elements that differ
-    from it are stored (a NaN fill leaves the NaNs unstored).
+    from it are stored (a NaN fill leaves the NaNs unstored; a complex fill is
+    compared part by part, so nan+infj differs from a fill of nan+0j).
 
     Examples
     --------
@@ -207,10 +208,8 @@ def from_dense(x, sparse_ndim=None, *, signed_zeros=False, fill_value=None):
     fill = None if fill_value is None else _fill.fill_scalar(fill_value, x.dtype)
     if fill is None or _fill.is_zero(fill):
         nz = blocks != 0
-    elif x.dtype.kind in "fc" and bool(np.isnan(fill)):
-        nz = ~xp.isnan(blocks)
-    else:
-        nz = blocks != fill
+    else:  # (a NaN fill leaves the NaNs unstored; a complex one part by part: nan+infj is not nan+0j)
+        nz = _fill.differs(xp, blocks, fill, zero_sign=False)
     if signed_zeros and x.dtype.kind in "fc" and (fill is None or _fill.is_zero(fill)):
         nz |= xp.signbit(blocks.real) | (xp.signbit(blocks.imag) if x.dtype.kind == "c" else False)
     mask = nz.any(axis=-1)

@@ -53,3 +53,20 @@ def test_from_dense_bad_input():
         coosparse.from_dense(np.array(["a"]))
     with pytest.raises(TypeError, match="dense array"):
         coosparse.from_dense(coosparse.random((3,), nnz=1))
+
+
+def test_from_dense_with_a_complex_nan_fill_compares_part_by_part(backend):
+    # a fill of nan+0j stands for exactly that element: nan+infj and nan+1j differ from it (a NaN in
+    # either part is not "the fill"), nan+0j itself (any NaN payload) does not
+    nan = np.nan
+    x = np.array([[complex(nan, np.inf), complex(nan, 0)], [2j, complex(nan, 1)], [complex(nan, 0), 0]])
+    for sn in (1, 2):
+        a = backend.get(coosparse.from_dense(backend.put(x), sparse_ndim=sn, fill_value=complex(nan, 0))).to("cpu")
+        assert a.is_coalesced
+        got = a.to_dense()
+        np.testing.assert_array_equal(got.real, x.real)
+        np.testing.assert_array_equal(got.imag, x.imag)
+        stored = {tuple(i) for i in a.indices.T.tolist()}
+        assert stored == ({(0, 0), (1, 0), (1, 1), (2, 1)} if sn == 2 else {(0,), (1,), (2,)})
+    r = coosparse.from_dense(np.array([1.0, nan, 2.0]), fill_value=nan)  # a real NaN fill: NaNs unstored
+    assert r.indices.tolist() == [[0, 2]]
