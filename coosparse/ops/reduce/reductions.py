@@ -69,7 +69,6 @@ sync-free: sums of any array, the others of a coalesced one
 from __future__ import annotations
 
 import builtins
-import math
 import operator
 import warnings
 
@@ -79,6 +78,7 @@ from ..._core import dtypes as _dtypes
 from ..._core import fill as _fill
 from ..._core.coo import COO
 from ..._core.keys import INT64_LIMIT, joint_keys
+from ..._core.shapes import prod
 from ..._kernels.backend import backend_for
 from .grouping import (
     _NoValue, _Grouping, _check, _float_dtype, _kernel_dtype, _order_scalar, _single_axis, _size,
@@ -284,7 +284,7 @@ def _count_nonzero(x, axis, keepdims):
     a = _check(x, "count_nonzero")
     axes = normalize_axes(axis, a.ndim, "count_nonzero")
     nonzero_fill = bool(a.fill_value != 0)
-    n = math.prod(a.shape[d] for d in axes)
+    n = prod(a.shape[d] for d in axes)
     if nonzero_fill and n >= INT64_LIMIT:
         # an output storing nothing counts every element (the result's fill): a wrapped int64 would
         # be a wrong count, not NumPy's modular sum
