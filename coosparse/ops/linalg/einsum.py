@@ -277,21 +277,18 @@ def einsum(*operands, dtype=None, out=None, optimize=False, order="K", casting="
         raise ValueError(f"einsum: {len(terms)} subscript terms for {len(arrays)} operands")
     arrays = [_as_operand(a, "einsum") for a in arrays]
     _check_zero_fill("einsum", *arrays)
-    # NumPy casts every operand to the result dtype before it sums anything: a diagonal or a lone
-    # axis summed in an operand's own dtype would wrap (int8), saturate (bool: "any") or promote
-    # (NumPy's sum of int16 is int64) where NumPy's einsum counts in the result dtype. A COO's
-    # duplicates are summed in its own dtype first (its dense meaning is what is cast)
-    if dtype is not None:
-        rdt = _dtypes.check_dtype(dtype, "einsum dtype")
-    elif any(_is_coo(a) for a in arrays):
-        rdt = _dtypes.result_type(*[a.dtype for a in arrays])
-    if any(_is_coo(a) for a in arrays) or dtype is not None:
-        arrays = [a.astype(rdt, copy=False) for a in arrays]
-    all_sparse = all(_is_coo(a) for a in arrays)
+    rdt = None if dtype is None else _dtypes.check_dtype(dtype, "einsum dtype")
     if not any(_is_coo(a) for a in arrays):
         xp = backend_for(*arrays).xp
         return xp.einsum(*operands, dtype=dtype, optimize=optimize) if isinstance(operands[0], str) else \
             xp.einsum(*operands, dtype=dtype)
+    # NumPy casts every operand to the result dtype before it sums anything: a diagonal or a lone
+    # axis summed in an operand's own dtype would wrap (int8), saturate (bool: "any") or promote
+    # (NumPy's sum of int16 is int64) where NumPy's einsum counts in the result dtype. A COO's
+    # duplicates are summed in its own dtype first (its dense meaning is what is cast)
+    rdt = _dtypes.result_type(*[a.dtype for a in arrays]) if rdt is None else rdt
+    arrays = [a.astype(rdt, copy=False) for a in arrays]
+    all_sparse = all(_is_coo(a) for a in arrays)
     syms, nell = [], 0
     for i, (t, a) in enumerate(zip(terms, arrays)):
         s, ne = _expand_ellipsis(t, a.ndim, f"operand {i}'s subscripts")
