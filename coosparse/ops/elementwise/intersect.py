@@ -110,6 +110,19 @@ def _expand(v, ndim):
 
 
 # ----------------------------------------------------------------------------- multiply
+def _keeps_duplicates(x, dtype):
+    """Whether COO ``x`` takes part in a product of ``dtype`` with its duplicates apart (else it is
+    coalesced first). Duplicates mean their sum in ``x``'s own dtype: they stay apart only where the
+    cast to the result commutes with that sum (two bool Trues are one True, uint8 sums wrap) or a
+    float32/64 sum only rounds differently (so ``u * u32`` keeps its layout, sync-free with
+    compact=False), and the products keep it."""
+    if x.is_unique:
+        return True
+    if x.dtype == np.float16:
+        return False  # float16 duplicates sum in float32: 40000 * 2 alone overflows float16
+    return x.dtype.kind in "fc" or _dtypes.cast_keeps_sums(x.dtype, dtype)
+
+
 def multiply_sparse(a, b, compact, keep_match=False):
     """COO * COO: ``(result, match)``.
 
@@ -122,14 +135,7 @@ def multiply_sparse(a, b, compact, keep_match=False):
     """
     shape = sparse_pair_shape(a, b, "multiply")
     dtype = _dtypes.result_type(a.dtype, b.dtype)
-    # duplicates mean their sum in the operand's own dtype: a side keeps them apart only where the
-    # cast to the result commutes with that sum (two bool Trues are one True, uint8 sums wrap) or a
-    # float32/64 sum only rounds differently (so u * u32 keeps its layout, sync-free with
-    # compact=False), and the products keep it (float16 duplicates sum in float32: 40000 * 2 alone
-    # overflows float16)
-    a, b = (x if x.is_unique or (x.dtype != np.float16 and (x.dtype.kind in "fc" or
-                                                            _dtypes.cast_keeps_sums(x.dtype, dtype)))
-            else _coalesce(x) for x in (a, b))
+    a, b = (x if _keeps_duplicates(x, dtype) else _coalesce(x) for x in (a, b))
     be = backend_for(a.indices, b.indices)
     xp = be.xp
     src, probe = choose_sides(a, b)
