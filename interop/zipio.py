@@ -82,6 +82,8 @@ def write_npz(file, members, compressed):
     f = open(file, "wb") if own else file
     try:
         seekable = bool(getattr(f, "seekable", lambda: False)())
+        if isinstance(f, io.BytesIO):
+            _reserve(f, total)
         pos, central = 0, []
         for name, head, a, dt in members:
             size = len(head) + _nbytes(a, dt)
@@ -119,6 +121,22 @@ def write_npz(file, members, compressed):
     finally:
         if own:
             f.close()
+
+
+def _reserve(f, nbytes):
+    """Grow the ``io.BytesIO`` ``f`` once to hold ``nbytes`` more from its position.
+
+    A BytesIO grows by an eighth on each write past its end; where the allocator keeps buffers of
+    this size in its heap (after a large block was freed, glibc raises its mmap threshold up to
+    32 MiB), each growth is a copy of everything written so far, several times the file's bytes for
+    one archive written 256 KiB at a time. One write of its last byte sizes it at once (zeroed
+    pages that the pieces then overwrite)."""
+    at = f.tell()
+    end = f.seek(0, io.SEEK_END)
+    if at + nbytes > end:
+        f.seek(at + nbytes - 1)
+        f.write(b"\0")
+    f.seek(at)
 
 
 def _prepared(name, array, dtype):

@@ -3,6 +3,7 @@ archives for every reader, CRCs checked, the fallbacks (compressed, non-seekable
 the widened index rows' bounds and order checks, against np.load and the constructor."""
 import io
 import subprocess
+import time
 import zipfile
 
 import numpy as np
@@ -113,6 +114,23 @@ def test_an_archive_in_the_middle_of_a_stream_reads_back():
     np.testing.assert_array_equal(coosparse.load_npz(io.BytesIO(f.getvalue()[100:])).to_dense(), a.to_dense())
     with zipfile.ZipFile(f) as z:  # and zipfile reads it with the prefix in front
         assert z.testzip() is None
+
+
+def test_a_bytesio_holds_exactly_the_archive_a_file_gets(tmp_path, monkeypatch):
+    # the in-memory file is sized once for the whole archive before the pieces go in
+    monkeypatch.setattr(zipio.time, "localtime", lambda: time.struct_time((2026, 12, 2, 20, 0, 0, 2, 336, 0)))
+    a = make((300, 200), 3000, "none", seed=7)
+    path = tmp_path / "a.npz"
+    coosparse.save_npz(path, a, compressed=False)
+    expected = path.read_bytes()
+    f = io.BytesIO()
+    coosparse.save_npz(f, a, compressed=False)
+    assert f.getvalue() == expected and f.tell() == len(expected)
+    # over the middle of a longer stream, as over a file: the archive's bytes replaced, the rest kept
+    g = io.BytesIO(b"p" * 7 + b"t" * (len(expected) + 50))
+    g.seek(7)
+    coosparse.save_npz(g, a, compressed=False)
+    assert g.getvalue() == b"p" * 7 + expected + b"t" * 50 and g.tell() == 7 + len(expected)
 
 
 def test_past_the_zip32_limit_the_archive_is_zipfiles(monkeypatch):
