@@ -19,8 +19,11 @@ and a file without flags (pydata's, scipy's) loads with both False unless
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+import zipfile
+import zlib
 
 import numpy as np
 
@@ -127,7 +130,9 @@ def load_npz(file, *, verify_flags=False):
     ValueError
         The file is not a sparse array file (no ``format`` or ``coords``), its
         format is unknown, its parts are inconsistent, or a flag it claims is
-        false. IndexError: an index out of bounds.
+        false. IndexError: an index out of bounds. zipfile.BadZipFile: the
+        archive or one of its members is damaged (a CRC, a cut or corrupt
+        stream, a zip feature zipfile lacks), with the member named.
 
     Examples
     --------
@@ -139,7 +144,7 @@ def load_npz(file, *, verify_flags=False):
     array([[0., 2.],
            [3., 0.]])
     """
-    with np.load(file, allow_pickle=False) as fp:
+    with _open(file) as fp:
         keys = set(fp.files)
         fmt = _format(fp, keys, file)
         if fmt == "coo":
@@ -158,9 +163,29 @@ def load_npz(file, *, verify_flags=False):
                      "dia and gcxs files)")
 
 
+def _open(file):
+    """np.load's archive of ``file``; a file that is no ``.npz`` archive, or one zipfile cannot
+    read, is an error naming what it is (np.load answers a ``.npy`` file with an array, an empty
+    one with EOFError, any other with its refusal to unpickle)."""
+    try:
+        fp = np.load(file, allow_pickle=False)
+    except NotImplementedError as e:  # zipfile: a zip version or feature it lacks
+        raise zipfile.BadZipFile(f"load_npz: {_name(file)} is a zip archive zipfile cannot read: {e}") from e
+    except EOFError as e:
+        raise ValueError(f"load_npz: {_name(file)} is empty") from e
+    except ValueError as e:
+        if "pickle" not in str(e):
+            raise
+        raise ValueError(f"load_npz: {_name(file)} is not an .npz archive (neither a zip nor a .npy file; "
+                         f"np.load: {e})") from e
+    if not isinstance(fp, np.lib.npyio.NpzFile):
+        raise ValueError(f"load_npz: {_name(file)} holds one .npy array, not an .npz archive of a sparse array")
+    return fp
+
+
 def _format(fp, keys, file):
     if "format" in keys:
-        fmt = fp["format"][()]
+        fmt = _read(fp, "format")[()]
         fmt = fmt.decode("ascii") if isinstance(fmt, bytes) else str(fmt)
         return fmt.lower()
     if "coords" in keys and "data" in keys and "shape" in keys:
@@ -181,7 +206,7 @@ def _reopen(file):
 
 def _need(fp, keys, names, fmt):
     _require(keys, names, fmt)
-    return [fp[k] for k in names]
+    return [_read(fp, k) for k in names]
 
 
 def _require(keys, names, fmt):
@@ -193,7 +218,49 @@ def _require(keys, names, fmt):
 def _member(fp, name, stored):
     """The member ``name`` of the open npz ``fp``: an uncompressed one (``stored``, its
     :class:`zipio.Member`) read straight into its array, any other (None) the usual way."""
-    return fp[name] if stored is None else zipio.read_stored(stored)
+    if stored is None:
+        return _read(fp, name)
+    with _reading(name, _UNREADABLE_STORED):
+        return zipio.read_stored(stored)
+
+
+# What reading a member can raise when it is damaged: zipfile's errors (a bad header, a CRC, an
+# encrypted member, a compression method it lacks), zlib's and an empty EOFError for a cut or
+# corrupt compressed stream, NumPy's ValueError for a bad .npy header. Most of them do not say
+# which member; :func:`_reading` names it. Only a stored member is read by zipio (no zlib there),
+# and its RuntimeErrors would not be the file's (a thread that cannot start).
+_UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError)
+_UNREADABLE_STORED = (zipfile.BadZipFile,)
+
+
+@contextlib.contextmanager
+def _reading(name, unreadable):
+    """Errors of reading the member ``name``: ``unreadable`` ones as BadZipFile, NumPy's
+    ValueError as a ValueError, each naming the member."""
+    try:
+        yield
+    except unreadable as e:
+        raise zipfile.BadZipFile(_naming(name, e)) from e
+    except ValueError as e:
+        raise ValueError(_naming(name, e)) from e
+
+
+def _naming(name, e):
+    member = f"{name}.npy"
+    text = str(e) or type(e).__name__
+    return text if member in text else f"load_npz: member {member!r}: {text}"
+
+
+def _read(fp, name):
+    """The member ``name`` of the open npz ``fp`` (np.load's way), its read errors naming it."""
+    with _reading(name, _UNREADABLE):
+        return fp[name]
+
+
+def _stored(fp, name):
+    """``zipio.stored_member`` of ``name``, its errors naming it."""
+    with _reading(name, _UNREADABLE_STORED):
+        return zipio.stored_member(fp.zip, name)
 
 
 def _shape(shape):
@@ -207,8 +274,8 @@ def _load_coo(fp, keys, verify):
     order = None  # (first decrease, first repeat) of the keys when the widening pass found them
     if "coords" in keys:
         _require(keys, ("coords", "data", "shape"), "coo")
-        shape = _shape(fp["shape"])
-        stored = {k: zipio.stored_member(fp.zip, k) for k in ("coords", "data")}
+        shape = _shape(_read(fp, "shape"))
+        stored = {k: _stored(fp, k) for k in ("coords", "data")}
         if None not in stored.values() and _widens(stored["coords"], stored["data"], shape):
             coords, order, data = _widened_load(stored["coords"], stored["data"], shape)
         else:
@@ -224,7 +291,7 @@ def _load_coo(fp, keys, verify):
     if coords.ndim != 2 or coords.shape != (len(shape), data.shape[0] if data.ndim else -1):
         raise ValueError(f"load_npz: 'coords' of shape {coords.shape} do not fit {data.shape[0] if data.ndim else 0} "
                          f"values of a shape of {len(shape)} dimensions")
-    fill = fp["fill_value"][()] if "fill_value" in keys else None
+    fill = _read(fp, "fill_value")[()] if "fill_value" in keys else None
     claims = {k: bool(_scalar(fp, k, "biu")) for k in ("sorted", "unique") if k in keys}
     if order is None:
         a = COO(coords, data, shape, fill_value=fill)  # bounds checked
@@ -244,7 +311,7 @@ def _load_coo(fp, keys, verify):
 def _scalar(fp, key, kinds):
     """The 0-d member ``key`` of one of the dtype ``kinds``, else ValueError naming it (a file
     must not turn ``[True, False]`` into an ambiguous truth value or ``1.7`` into 1)."""
-    v = fp[key]
+    v = _read(fp, key)
     if v.ndim != 0 or v.dtype.kind not in kinds:
         raise ValueError(f"load_npz: the file's {key!r} must be a single {'integer' if 'b' not in kinds else 'bool'}; "
                          f"got an array of dtype {v.dtype} and shape {v.shape}")

@@ -1,6 +1,8 @@
 """Files (SPEC 12): save_npz / load_npz round trips, pydata/sparse and scipy.sparse files both ways,
 and files that must not be trusted."""
 import io
+import struct
+import zipfile
 
 import numpy as np
 import pytest
@@ -196,6 +198,63 @@ def test_a_cut_member_header_and_scipy_coo_parts_are_refused(tmp_path):
     with pytest.raises(ValueError, match="'row' and 'col' must be 1-D"):
         coosparse.load_npz(_write(tmp_path / "r.npz", format=np.array("coo"), shape=np.array([2, 3]),
                                   row=np.array(0), col=np.arange(9), data=np.ones(9)))
+
+
+def _patched(raw, member, field, fmt, value):
+    """``raw`` (an archive) with a field of ``member``'s central directory record replaced
+    (``field``: its byte offset in the record; zipfile reads sizes, method and flags from there)."""
+    at = raw.index(b"PK\x01\x02")
+    while raw[at + 46:at + 46 + len(member)] != member.encode():
+        at = raw.index(b"PK\x01\x02", at + 4)
+    return raw[:at + field] + struct.pack(fmt, value) + raw[at + field + struct.calcsize(fmt):]
+
+
+@pytest.mark.parametrize("damage, kind", [
+    ("stream", zipfile.BadZipFile),  # zlib's "Error -3 while decompressing data", no member named
+    ("cut", zipfile.BadZipFile),  # zlib's again ("invalid stored block lengths")
+    ("method", zipfile.BadZipFile),  # NotImplementedError "That compression method is not supported"
+    ("encrypted", zipfile.BadZipFile),  # RuntimeError
+    ("npy header", ValueError),  # NumPy's "the magic string is not correct", no member named
+])
+def test_a_damaged_member_is_named(damage, kind):
+    f = io.BytesIO()
+    coosparse.save_npz(f, COO([[0, 1, 2]], np.arange(3.0), (5,)), compressed=damage != "npy header")
+    raw = f.getvalue()
+    with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        info = z.getinfo("data.npy")
+    name_len, extra_len = struct.unpack_from("<2H", raw, info.header_offset + 26)  # the local header's
+    start = info.header_offset + 30 + name_len + extra_len
+    if damage == "stream":
+        raw = raw[:start] + bytes([0xFF] * 4) + raw[start + 4:]
+    elif damage == "cut":  # a stream that never ends, its size past the end of the file
+        raw = _patched(raw[:start] + bytes([58]) + raw[start + 1:], "data.npy", 20, "<L", 10**9)
+    elif damage == "method":
+        raw = _patched(raw, "data.npy", 10, "<H", 99)
+    elif damage == "encrypted":
+        raw = _patched(raw, "data.npy", 8, "<H", 1)
+    else:
+        raw = raw[:start + 3] + b"#" + raw[start + 4:]
+    with pytest.raises(kind, match="'data.npy'"):
+        coosparse.load_npz(io.BytesIO(raw))
+
+
+def test_what_is_not_an_npz_archive_is_named(tmp_path):
+    one = io.BytesIO()
+    np.save(one, np.arange(3))  # np.load gives an array: was "does not support the context manager protocol"
+    with pytest.raises(ValueError, match="holds one .npy array"):
+        coosparse.load_npz(io.BytesIO(one.getvalue()))
+    with pytest.raises(ValueError, match="is empty"):  # was an EOFError
+        coosparse.load_npz(io.BytesIO(b""))
+    (tmp_path / "t.txt").write_text("coords,data\n")
+    with pytest.raises(ValueError, match="'.*t.txt' is not an .npz archive"):  # was "contains pickled data"
+        coosparse.load_npz(tmp_path / "t.txt")
+    raw = io.BytesIO()
+    coosparse.save_npz(raw, COO([[0]], np.ones(1), (2,)))
+    raw = raw.getvalue()
+    end = raw.rindex(b"PK\x01\x02")  # the last central record's "version needed": 99.0
+    raw = raw[:end + 6] + struct.pack("<H", 990) + raw[end + 8:]
+    with pytest.raises(zipfile.BadZipFile, match="zipfile cannot read"):  # was a NotImplementedError
+        coosparse.load_npz(io.BytesIO(raw))
 
 
 def test_saving_a_dense_array_is_refused():
