@@ -269,8 +269,9 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
             _check_sorter(sorter, x1.size)
         c = coalesce(x1)
         xp = array_namespace(c.values)
-        vals = xp.sort(c.values)
-        nfill = x1.size - c.nnz
+        # (a 1-D array whose one dimension is dense stores one block of values: its elements)
+        vals = xp.sort(c.values.reshape(-1))
+        nfill = x1.size - vals.shape[0]
         fillarr = xp.full(1, x1.fill_value, dtype=c.dtype)
 
         def count(v):

@@ -202,6 +202,18 @@ def test_searchsorted(data, backend):
                                       np.searchsorted(reference(x1), reference(x2), side=side))
 
 
+@pytest.mark.parametrize("stored", [True, False])
+def test_searchsorted_of_a_dense_dimension(stored, backend):
+    # a 1-D array whose one dimension is dense stores its elements as one block of values (or none)
+    values = np.array([[1.0, 3.0, 3.0, 5.0]]) if stored else np.zeros((0, 4))
+    x1 = COO(np.zeros((0, values.shape[0]), dtype=np.int64), values, (4,), fill_value=2.0)
+    d = reference(x1)
+    v = np.array([0.0, 2.0, 3.0, 4.0, 6.0, np.nan])
+    for side in ("left", "right"):
+        got = backend.get(coosparse.searchsorted(backend.put(x1), v, side=side))
+        np.testing.assert_array_equal(got, np.searchsorted(d, v, side=side))
+
+
 @pytest.mark.parametrize("sorter", [[0, 1, 99, 2, 3], [0, -1, 2, 3, 4], [0, 1, 2], [[0, 1, 2, 3, 4]],
                                     [0.0, 1.0, 2.0, 3.0, 4.0], [4, 3, 2, 1, 0], [1, 0, 2, 3, 4]])
 def test_searchsorted_checks_sorter(sorter, backend):
