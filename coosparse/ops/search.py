@@ -621,7 +621,11 @@ def isin(x1, x2, /, *, invert=False):
     when some element is unstored).
     """
     if isinstance(x2, COO):
-        test = unique_values(x2)
+        # its set of values: a NaN fill once (NaN is in nothing), however many elements are unstored
+        x2 = check_coo(x2, "isin")
+        _, vals, _, nfill = _set_parts(x2)
+        vals, _, _ = _with_fill(x2, vals, None, nfill, nan_distinct=False)
+        test = _device(x2, np.unique(vals))
     else:
         test = x2
     if isinstance(x1, COO):

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import coosparse
 from coosparse import COO
+from coosparse.ops.search import MAX_FILL_NANS
 from manip_helpers import assert_coo, check_flags, close, from_dense_fill, reference
 from strategies import coo_parts
 
@@ -305,6 +306,21 @@ def test_isin(a, data, backend):
     b = COO(a.indices[:, :2], a.values[:2], a.shape, fill_value=a.fill_value)
     assert_coo(coosparse.isin(a, b), np.isin(d, reference(b)))
     np.testing.assert_array_equal(coosparse.isin(d, b), np.isin(d, reference(b)))
+
+
+def test_isin_of_a_nan_fill_over_many_elements(backend):
+    # the set functions refuse to list more than MAX_FILL_NANS distinct unstored NaNs; isin needs
+    # only the set of values, in which NaN (found in nothing) takes one place
+    n = 1 << 13
+    assert n * n > MAX_FILL_NANS
+    x2 = COO([[0, 5], [1, 7]], np.array([2.0, np.nan]), (n, n), fill_value=np.nan)
+    x1 = COO([[0, 1, 2]], np.array([2.0, np.nan, 3.0]), (5,), fill_value=np.nan)
+    test = np.array([2.0, np.nan, np.nan])  # x2's values: the same set
+    for invert in (False, True):
+        out = backend.get(coosparse.isin(backend.put(x1), backend.put(x2), invert=invert))
+        assert_coo(out, np.isin(reference(x1), test, invert=invert))
+        got = backend.get(coosparse.isin(backend.put(np.array([0.0, 2.0, np.nan])), backend.put(x2), invert=invert))
+        np.testing.assert_array_equal(got, np.isin([0.0, 2.0, np.nan], test, invert=invert))
 
 
 def test_numpy_functions_dispatch():
