@@ -189,6 +189,8 @@ def take(x, indices, /, *, axis=None, mode="raise"):
     xp = backend_for(x.indices).xp
     idx = indices.to_dense() if isinstance(indices, COO) else indices
     idx = idx if is_device_array(idx) else np.asarray(idx)
+    if idx.dtype.kind not in "iu" and idx.size == 0 and isinstance(indices, (list, tuple)):
+        idx = idx.astype(np.int64)  # an empty list (float64 to np.asarray) takes nothing, as in NumPy
     if idx.dtype.kind not in "iu":
         raise TypeError(f"take: indices must be integers; got dtype {idx.dtype}")
     if mode not in ("raise", "wrap", "clip"):

@@ -156,6 +156,17 @@ def test_take_modes():
     assert coosparse.take(coosparse.random((6,), nnz=3, seed=2), 2) == reference(coosparse.random((6,), nnz=3, seed=2))[2]
 
 
+@pytest.mark.parametrize("idx", [[], [[]], ([], [])])
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_take_of_an_empty_list(idx, axis, backend):
+    # np.asarray makes an empty list float64; NumPy's take takes nothing with it, and so do we
+    a = COO([[0, 2], [1, 1]], np.array([1.0, 3.0]), (4, 3), fill_value=5.0)
+    out = backend.get(coosparse.take(backend.put(a), idx, axis=axis))
+    assert_coo(out, np.take(reference(a), idx, axis=axis))
+    with pytest.raises(TypeError, match="integers"):
+        coosparse.take(a, np.array([], dtype=np.float64), axis=axis)  # a float array stays refused
+
+
 @pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3), (0,)])
 @pytest.mark.parametrize("idx", [[5], [0, -1], 2, [[1], [7]]])
 @pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
