@@ -362,9 +362,21 @@ def _with_fill(x, vals, pos, nfill, nan_distinct=True):
         gaps = np.flatnonzero(pos != np.arange(pos.shape[0], dtype=np.int64))
         first = int(gaps[0]) if gaps.shape[0] else pos.shape[0]
         pos = np.concatenate([pos, [first]])
-    weights = np.ones(vals.shape[0] + 1, dtype=np.int64)
-    weights[-1] = nfill
+    weights = None  # (the fill's count does not fit int64: only counts need it)
+    if nfill < INT64_LIMIT:
+        weights = np.ones(vals.shape[0] + 1, dtype=np.int64)
+        weights[-1] = nfill
     return np.concatenate([vals, np.asarray([fill], dtype=vals.dtype)]), pos, weights
+
+
+def _counts(x, u, inv, w):
+    """The count of each distinct value (int64): the weights summed by inverse index."""
+    if w is None:
+        raise ValueError(f"the fill value of an array of shape {x.shape} occurs 2**63 times or more: "
+                         "its count does not fit int64")
+    counts = np.zeros(u.shape[0], dtype=np.int64)
+    np.add.at(counts, inv.reshape(-1), w)
+    return counts
 
 
 def _device(x, arr):
@@ -385,9 +397,7 @@ def unique_counts(x, /):
     _, vals, _, nfill = _set_parts(x)
     vals, _, w = _with_fill(x, vals, None, nfill)
     u, inv = np.unique(vals, return_inverse=True, equal_nan=False)
-    counts = np.zeros(u.shape[0], dtype=np.int64)
-    np.add.at(counts, inv.reshape(-1), w)
-    return UniqueCountsResult(_device(x, u), _device(x, counts))
+    return UniqueCountsResult(_device(x, u), _device(x, _counts(x, u, inv, w)))
 
 
 def _inverse_coo(x, c, inv, nstored):
@@ -419,10 +429,8 @@ def unique_all(x, /):
     inv = inv.reshape(-1)
     first = np.full(u.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, inv, pos)
-    counts = np.zeros(u.shape[0], dtype=np.int64)
-    np.add.at(counts, inv, w)
     return UniqueAllResult(_device(x, u), _device(x, first), _inverse_coo(x, c, inv, nstored),
-                           _device(x, counts))
+                           _device(x, _counts(x, u, inv, w)))
 
 
 @implements(np.unique)
@@ -454,9 +462,7 @@ def _np_unique(ar, return_index=False, return_inverse=False, return_counts=False
     if return_inverse:
         out.append(_inverse_coo(ar, c, inv, nstored))
     if return_counts:
-        counts = np.zeros(u.shape[0], dtype=np.int64)
-        np.add.at(counts, inv, w)
-        out.append(_device(ar, counts))
+        out.append(_device(ar, _counts(ar, u, inv, w)))
     return out[0] if len(out) == 1 else tuple(out)
 
 

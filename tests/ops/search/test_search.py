@@ -273,6 +273,22 @@ def test_unique_family(a, backend):
     np.testing.assert_array_equal(got, d)
 
 
+def test_unique_of_2_64_elements(backend):
+    # the fill occurs 2**64 - 3 times: values and the inverse need no count of it; counts refuse clearly
+    a = backend.put(COO([[0, 2**32 - 1, 5], [3, 2**32 - 2, 5]], np.array([1.0, -2.0, 0.0]), (2**32, 2**32)))
+    np.testing.assert_array_equal(backend.get(coosparse.unique_values(a)), [-2.0, 0.0, 1.0])
+    np.testing.assert_array_equal(backend.get(np.unique(a)), [-2.0, 0.0, 1.0])
+    u, inv = coosparse.unique_inverse(a)
+    np.testing.assert_array_equal(backend.get(u), [-2.0, 0.0, 1.0])
+    inv = backend.get(inv)
+    assert inv.shape == a.shape and int(inv.fill_value) == 1
+    assert {tuple(ix): int(v) for ix, v in zip(inv.indices.T.tolist(), inv.values)} == \
+        {(0, 3): 2, (2**32 - 1, 2**32 - 2): 0, (5, 5): 1}
+    for f in (coosparse.unique_counts, lambda x: np.unique(x, return_counts=True)):
+        with pytest.raises(ValueError, match="does not fit int64"):
+            f(a)
+
+
 @settings(max_examples=50)
 @given(a=arrays(), data=st.data())
 def test_sort_and_argsort(a, data, backend):
