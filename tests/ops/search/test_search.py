@@ -149,6 +149,10 @@ def test_take_modes():
         idx = np.array([-9, 0, 7, 12])
         assert_coo(coosparse.take(a, idx, axis=0, mode=mode), np.take(d, idx, axis=0, mode=mode))
         assert_coo(np.take(a, idx, axis=1, mode=mode), np.take(d, idx, axis=1, mode=mode))
+        assert_coo(a.take(idx, axis=1, mode=mode), d.take(idx, axis=1, mode=mode))  # ndarray.take's signature
+        assert_coo(a.take(idx, None, None, mode), d.take(idx, None, None, mode))
+    with pytest.raises(TypeError, match="out="):
+        a.take([0], out=np.empty(1))
     with pytest.raises(IndexError):
         coosparse.take(a, np.array([6]), axis=0)
     with pytest.raises(TypeError):
