@@ -204,6 +204,8 @@ def take(x, indices, /, *, axis=None, mode="raise"):
             raise IndexError("cannot do a non-empty take from an empty axes.")
         return reshape(getitem(x, (slice(None),) * axis + (slice(0, 0),)), shape)
     if mode == "wrap" or mode == "clip":
+        if idx.dtype.itemsize < 8:  # the axis's length need not fit a narrow index dtype (int8 % 300)
+            idx = idx.astype(np.int64)
         idx = idx % n if mode == "wrap" and n else (idx.clip(0, n - 1) if n else idx)
     key = (slice(None),) * axis + ((int(idx) if idx.ndim == 0 else xp.asarray(idx)),)
     return getitem(x, key)

@@ -160,6 +160,19 @@ def test_take_modes():
     assert coosparse.take(coosparse.random((6,), nnz=3, seed=2), 2) == reference(coosparse.random((6,), nnz=3, seed=2))[2]
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint64])
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+def test_take_modes_with_narrow_index_dtypes(dtype, mode, backend):
+    # the axis is longer than the index dtype reaches: wrapping and clipping are exact, no overflow
+    a = COO([[0, 150, 299, 40000]], np.array([1.0, 2.0, 3.0, 4.0]), (70000,), fill_value=7.0)
+    info = np.iinfo(dtype)
+    idx = np.array([info.min, info.max, 5, 0, info.max // 2], dtype=dtype)
+    out = backend.get(coosparse.take(backend.put(a), backend.put(idx), mode=mode))
+    n = a.shape[0]  # the exact positions (NumPy's own take loops for ages on uint64 2**63 in 'wrap')
+    pos = [i % n if mode == "wrap" else min(max(i, 0), n - 1) for i in idx.tolist()]
+    assert_coo(out, reference(a)[pos])
+
+
 @pytest.mark.parametrize("idx", [[], [[]], ([], [])])
 @pytest.mark.parametrize("axis", [0, 1, None])
 def test_take_of_an_empty_list(idx, axis, backend):
