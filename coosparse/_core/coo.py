@@ -619,9 +619,9 @@ class COO(OperatorsMixin, CompanionsMixin):
         """Repeat elements; see :func:`coosparse.repeat`."""
         return np.repeat(self, repeats, axis=axis)
 
-    def take(self, indices, axis=None):
-        """Elements at ``indices`` along ``axis``; see :func:`coosparse.take`."""
-        return np.take(self, indices, axis=axis)
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        """Elements at ``indices`` along ``axis`` (``mode`` as NumPy's); see :func:`coosparse.take`."""
+        return np.take(self, indices, axis=axis, out=out, mode=mode)
 
     def nonzero(self):
         """Indices of the non-zero elements, one int64 array per dimension; see :func:`coosparse.nonzero`."""

@@ -189,6 +189,8 @@ def take(x, indices, /, *, axis=None, mode="raise"):
     xp = backend_for(x.indices).xp
     idx = indices.to_dense() if isinstance(indices, COO) else indices
     idx = idx if is_device_array(idx) else np.asarray(idx)
+    if idx.dtype.kind not in "iu" and idx.size == 0 and isinstance(indices, (list, tuple)):
+        idx = idx.astype(np.int64)  # an empty list (float64 to np.asarray) takes nothing, as in NumPy
     if idx.dtype.kind not in "iu":
         raise TypeError(f"take: indices must be integers; got dtype {idx.dtype}")
     if mode not in ("raise", "wrap", "clip"):
@@ -202,6 +204,8 @@ def take(x, indices, /, *, axis=None, mode="raise"):
             raise IndexError("cannot do a non-empty take from an empty axes.")
         return reshape(getitem(x, (slice(None),) * axis + (slice(0, 0),)), shape)
     if mode == "wrap" or mode == "clip":
+        if idx.dtype.itemsize < 8:  # the axis's length need not fit a narrow index dtype (int8 % 300)
+            idx = idx.astype(np.int64)
         idx = idx % n if mode == "wrap" and n else (idx.clip(0, n - 1) if n else idx)
     key = (slice(None),) * axis + ((int(idx) if idx.ndim == 0 else xp.asarray(idx)),)
     return getitem(x, key)
@@ -269,8 +273,9 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
             _check_sorter(sorter, x1.size)
         c = coalesce(x1)
         xp = array_namespace(c.values)
-        vals = xp.sort(c.values)
-        nfill = x1.size - c.nnz
+        # (a 1-D array whose one dimension is dense stores one block of values: its elements)
+        vals = xp.sort(c.values.reshape(-1))
+        nfill = x1.size - vals.shape[0]
         fillarr = xp.full(1, x1.fill_value, dtype=c.dtype)
 
         def count(v):
@@ -359,9 +364,21 @@ def _with_fill(x, vals, pos, nfill, nan_distinct=True):
         gaps = np.flatnonzero(pos != np.arange(pos.shape[0], dtype=np.int64))
         first = int(gaps[0]) if gaps.shape[0] else pos.shape[0]
         pos = np.concatenate([pos, [first]])
-    weights = np.ones(vals.shape[0] + 1, dtype=np.int64)
-    weights[-1] = nfill
+    weights = None  # (the fill's count does not fit int64: only counts need it)
+    if nfill < INT64_LIMIT:
+        weights = np.ones(vals.shape[0] + 1, dtype=np.int64)
+        weights[-1] = nfill
     return np.concatenate([vals, np.asarray([fill], dtype=vals.dtype)]), pos, weights
+
+
+def _counts(x, u, inv, w):
+    """The count of each distinct value (int64): the weights summed by inverse index."""
+    if w is None:
+        raise ValueError(f"the fill value of an array of shape {x.shape} occurs 2**63 times or more: "
+                         "its count does not fit int64")
+    counts = np.zeros(u.shape[0], dtype=np.int64)
+    np.add.at(counts, inv.reshape(-1), w)
+    return counts
 
 
 def _device(x, arr):
@@ -382,9 +399,7 @@ def unique_counts(x, /):
     _, vals, _, nfill = _set_parts(x)
     vals, _, w = _with_fill(x, vals, None, nfill)
     u, inv = np.unique(vals, return_inverse=True, equal_nan=False)
-    counts = np.zeros(u.shape[0], dtype=np.int64)
-    np.add.at(counts, inv.reshape(-1), w)
-    return UniqueCountsResult(_device(x, u), _device(x, counts))
+    return UniqueCountsResult(_device(x, u), _device(x, _counts(x, u, inv, w)))
 
 
 def _inverse_coo(x, c, inv, nstored):
@@ -416,10 +431,8 @@ def unique_all(x, /):
     inv = inv.reshape(-1)
     first = np.full(u.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, inv, pos)
-    counts = np.zeros(u.shape[0], dtype=np.int64)
-    np.add.at(counts, inv, w)
     return UniqueAllResult(_device(x, u), _device(x, first), _inverse_coo(x, c, inv, nstored),
-                           _device(x, counts))
+                           _device(x, _counts(x, u, inv, w)))
 
 
 @implements(np.unique)
@@ -451,9 +464,7 @@ def _np_unique(ar, return_index=False, return_inverse=False, return_counts=False
     if return_inverse:
         out.append(_inverse_coo(ar, c, inv, nstored))
     if return_counts:
-        counts = np.zeros(u.shape[0], dtype=np.int64)
-        np.add.at(counts, inv, w)
-        out.append(_device(ar, counts))
+        out.append(_device(ar, _counts(ar, u, inv, w)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -620,7 +631,11 @@ def isin(x1, x2, /, *, invert=False):
     when some element is unstored).
     """
     if isinstance(x2, COO):
-        test = unique_values(x2)
+        # its set of values: a NaN fill once (NaN is in nothing), however many elements are unstored
+        x2 = check_coo(x2, "isin")
+        _, vals, _, nfill = _set_parts(x2)
+        vals, _, _ = _with_fill(x2, vals, None, nfill, nan_distinct=False)
+        test = _device(x2, np.unique(vals))
     else:
         test = x2
     if isinstance(x1, COO):

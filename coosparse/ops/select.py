@@ -183,7 +183,14 @@ def argpartition(x, kth, /, *, axis=-1):
         raise ValueError("argpartition: a 0-d array has no axis to partition along")
     axis = normalize_axis_index(operator.index(axis), x.ndim)
     n = x.shape[axis]
-    for t in np.atleast_1d(np.asarray(kth)).reshape(-1):
+    kth = np.asarray(kth)
+    if kth.dtype == np.bool_:
+        raise ValueError("Booleans unacceptable as partition index")
+    if kth.dtype.kind not in "iu":  # ([] included: it is float64)
+        raise TypeError(f"Partition index must be integer; got dtype {kth.dtype}")
+    if kth.ndim > 1:
+        raise ValueError(f"kth must be an integer or a 1-D sequence of them; got shape {kth.shape}")
+    for t in np.atleast_1d(kth):
         t = operator.index(t)
         if not -n <= t < n:
             raise ValueError(f"kth(={t}) out of bounds ({n})")

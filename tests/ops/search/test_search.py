@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import coosparse
 from coosparse import COO
+from coosparse.ops.search import MAX_FILL_NANS
 from manip_helpers import assert_coo, check_flags, close, from_dense_fill, reference
 from strategies import coo_parts
 
@@ -148,11 +149,39 @@ def test_take_modes():
         idx = np.array([-9, 0, 7, 12])
         assert_coo(coosparse.take(a, idx, axis=0, mode=mode), np.take(d, idx, axis=0, mode=mode))
         assert_coo(np.take(a, idx, axis=1, mode=mode), np.take(d, idx, axis=1, mode=mode))
+        assert_coo(a.take(idx, axis=1, mode=mode), d.take(idx, axis=1, mode=mode))  # ndarray.take's signature
+        assert_coo(a.take(idx, None, None, mode), d.take(idx, None, None, mode))
+    with pytest.raises(TypeError, match="out="):
+        a.take([0], out=np.empty(1))
     with pytest.raises(IndexError):
         coosparse.take(a, np.array([6]), axis=0)
     with pytest.raises(TypeError):
         coosparse.take(a, np.array([1.5]), axis=0)
     assert coosparse.take(coosparse.random((6,), nnz=3, seed=2), 2) == reference(coosparse.random((6,), nnz=3, seed=2))[2]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint64])
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+def test_take_modes_with_narrow_index_dtypes(dtype, mode, backend):
+    # the axis is longer than the index dtype reaches: wrapping and clipping are exact, no overflow
+    a = COO([[0, 150, 299, 40000]], np.array([1.0, 2.0, 3.0, 4.0]), (70000,), fill_value=7.0)
+    info = np.iinfo(dtype)
+    idx = np.array([info.min, info.max, 5, 0, info.max // 2], dtype=dtype)
+    out = backend.get(coosparse.take(backend.put(a), backend.put(idx), mode=mode))
+    n = a.shape[0]  # the exact positions (NumPy's own take loops for ages on uint64 2**63 in 'wrap')
+    pos = [i % n if mode == "wrap" else min(max(i, 0), n - 1) for i in idx.tolist()]
+    assert_coo(out, reference(a)[pos])
+
+
+@pytest.mark.parametrize("idx", [[], [[]], ([], [])])
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_take_of_an_empty_list(idx, axis, backend):
+    # np.asarray makes an empty list float64; NumPy's take takes nothing with it, and so do we
+    a = COO([[0, 2], [1, 1]], np.array([1.0, 3.0]), (4, 3), fill_value=5.0)
+    out = backend.get(coosparse.take(backend.put(a), idx, axis=axis))
+    assert_coo(out, np.take(reference(a), idx, axis=axis))
+    with pytest.raises(TypeError, match="integers"):
+        coosparse.take(a, np.array([], dtype=np.float64), axis=axis)  # a float array stays refused
 
 
 @pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3), (0,)])
@@ -202,6 +231,18 @@ def test_searchsorted(data, backend):
                                       np.searchsorted(reference(x1), reference(x2), side=side))
 
 
+@pytest.mark.parametrize("stored", [True, False])
+def test_searchsorted_of_a_dense_dimension(stored, backend):
+    # a 1-D array whose one dimension is dense stores its elements as one block of values (or none)
+    values = np.array([[1.0, 3.0, 3.0, 5.0]]) if stored else np.zeros((0, 4))
+    x1 = COO(np.zeros((0, values.shape[0]), dtype=np.int64), values, (4,), fill_value=2.0)
+    d = reference(x1)
+    v = np.array([0.0, 2.0, 3.0, 4.0, 6.0, np.nan])
+    for side in ("left", "right"):
+        got = backend.get(coosparse.searchsorted(backend.put(x1), v, side=side))
+        np.testing.assert_array_equal(got, np.searchsorted(d, v, side=side))
+
+
 @pytest.mark.parametrize("sorter", [[0, 1, 99, 2, 3], [0, -1, 2, 3, 4], [0, 1, 2], [[0, 1, 2, 3, 4]],
                                     [0.0, 1.0, 2.0, 3.0, 4.0], [4, 3, 2, 1, 0], [1, 0, 2, 3, 4]])
 def test_searchsorted_checks_sorter(sorter, backend):
@@ -249,6 +290,22 @@ def test_unique_family(a, backend):
     np.testing.assert_array_equal(got, d)
 
 
+def test_unique_of_2_64_elements(backend):
+    # the fill occurs 2**64 - 3 times: values and the inverse need no count of it; counts refuse clearly
+    a = backend.put(COO([[0, 2**32 - 1, 5], [3, 2**32 - 2, 5]], np.array([1.0, -2.0, 0.0]), (2**32, 2**32)))
+    np.testing.assert_array_equal(backend.get(coosparse.unique_values(a)), [-2.0, 0.0, 1.0])
+    np.testing.assert_array_equal(backend.get(np.unique(a)), [-2.0, 0.0, 1.0])
+    u, inv = coosparse.unique_inverse(a)
+    np.testing.assert_array_equal(backend.get(u), [-2.0, 0.0, 1.0])
+    inv = backend.get(inv)
+    assert inv.shape == a.shape and int(inv.fill_value) == 1
+    assert {tuple(ix): int(v) for ix, v in zip(inv.indices.T.tolist(), inv.values)} == \
+        {(0, 3): 2, (2**32 - 1, 2**32 - 2): 0, (5, 5): 1}
+    for f in (coosparse.unique_counts, lambda x: np.unique(x, return_counts=True)):
+        with pytest.raises(ValueError, match="does not fit int64"):
+            f(a)
+
+
 @settings(max_examples=50)
 @given(a=arrays(), data=st.data())
 def test_sort_and_argsort(a, data, backend):
@@ -293,6 +350,21 @@ def test_isin(a, data, backend):
     b = COO(a.indices[:, :2], a.values[:2], a.shape, fill_value=a.fill_value)
     assert_coo(coosparse.isin(a, b), np.isin(d, reference(b)))
     np.testing.assert_array_equal(coosparse.isin(d, b), np.isin(d, reference(b)))
+
+
+def test_isin_of_a_nan_fill_over_many_elements(backend):
+    # the set functions refuse to list more than MAX_FILL_NANS distinct unstored NaNs; isin needs
+    # only the set of values, in which NaN (found in nothing) takes one place
+    n = 1 << 13
+    assert n * n > MAX_FILL_NANS
+    x2 = COO([[0, 5], [1, 7]], np.array([2.0, np.nan]), (n, n), fill_value=np.nan)
+    x1 = COO([[0, 1, 2]], np.array([2.0, np.nan, 3.0]), (5,), fill_value=np.nan)
+    test = np.array([2.0, np.nan, np.nan])  # x2's values: the same set
+    for invert in (False, True):
+        out = backend.get(coosparse.isin(backend.put(x1), backend.put(x2), invert=invert))
+        assert_coo(out, np.isin(reference(x1), test, invert=invert))
+        got = backend.get(coosparse.isin(backend.put(np.array([0.0, 2.0, np.nan])), backend.put(x2), invert=invert))
+        np.testing.assert_array_equal(got, np.isin([0.0, 2.0, np.nan], test, invert=invert))
 
 
 def test_numpy_functions_dispatch():

@@ -206,3 +206,18 @@ def test_argpartition(backend, flags):
         coosparse.argpartition(a, 6)
     with pytest.raises(TypeError, match="order"):
         np.argpartition(a, 1, order="x")
+
+
+@pytest.mark.parametrize("kth", [True, [True, False], [], [1, 1.5], 1.0, [[0]], np.array([], dtype=np.int64),
+                                 np.uint8(1), [0, -1]])
+def test_argpartition_checks_kth_as_numpy(kth):
+    # the same exception type as NumPy's for each kth it refuses, and an answer where it answers
+    x = np.array([[3.0, 0.0, 1.0], [0.0, 2.0, 0.0]])
+    a = coosparse.asarray(x)
+    try:
+        np.argpartition(x, kth)
+    except (TypeError, ValueError) as e:
+        with pytest.raises(type(e)):
+            coosparse.argpartition(a, kth)
+    else:
+        np.testing.assert_array_equal(coosparse.argpartition(a, kth), np.argsort(x, axis=-1, kind="stable"))
