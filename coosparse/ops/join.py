@@ -40,8 +40,13 @@ def _xp(a):
     return backend_for(a.indices).xp
 
 
-def _common(arrays, op):
-    """The arrays cast to one dtype and one hybrid layout, and their common fill (ValueError if fills differ)."""
+def _common(arrays, op, dtype=None):
+    """The arrays cast to one dtype and one hybrid layout, and their common fill (ValueError if fills differ).
+
+    The dtype is NumPy's promotion of the arrays' dtypes, or ``dtype`` when given: then each array
+    is cast to it directly, as NumPy's ``concatenate(..., dtype=)`` casts (never through the
+    promoted dtype first: int64 beside uint64 promotes to float64, which would round).
+    """
     arrays = [sparse_operand(x) for x in arrays]  # scipy.sparse and pydata/sparse arrays: their COOs
     if not arrays:
         raise ValueError(f"{op}: need at least one array")
@@ -60,7 +65,7 @@ def _common(arrays, op):
                 x = np.asarray(x)
             arrays[i] = from_dense(x, fill_value=None if fill is None else np.asarray(fill).astype(
                 np.result_type(fill.dtype, x.dtype))[()])
-    dtype = np.result_type(*[x.dtype for x in arrays])
+    dtype = np.result_type(*[x.dtype for x in arrays]) if dtype is None else np.dtype(dtype)
     arrays = [x if x.dtype == dtype else x.astype(dtype, copy=False) for x in arrays]
     fill = arrays[0].fill_value
     for i, x in enumerate(arrays[1:], 1):
@@ -99,12 +104,10 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """
     if out is not None:
         raise TypeError("concatenate: out= is not supported (COO arrays are immutable)")
-    arrays = _common(arrays, "concatenate")
+    arrays = _common(arrays, "concatenate", dtype)
     if axis is None:
         arrays = _common([ravel(x) for x in arrays], "concatenate")
         axis = 0
-    if dtype is not None:
-        arrays = [x.astype(dtype, copy=False) for x in arrays]
     first = arrays[0]
     ndim = first.ndim
     for i, x in enumerate(arrays):
@@ -205,13 +208,13 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join same-shape COO arrays along a new axis. Flags as :func:`concatenate`."""
     if out is not None:
         raise TypeError("stack: out= is not supported (COO arrays are immutable)")
-    arrays = _common(arrays, "stack")
+    arrays = _common(arrays, "stack", dtype)
     shape = arrays[0].shape
     for i, x in enumerate(arrays):
         if x.shape != shape:
             raise ValueError(f"all input arrays must have the same shape; got {shape} at 0 and {x.shape} at {i}")
     axis = normalize_axis_index(axis, len(shape) + 1)
-    return concatenate([expand_dims(x, axis) for x in arrays], axis=axis, dtype=dtype)
+    return concatenate([expand_dims(x, axis) for x in arrays], axis=axis)
 
 
 @implements(np.unstack)

@@ -495,3 +495,15 @@ def test_torch_cat(coalesced, backend):
     sp = gen(3, 10, [2, 3, 4], seed=9)
     # a dense operand joins as a COO (torch refuses a sparse-dense cat): the dense meaning is NumPy's
     assert_coo(coosparse.concatenate((sp, reference(sp))), np.concatenate([reference(sp), reference(sp)]))
+
+
+@pytest.mark.parametrize("op", [np.concatenate, np.stack])
+def test_join_dtype_casts_each_piece_directly(op, backend):
+    # int64 beside uint64 promotes to float64: dtype=int64 must cast each piece to int64 itself, as
+    # NumPy does, not round 2**53 + 1 through the promoted float64 first
+    a = COO([[0]], np.array([2**53 + 1], np.int64), (2,))
+    b = COO([[1]], np.array([2**64 - 1], np.uint64), (2,))
+    got = backend.get(op([backend.put(a), backend.put(b)], dtype=np.int64, casting="unsafe"))
+    want = op([a.to_dense(), b.to_dense()], dtype=np.int64, casting="unsafe")
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got.to_dense(), want)
