@@ -507,3 +507,23 @@ def test_join_dtype_casts_each_piece_directly(op, backend):
     want = op([a.to_dense(), b.to_dense()], dtype=np.int64, casting="unsafe")
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got.to_dense(), want)
+
+
+@pytest.mark.parametrize("op", [np.concatenate, np.stack])
+def test_join_casting_is_enforced(op):
+    a = COO([[0]], np.array([1.5]), (2,))
+    b = COO([[1]], np.array([2], np.int8), (2,))
+    for dtype, casting in [(np.float32, "safe"), (np.int64, "same_kind"), (np.float32, "no"),
+                           (np.float64, "equiv"), (np.bool_, "same_kind")]:
+        with pytest.raises(TypeError):
+            op([a.to_dense(), b.to_dense()], dtype=dtype, casting=casting)  # (what NumPy says)
+        with pytest.raises(TypeError, match="cannot cast"):
+            op([a, b], dtype=dtype, casting=casting)
+    for dtype, casting in [(np.float32, "same_kind"), (np.int64, "unsafe"), (np.float64, "safe"),
+                           (np.complex64, "same_kind")]:
+        got = op([a, b], dtype=dtype, casting=casting)
+        want = op([a.to_dense(), b.to_dense()], dtype=dtype, casting=casting)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.to_dense(), want)
+    with pytest.raises(ValueError, match="casting must be one of"):
+        op([a, b], casting="sideways")
