@@ -413,7 +413,9 @@ def kron(a, b):
 
     Result: ``nnz(a) * nnz(b)`` entries (``a``-major) of the coalesced
     operands (duplicates are summed first), flags: unique, sorted for 1-D
-    sorted operands.
+    sorted operands.  An unstored element counts as an exact 0 (the result
+    stores nothing there even beside a stored inf or NaN, where NumPy's dense
+    product is NaN: ``multiply``'s rule).
     """
     a, b = sparse_operand(a), sparse_operand(b)
     if not isinstance(a, COO) and not isinstance(b, COO):

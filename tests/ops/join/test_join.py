@@ -527,3 +527,14 @@ def test_join_casting_is_enforced(op):
         np.testing.assert_array_equal(got.to_dense(), want)
     with pytest.raises(ValueError, match="casting must be one of"):
         op([a, b], casting="sideways")
+
+
+def test_kron_counts_an_unstored_element_as_an_exact_zero():
+    # documented (docs/shape.md): multiply's rule, not NumPy's dense inf * 0 = NaN
+    a = COO([[1]], np.array([np.inf]), (2,))
+    b = COO([[0]], np.array([np.nan]), (2,))
+    r = coosparse.kron(a, b)
+    assert r.nnz == 1 and r.fill_value == 0
+    np.testing.assert_array_equal(r.to_dense(), [0.0, 0.0, np.nan, 0.0])
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(np.kron(a.to_dense(), b.to_dense())[[0, 2, 3]]).all()  # 0 * nan, inf * nan, inf * 0
