@@ -59,21 +59,14 @@ def _common(arrays, op, dtype=None, casting="same_kind"):
     arrays = [sparse_operand(x) for x in arrays]  # scipy.sparse and pydata/sparse arrays: their COOs
     if not arrays:
         raise ValueError(f"{op}: need at least one array")
-    coos = [x for x in arrays if isinstance(x, COO)]
-    if len(coos) < len(arrays):
-        # dense operands (as np.concatenate takes them) join as COOs of the others' fill: the
-        # elements that differ from it are stored
-        fill = coos[0].fill_value if coos else None
-        for i, x in enumerate(arrays):
-            if isinstance(x, COO):
-                continue
-            if not (isinstance(x, (np.ndarray, np.generic, list, tuple)) or is_device_array(x)):
-                raise TypeError(f"{op}: unsupported array type {type(x).__name__} at position {i}; "
-                                "expected a COO or a dense array")
-            if not (isinstance(x, np.ndarray) or is_device_array(x)):
-                x = np.asarray(x)
-            arrays[i] = from_dense(x, fill_value=None if fill is None else np.asarray(fill).astype(
-                np.result_type(fill.dtype, x.dtype))[()])
+    for i, x in enumerate(arrays):
+        if isinstance(x, COO):
+            continue
+        if not (isinstance(x, (np.ndarray, np.generic, list, tuple)) or is_device_array(x)):
+            raise TypeError(f"{op}: unsupported array type {type(x).__name__} at position {i}; "
+                            "expected a COO or a dense array")
+        if not (isinstance(x, np.ndarray) or is_device_array(x)):
+            arrays[i] = np.asarray(x)
     if dtype is None:
         dtype = np.result_type(*[x.dtype for x in arrays])
     else:
@@ -83,6 +76,13 @@ def _common(arrays, op, dtype=None, casting="same_kind"):
                 raise TypeError(f"{op}: cannot cast array data from {x.dtype!r} to {dtype!r} "
                                 f"according to the rule {casting!r}")
     arrays = [x if x.dtype == dtype else x.astype(dtype, copy=False) for x in arrays]
+    coos = [x for x in arrays if isinstance(x, COO)]
+    if len(coos) < len(arrays):
+        # dense operands (as np.concatenate takes them) join as COOs of the others' fill, both in
+        # the result dtype (a fill of 0.5 beside an int array): the elements that differ from it
+        # are stored
+        fill = coos[0].fill_value if coos else None
+        arrays = [x if isinstance(x, COO) else from_dense(x, fill_value=fill) for x in arrays]
     fill = arrays[0].fill_value
     for i, x in enumerate(arrays[1:], 1):
         if not _fill.equal(x.fill_value, fill):

@@ -538,3 +538,17 @@ def test_kron_counts_an_unstored_element_as_an_exact_zero():
     np.testing.assert_array_equal(r.to_dense(), [0.0, 0.0, np.nan, 0.0])
     with np.errstate(invalid="ignore"):
         assert np.isnan(np.kron(a.to_dense(), b.to_dense())[[0, 2, 3]]).all()  # 0 * nan, inf * nan, inf * 0
+
+
+def test_join_a_dense_operand_beside_a_fill_its_dtype_cannot_hold(backend):
+    # the dense operand is compared with the others' fill in the result dtype: a fill of 0.5 beside
+    # an int array (or 7 beside a bool one, 255 beside int8) is no reason to refuse the join
+    cases = [(COO([[0]], np.array([3.0]), (2,), fill_value=0.5), np.array([1, 2])),
+             (COO([[0]], np.array([3]), (2,), fill_value=7), np.array([True, False])),
+             (COO([[0]], np.array([3], np.uint8), (2,), fill_value=255), np.array([-1, 5], np.int8))]
+    for a, x in cases:
+        for pieces in ([a, x], [x, a]):
+            got = backend.get(coosparse.concatenate([backend.put(p) for p in pieces])).to("cpu")
+            want = np.concatenate([p.to_dense() if isinstance(p, COO) else p for p in pieces])
+            assert got.dtype == want.dtype and got.fill_value == a.fill_value
+            np.testing.assert_array_equal(got.to_dense(), want)
