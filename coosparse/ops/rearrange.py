@@ -268,6 +268,13 @@ def repeat(x, /, repeats, *, axis=None):
 
 def _pad_widths(pad_width, ndim):
     """``pad_width`` as one (before, after) pair of Python ints per dimension, as :func:`numpy.pad` reads it."""
+    if isinstance(pad_width, dict):  # NumPy 2.3's {axis: width or (before, after)}, other axes 0
+        pairs = [(0, 0)] * ndim
+        for ax, w in pad_width.items():
+            ax = normalize_axis_index(operator.index(ax), ndim)
+            w = _pad_widths(w if np.ndim(w) else (w, w), 1)[0]
+            pairs[ax] = w
+        return pairs
     # as objects: Python ints of any size stay exact (NumPy would make 2**63 beside 0 a float)
     pw = pad_width if isinstance(pad_width, np.ndarray) else np.asarray(pad_width, dtype=object)
     if pw.dtype == object:

@@ -552,3 +552,18 @@ def test_join_a_dense_operand_beside_a_fill_its_dtype_cannot_hold(backend):
             want = np.concatenate([p.to_dense() if isinstance(p, COO) else p for p in pieces])
             assert got.dtype == want.dtype and got.fill_value == a.fill_value
             np.testing.assert_array_equal(got.to_dense(), want)
+
+
+def test_pad_takes_a_dict_of_widths_as_numpy(backend):
+    # NumPy 2.3+: {axis: width or (before, after)}, the other axes unpadded
+    x = np.arange(6.0).reshape(2, 3)
+    a = coosparse.asarray(x)
+    for pw in [{0: (1, 2)}, {-1: 2}, {1: (0, 1), 0: 1}, {}]:
+        assert_coo(backend.get(coosparse.pad(backend.put(a), pw)), np.pad(x, pw))
+        assert_coo(backend.get(np.pad(backend.put(a), pw)), np.pad(x, pw))
+    with pytest.raises(IndexError):
+        coosparse.pad(a, {2: 1})
+    with pytest.raises(ValueError):
+        coosparse.pad(a, {0: -1})
+    with pytest.raises(TypeError):
+        coosparse.pad(a, {0: 1.5})
