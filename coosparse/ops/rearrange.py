@@ -59,7 +59,6 @@ def flip(x, /, axis=None):
     return getitem(x, tuple(key))
 
 
-@implements(np.roll)
 def roll(x, /, shift, *, axis=None):
     """Roll elements along ``axis`` (None: the flattened array), as :func:`numpy.roll`.
 
@@ -85,6 +84,12 @@ def roll(x, /, shift, *, axis=None):
         if n:
             out = _roll_axis(out, sh % n, ax)
     return out
+
+
+@implements(np.roll)
+def _np_roll(a, shift, axis=None):
+    # NumPy's signature takes axis by position too (the Array API's roll does not)
+    return roll(a, shift, axis=axis)
 
 
 def _roll_axis(x, sh, axis):
@@ -184,7 +189,6 @@ def _tile_axis(x, ax, r):
     return result(x, indices, vals, shape, sorted=sorted_, unique=x.is_unique)
 
 
-@implements(np.repeat)
 def repeat(x, /, repeats, *, axis=None):
     """Repeat each element ``repeats`` times along ``axis`` (None: flattened), as :func:`numpy.repeat`.
 
@@ -264,6 +268,12 @@ def repeat(x, /, repeats, *, axis=None):
         indices, vals = _sorted_by_leading_axes(be, indices, vals, shape, axis + 1)
         sorted_ = True
     return result(x, indices, vals, shape, sorted=sorted_, unique=x.is_unique)
+
+
+@implements(np.repeat)
+def _np_repeat(a, repeats, axis=None):
+    # NumPy's signature takes axis by position too (the Array API's repeat does not)
+    return repeat(a, repeats, axis=axis)
 
 
 def _pad_widths(pad_width, ndim):

@@ -567,3 +567,14 @@ def test_pad_takes_a_dict_of_widths_as_numpy(backend):
         coosparse.pad(a, {0: -1})
     with pytest.raises(TypeError):
         coosparse.pad(a, {0: 1.5})
+
+
+def test_numpy_roll_and_repeat_take_axis_by_position(backend):
+    # np.roll(a, shift, axis) and np.repeat(a, repeats, axis): NumPy's signatures, dispatched
+    a = coosparse.random((3, 4), nnz=5, seed=1)
+    d = reference(a)
+    x = backend.put(a)
+    assert_coo(backend.get(np.roll(x, 1, 0)), np.roll(d, 1, 0))
+    assert_coo(backend.get(np.roll(x, (1, -2), (0, 1))), np.roll(d, (1, -2), (0, 1)))
+    assert_coo(backend.get(np.repeat(x, 2, 1)), np.repeat(d, 2, 1))
+    assert_coo(backend.get(np.repeat(x, [1, 0, 2], 0)), np.repeat(d, [1, 0, 2], 0))
