@@ -180,9 +180,7 @@ def _np_atleast_3d(*arys):
 
 
 def _joined(name, arrays, axis, dtype, casting):
-    if casting != "same_kind":
-        raise TypeError(f"numpy.{name}: casting={casting!r} is not supported for coosparse.COO arrays")
-    return concatenate(arrays, axis=axis, dtype=dtype)
+    return concatenate(arrays, axis=axis, dtype=dtype, casting=casting)
 
 
 @implements(np.hstack)

@@ -175,8 +175,10 @@ def from_dense(x, sparse_ndim=None, *, signed_zeros=False, fill_value=None):
 
     With ``sparse_ndim < x.ndim`` the trailing dimensions stay dense (hybrid):
     an entry is stored when any element of its dense block is non-zero.
-    ``signed_zeros=True`` also stores negative zeros (-0.0), so that the
-    result's dense form has ``x``'s bits (``asarray`` asks for it).
+    ``signed_zeros=True`` also stores the zeros whose sign differs from the
+    fill's (-0.0 beside the default fill, +0.0 beside a fill of -0.0, part
+    by part for complex values and fills such as 1-0j), so
+    that the result's dense form has ``x``'s bits (``asarray`` asks for it).
     ``fill_value`` (default 0): the result's fill; the elements that differ
     from it are stored (a NaN fill leaves the NaNs unstored; a complex fill is
     compared part by part, so nan+infj differs from a fill of nan+0j).
@@ -210,8 +212,11 @@ def from_dense(x, sparse_ndim=None, *, signed_zeros=False, fill_value=None):
         nz = blocks != 0
     else:  # (a NaN fill leaves the NaNs unstored; a complex one part by part: nan+infj is not nan+0j)
         nz = _fill.differs(xp, blocks, fill, zero_sign=False)
-    if signed_zeros and x.dtype.kind in "fc" and (fill is None or _fill.is_zero(fill)):
-        nz |= xp.signbit(blocks.real) | (xp.signbit(blocks.imag) if x.dtype.kind == "c" else False)
+    if signed_zeros and x.dtype.kind in "fc":
+        if fill is None or (_fill.is_zero(fill) and not any(_negative_zero_parts(fill))):
+            nz |= xp.signbit(blocks.real) | (xp.signbit(blocks.imag) if x.dtype.kind == "c" else False)
+        else:  # where a part of the fill is a zero, the zeros of the other sign differ from it
+            nz |= _fill.differs(xp, blocks, fill)
     mask = nz.any(axis=-1)
     if sparse_ndim == 0:
         nnz = int(mask)  # synchronize!

@@ -91,6 +91,10 @@ def _search_pair(row, v, w):
     On a device: both searches in one call, their positions read back in one
     copy (the keys are made on the device: nothing is uploaded).
     """
+    top = np.iinfo(np.int64).max
+    if w > top:  # a bound of 2**63 (an axis of that length) lies past every int64 index
+        n = int(row.shape[0])
+        return (n if v > top else _search_pair(row, v, v)[0]), n
     if isinstance(row, np.ndarray):
         lo, hi = row.searchsorted(np.array([v, w], dtype=np.int64))
     else:
@@ -301,7 +305,8 @@ def _normalize(a, key):
                 ) from None
             it = _Item("slice", ax, before=ax)
             it.start, it.stop, it.step, it.slice = start, stop, step, v
-            it.length = len(range(start, stop, step))
+            # (len(range(...)) overflows ssize_t for an axis of 2**63)
+            it.length = max(0, (stop - start + step + (-1 if step > 0 else 1)) // step)
             items.append(it)
             ax += 1
         elif kind == "arr":

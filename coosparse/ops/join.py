@@ -40,28 +40,49 @@ def _xp(a):
     return backend_for(a.indices).xp
 
 
-def _common(arrays, op):
-    """The arrays cast to one dtype and one hybrid layout, and their common fill (ValueError if fills differ)."""
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _check_casting(casting):
+    if casting not in _CASTINGS:
+        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' (got {casting!r})")
+
+
+def _common(arrays, op, dtype=None, casting="same_kind"):
+    """The arrays cast to one dtype and one hybrid layout, and their common fill (ValueError if fills differ).
+
+    The dtype is NumPy's promotion of the arrays' dtypes, or ``dtype`` when given: then each array
+    is cast to it directly, as NumPy's ``concatenate(..., dtype=)`` casts (never through the
+    promoted dtype first: int64 beside uint64 promotes to float64, which would round), after
+    checking that each array's dtype casts to it under ``casting`` (TypeError otherwise, as NumPy).
+    """
     arrays = [sparse_operand(x) for x in arrays]  # scipy.sparse and pydata/sparse arrays: their COOs
     if not arrays:
         raise ValueError(f"{op}: need at least one array")
+    for i, x in enumerate(arrays):
+        if isinstance(x, COO):
+            continue
+        if not (isinstance(x, (np.ndarray, np.generic, list, tuple)) or is_device_array(x)):
+            raise TypeError(f"{op}: unsupported array type {type(x).__name__} at position {i}; "
+                            "expected a COO or a dense array")
+        if not (isinstance(x, np.ndarray) or is_device_array(x)):
+            arrays[i] = np.asarray(x)
+    if dtype is None:
+        dtype = np.result_type(*[x.dtype for x in arrays])
+    else:
+        dtype = np.dtype(dtype)
+        for x in arrays:
+            if not np.can_cast(x.dtype, dtype, casting):
+                raise TypeError(f"{op}: cannot cast array data from {x.dtype!r} to {dtype!r} "
+                                f"according to the rule {casting!r}")
+    arrays = [x if x.dtype == dtype else x.astype(dtype, copy=False) for x in arrays]
     coos = [x for x in arrays if isinstance(x, COO)]
     if len(coos) < len(arrays):
-        # dense operands (as np.concatenate takes them) join as COOs of the others' fill: the
-        # elements that differ from it are stored
+        # dense operands (as np.concatenate takes them) join as COOs of the others' fill, both in
+        # the result dtype (a fill of 0.5 beside an int array): the elements that differ from it
+        # are stored
         fill = coos[0].fill_value if coos else None
-        for i, x in enumerate(arrays):
-            if isinstance(x, COO):
-                continue
-            if not (isinstance(x, (np.ndarray, np.generic, list, tuple)) or is_device_array(x)):
-                raise TypeError(f"{op}: unsupported array type {type(x).__name__} at position {i}; "
-                                "expected a COO or a dense array")
-            if not (isinstance(x, np.ndarray) or is_device_array(x)):
-                x = np.asarray(x)
-            arrays[i] = from_dense(x, fill_value=None if fill is None else np.asarray(fill).astype(
-                np.result_type(fill.dtype, x.dtype))[()])
-    dtype = np.result_type(*[x.dtype for x in arrays])
-    arrays = [x if x.dtype == dtype else x.astype(dtype, copy=False) for x in arrays]
+        arrays = [x if isinstance(x, COO) else from_dense(x, fill_value=fill) for x in arrays]
     fill = arrays[0].fill_value
     for i, x in enumerate(arrays[1:], 1):
         if not _fill.equal(x.fill_value, fill):
@@ -84,8 +105,10 @@ def _piece_keys(be, indices, prefix_shape):
 def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """Join COO arrays along an existing axis (``axis=None``: flattened first).
 
-    Shapes must match except along ``axis``; dtypes promote as NumPy's; fill
-    values must be equal. Flags: see the module table (sorted inputs give a
+    Shapes must match except along ``axis``; dtypes promote as NumPy's, or
+    each input is cast to ``dtype`` when given, under the ``casting`` rule
+    (TypeError when one may not be cast, as NumPy); fill values must be
+    equal. Flags: see the module table (sorted inputs give a
     sorted result along any axis; along a non-leading axis the pieces are
     merged in one sequential pass). O(total nnz).
 
@@ -99,12 +122,11 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """
     if out is not None:
         raise TypeError("concatenate: out= is not supported (COO arrays are immutable)")
-    arrays = _common(arrays, "concatenate")
+    _check_casting(casting)
+    arrays = _common(arrays, "concatenate", dtype, casting)
     if axis is None:
         arrays = _common([ravel(x) for x in arrays], "concatenate")
         axis = 0
-    if dtype is not None:
-        arrays = [x.astype(dtype, copy=False) for x in arrays]
     first = arrays[0]
     ndim = first.ndim
     for i, x in enumerate(arrays):
@@ -205,13 +227,14 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join same-shape COO arrays along a new axis. Flags as :func:`concatenate`."""
     if out is not None:
         raise TypeError("stack: out= is not supported (COO arrays are immutable)")
-    arrays = _common(arrays, "stack")
+    _check_casting(casting)
+    arrays = _common(arrays, "stack", dtype, casting)
     shape = arrays[0].shape
     for i, x in enumerate(arrays):
         if x.shape != shape:
             raise ValueError(f"all input arrays must have the same shape; got {shape} at 0 and {x.shape} at {i}")
     axis = normalize_axis_index(axis, len(shape) + 1)
-    return concatenate([expand_dims(x, axis) for x in arrays], axis=axis, dtype=dtype)
+    return concatenate([expand_dims(x, axis) for x in arrays], axis=axis)
 
 
 @implements(np.unstack)

@@ -59,7 +59,6 @@ def flip(x, /, axis=None):
     return getitem(x, tuple(key))
 
 
-@implements(np.roll)
 def roll(x, /, shift, *, axis=None):
     """Roll elements along ``axis`` (None: the flattened array), as :func:`numpy.roll`.
 
@@ -85,6 +84,12 @@ def roll(x, /, shift, *, axis=None):
         if n:
             out = _roll_axis(out, sh % n, ax)
     return out
+
+
+@implements(np.roll)
+def _np_roll(a, shift, axis=None):
+    # NumPy's signature takes axis by position too (the Array API's roll does not)
+    return roll(a, shift, axis=axis)
 
 
 def _roll_axis(x, sh, axis):
@@ -184,7 +189,6 @@ def _tile_axis(x, ax, r):
     return result(x, indices, vals, shape, sorted=sorted_, unique=x.is_unique)
 
 
-@implements(np.repeat)
 def repeat(x, /, repeats, *, axis=None):
     """Repeat each element ``repeats`` times along ``axis`` (None: flattened), as :func:`numpy.repeat`.
 
@@ -266,8 +270,21 @@ def repeat(x, /, repeats, *, axis=None):
     return result(x, indices, vals, shape, sorted=sorted_, unique=x.is_unique)
 
 
+@implements(np.repeat)
+def _np_repeat(a, repeats, axis=None):
+    # NumPy's signature takes axis by position too (the Array API's repeat does not)
+    return repeat(a, repeats, axis=axis)
+
+
 def _pad_widths(pad_width, ndim):
     """``pad_width`` as one (before, after) pair of Python ints per dimension, as :func:`numpy.pad` reads it."""
+    if isinstance(pad_width, dict):  # NumPy 2.3's {axis: width or (before, after)}, other axes 0
+        pairs = [(0, 0)] * ndim
+        for ax, w in pad_width.items():
+            ax = normalize_axis_index(operator.index(ax), ndim)
+            w = _pad_widths(w if np.ndim(w) else (w, w), 1)[0]
+            pairs[ax] = w
+        return pairs
     # as objects: Python ints of any size stay exact (NumPy would make 2**63 beside 0 a float)
     pw = pad_width if isinstance(pad_width, np.ndarray) else np.asarray(pad_width, dtype=object)
     if pw.dtype == object:
@@ -413,7 +430,9 @@ def kron(a, b):
 
     Result: ``nnz(a) * nnz(b)`` entries (``a``-major) of the coalesced
     operands (duplicates are summed first), flags: unique, sorted for 1-D
-    sorted operands.
+    sorted operands.  An unstored element counts as an exact 0 (the result
+    stores nothing there even beside a stored inf or NaN, where NumPy's dense
+    product is NaN: ``multiply``'s rule).
     """
     a, b = sparse_operand(a), sparse_operand(b)
     if not isinstance(a, COO) and not isinstance(b, COO):

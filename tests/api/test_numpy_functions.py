@@ -91,6 +91,22 @@ def test_stacking_functions():
     assert [t.shape for t in two] == [(1, 4), (3, 4)]
 
 
+def test_hstack_vstack_take_dtype_and_casting_as_numpy():
+    a = COO([[0], [1]], np.array([1.5]), (2, 2))
+    b = COO([[1], [0]], np.array([3], np.int8), (2, 2))
+    for f in (np.hstack, np.vstack):
+        for dtype, casting in [(np.int16, "unsafe"), (np.float32, "same_kind"), (np.float64, "safe")]:
+            r = f([a, b], dtype=dtype, casting=casting)
+            want = f([d(a), d(b)], dtype=dtype, casting=casting)
+            assert r.dtype == want.dtype
+            np.testing.assert_array_equal(r.to_dense(), want)
+        for dtype, casting in [(np.int16, "same_kind"), (np.float32, "safe")]:
+            with pytest.raises(TypeError):
+                f([d(a), d(b)], dtype=dtype, casting=casting)
+            with pytest.raises(TypeError, match="cannot cast"):
+                f([a, b], dtype=dtype, casting=casting)
+
+
 def test_concatenate_of_a_coo_with_dense_keeps_the_fill():
     a = COO([[0, 2]], np.array([5.0, 6.0]), (4,), fill_value=1.0)
     r = np.concatenate([a, np.array([1.0, 2.0, 1.0])])

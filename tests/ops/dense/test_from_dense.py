@@ -70,3 +70,35 @@ def test_from_dense_with_a_complex_nan_fill_compares_part_by_part(backend):
         assert stored == ({(0, 0), (1, 0), (1, 1), (2, 1)} if sn == 2 else {(0,), (1,), (2,)})
     r = coosparse.from_dense(np.array([1.0, nan, 2.0]), fill_value=nan)  # a real NaN fill: NaNs unstored
     assert r.indices.tolist() == [[0, 2]]
+
+
+@pytest.mark.parametrize("fill", [-0.0, complex(-0.0, 0.0), complex(0.0, -0.0), complex(-0.0, -0.0), 0.0])
+def test_from_dense_signed_zeros_with_a_fill_of_negative_zero(fill, backend):
+    # signed_zeros=True promises x's bits back: beside a fill of -0.0 it is the +0.0 elements that
+    # differ from the fill (and must be stored), not the -0.0 ones
+    x = np.array([[0.0, -0.0, 1.5], [-0.0, 0.0, -2.0]])
+    if isinstance(fill, complex):
+        x = x + 1j * np.array([[-0.0, 0.0, 0.0], [0.0, -0.0, 3.0]])
+    for sn in (1, 2):
+        a = backend.get(coosparse.from_dense(backend.put(x), sparse_ndim=sn, signed_zeros=True,
+                                             fill_value=fill)).to("cpu")
+        assert a.is_coalesced
+        got = a.to_dense()
+        for g, w in ((got.real, x.real), (got.imag, x.imag)):
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+
+
+@pytest.mark.parametrize("fill", [complex(-0.0, np.nan), complex(1.0, 0.0), complex(np.nan, -0.0), complex(2.0, -0.0)])
+def test_from_dense_signed_zeros_beside_a_fill_with_a_zero_part(fill, backend):
+    # a non-zero complex fill may have a zero part: an element that equals it but for that zero's
+    # sign differs from it bit for bit, and signed_zeros=True must store it
+    z = np.array([fill, complex(fill.real, -fill.imag) if fill.imag == 0 else complex(-fill.real, fill.imag),
+                  complex(3.0, 0.0), fill])
+    for sn in (None, 1):
+        a = backend.get(coosparse.from_dense(backend.put(z), sparse_ndim=sn, signed_zeros=True,
+                                             fill_value=fill)).to("cpu")
+        got = a.to_dense()
+        for g, w in ((got.real, z.real), (got.imag, z.imag)):
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))

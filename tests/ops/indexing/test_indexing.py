@@ -504,3 +504,25 @@ def test_row_list_fast_path_is_the_general_route(m, dense, shape):
     assert fast.values.tobytes() == general.values.tobytes()
     assert (fast.is_sorted, fast.is_unique) == (general.is_sorted, general.is_unique) == (True, True)
     np.testing.assert_array_equal(fast.to_dense(), dense_ref[rows])
+
+
+def test_slices_of_an_axis_of_2_63(backend):
+    # an axis of 2**63 elements: a slice's length or its bound 2**63 overflowed (len(range) is a
+    # C ssize_t; the binary search took its bounds as int64), so a[::-1], a[::2] and flip raised
+    n = 2**63
+    idx = [0, 5, 2**62, n - 2, n - 1]
+    for srt in (True, False):
+        a = backend.put(COO([idx], np.arange(1.0, 6.0), (n,), sorted=srt, unique=True))
+        for s in [slice(None, None, -1), slice(None, None, 2), slice(1, None, 2**62), slice(-2, None),
+                  slice(None, None, -2**62), slice(2**62, n)]:
+            start, stop, step = s.indices(n)
+            r = range(start, stop, step)
+            g = backend.get(a[s])
+            assert g.shape == (max(0, (stop - start + step + (-1 if step > 0 else 1)) // step),)
+            want = sorted((r.index(i), v) for i, v in zip(idx, range(1, 6)) if i in r)
+            assert sorted(zip(g.indices[0].tolist(), g.values.tolist())) == want, s
+        f = backend.get(coosparse.flip(a))
+        assert sorted(zip(f.indices[0].tolist(), f.values.tolist())) == sorted(
+            (n - 1 - i, float(v)) for i, v in zip(idx, range(1, 6)))
+    b = coosparse.flip(COO([[0, 2**62], [1, 2**62 + 3]], np.array([1.0, 2.0]), (n, n), sorted=True))
+    assert sorted(map(tuple, b.indices.T.tolist())) == [(n - 1 - 2**62, n - 4 - 2**62), (n - 1, n - 2)]

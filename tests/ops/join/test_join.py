@@ -495,3 +495,86 @@ def test_torch_cat(coalesced, backend):
     sp = gen(3, 10, [2, 3, 4], seed=9)
     # a dense operand joins as a COO (torch refuses a sparse-dense cat): the dense meaning is NumPy's
     assert_coo(coosparse.concatenate((sp, reference(sp))), np.concatenate([reference(sp), reference(sp)]))
+
+
+@pytest.mark.parametrize("op", [np.concatenate, np.stack])
+def test_join_dtype_casts_each_piece_directly(op, backend):
+    # int64 beside uint64 promotes to float64: dtype=int64 must cast each piece to int64 itself, as
+    # NumPy does, not round 2**53 + 1 through the promoted float64 first
+    a = COO([[0]], np.array([2**53 + 1], np.int64), (2,))
+    b = COO([[1]], np.array([2**64 - 1], np.uint64), (2,))
+    got = backend.get(op([backend.put(a), backend.put(b)], dtype=np.int64, casting="unsafe"))
+    want = op([a.to_dense(), b.to_dense()], dtype=np.int64, casting="unsafe")
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got.to_dense(), want)
+
+
+@pytest.mark.parametrize("op", [np.concatenate, np.stack])
+def test_join_casting_is_enforced(op):
+    a = COO([[0]], np.array([1.5]), (2,))
+    b = COO([[1]], np.array([2], np.int8), (2,))
+    for dtype, casting in [(np.float32, "safe"), (np.int64, "same_kind"), (np.float32, "no"),
+                           (np.float64, "equiv"), (np.bool_, "same_kind")]:
+        with pytest.raises(TypeError):
+            op([a.to_dense(), b.to_dense()], dtype=dtype, casting=casting)  # (what NumPy says)
+        with pytest.raises(TypeError, match="cannot cast"):
+            op([a, b], dtype=dtype, casting=casting)
+    for dtype, casting in [(np.float32, "same_kind"), (np.int64, "unsafe"), (np.float64, "safe"),
+                           (np.complex64, "same_kind")]:
+        got = op([a, b], dtype=dtype, casting=casting)
+        want = op([a.to_dense(), b.to_dense()], dtype=dtype, casting=casting)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.to_dense(), want)
+    with pytest.raises(ValueError, match="casting must be one of"):
+        op([a, b], casting="sideways")
+
+
+def test_kron_counts_an_unstored_element_as_an_exact_zero():
+    # documented (docs/shape.md): multiply's rule, not NumPy's dense inf * 0 = NaN
+    a = COO([[1]], np.array([np.inf]), (2,))
+    b = COO([[0]], np.array([np.nan]), (2,))
+    r = coosparse.kron(a, b)
+    assert r.nnz == 1 and r.fill_value == 0
+    np.testing.assert_array_equal(r.to_dense(), [0.0, 0.0, np.nan, 0.0])
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(np.kron(a.to_dense(), b.to_dense())[[0, 2, 3]]).all()  # 0 * nan, inf * nan, inf * 0
+
+
+def test_join_a_dense_operand_beside_a_fill_its_dtype_cannot_hold(backend):
+    # the dense operand is compared with the others' fill in the result dtype: a fill of 0.5 beside
+    # an int array (or 7 beside a bool one, 255 beside int8) is no reason to refuse the join
+    cases = [(COO([[0]], np.array([3.0]), (2,), fill_value=0.5), np.array([1, 2])),
+             (COO([[0]], np.array([3]), (2,), fill_value=7), np.array([True, False])),
+             (COO([[0]], np.array([3], np.uint8), (2,), fill_value=255), np.array([-1, 5], np.int8))]
+    for a, x in cases:
+        for pieces in ([a, x], [x, a]):
+            got = backend.get(coosparse.concatenate([backend.put(p) for p in pieces])).to("cpu")
+            want = np.concatenate([p.to_dense() if isinstance(p, COO) else p for p in pieces])
+            assert got.dtype == want.dtype and got.fill_value == a.fill_value
+            np.testing.assert_array_equal(got.to_dense(), want)
+
+
+def test_pad_takes_a_dict_of_widths_as_numpy(backend):
+    # NumPy 2.3+: {axis: width or (before, after)}, the other axes unpadded
+    x = np.arange(6.0).reshape(2, 3)
+    a = coosparse.asarray(x)
+    for pw in [{0: (1, 2)}, {-1: 2}, {1: (0, 1), 0: 1}, {}]:
+        assert_coo(backend.get(coosparse.pad(backend.put(a), pw)), np.pad(x, pw))
+        assert_coo(backend.get(np.pad(backend.put(a), pw)), np.pad(x, pw))
+    with pytest.raises(IndexError):
+        coosparse.pad(a, {2: 1})
+    with pytest.raises(ValueError):
+        coosparse.pad(a, {0: -1})
+    with pytest.raises(TypeError):
+        coosparse.pad(a, {0: 1.5})
+
+
+def test_numpy_roll_and_repeat_take_axis_by_position(backend):
+    # np.roll(a, shift, axis) and np.repeat(a, repeats, axis): NumPy's signatures, dispatched
+    a = coosparse.random((3, 4), nnz=5, seed=1)
+    d = reference(a)
+    x = backend.put(a)
+    assert_coo(backend.get(np.roll(x, 1, 0)), np.roll(d, 1, 0))
+    assert_coo(backend.get(np.roll(x, (1, -2), (0, 1))), np.roll(d, (1, -2), (0, 1)))
+    assert_coo(backend.get(np.repeat(x, 2, 1)), np.repeat(d, 2, 1))
+    assert_coo(backend.get(np.repeat(x, [1, 0, 2], 0)), np.repeat(d, [1, 0, 2], 0))
