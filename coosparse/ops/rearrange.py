@@ -307,18 +307,19 @@ def pad(x, pad_width, mode="constant", **kwargs):
     """Pad with the fill value, as :func:`numpy.pad` with ``mode='constant'``. Flags kept.
 
     ``constant_values`` (default 0) must equal the array's fill value: the
-    padding stores nothing. Other modes raise ``NotImplementedError``.
+    padding stores nothing. ``mode='empty'`` (NumPy leaves the padding
+    undefined) pads with the fill too. Other modes raise ``NotImplementedError``.
     """
     x = as_coo(x, "pad")
-    if mode != "constant":
-        raise NotImplementedError(f"pad: only mode='constant' is supported; got {mode!r}")
-    extra = set(kwargs) - {"constant_values"}
+    if mode not in ("constant", "empty"):
+        raise NotImplementedError(f"pad: only mode='constant' and mode='empty' are supported; got {mode!r}")
+    extra = set(kwargs) - ({"constant_values"} if mode == "constant" else set())
     if extra:
-        raise TypeError(f"pad: unexpected keyword arguments {sorted(extra)}")
+        raise TypeError(f"pad: unexpected keyword arguments {sorted(extra)} for mode={mode!r}")
     cv = kwargs.get("constant_values", 0)
     cva = np.asarray(cv)
-    if cva.dtype == object or not all(_fill.equal(np.asarray(v).astype(x.dtype)[()], x.fill_value)
-                                      for v in cva.reshape(-1)):
+    if mode == "constant" and (cva.dtype == object or not all(
+            _fill.equal(np.asarray(v).astype(x.dtype)[()], x.fill_value) for v in cva.reshape(-1))):
         raise ValueError(
             f"pad: constant_values {cv!r} must equal the fill value {x.fill_value!r} "
             "(the padding stores nothing)"

@@ -578,3 +578,18 @@ def test_numpy_roll_and_repeat_take_axis_by_position(backend):
     assert_coo(backend.get(np.roll(x, (1, -2), (0, 1))), np.roll(d, (1, -2), (0, 1)))
     assert_coo(backend.get(np.repeat(x, 2, 1)), np.repeat(d, 2, 1))
     assert_coo(backend.get(np.repeat(x, [1, 0, 2], 0)), np.repeat(d, [1, 0, 2], 0))
+
+
+def test_pad_mode_empty_pads_with_the_fill(backend):
+    # NumPy leaves the padding of mode='empty' undefined: the fill is one of its answers, and the one
+    # that stores nothing; a hybrid array's dense dimensions pad with it too
+    for fill, sn in [(0.0, 2), (7.0, 2), (np.nan, 1)]:
+        a = coosparse.random((3, 4), nnz=3, seed=2, fill_value=fill, sparse_ndim=sn)
+        want = np.pad(a.to_dense(), ((1, 0), (2, 1)), mode="constant", constant_values=fill)
+        for r in (coosparse.pad(backend.put(a), ((1, 0), (2, 1)), mode="empty"),
+                  np.pad(backend.put(a), ((1, 0), (2, 1)), mode="empty")):
+            r = backend.get(r)
+            assert r.nnz == a.nnz and np.array_equal(r.fill_value, fill, equal_nan=True)
+            np.testing.assert_array_equal(r.to_dense(), want)
+    with pytest.raises(TypeError, match="constant_values"):
+        coosparse.pad(a, 1, mode="empty", constant_values=0)
