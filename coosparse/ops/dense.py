@@ -208,15 +208,14 @@ def from_dense(x, sparse_ndim=None, *, signed_zeros=False, fill_value=None):
     # an explicit block size: reshape cannot infer -1 when some dimension is 0
     blocks = x.reshape(sparse_shape + (block,))
     fill = None if fill_value is None else _fill.fill_scalar(fill_value, x.dtype)
-    if fill is None or _fill.is_zero(fill):
+    zero_sign = signed_zeros and x.dtype.kind in "fc"
+    if fill is None or (_fill.is_zero(fill) and not any(_negative_zero_parts(fill))):  # a fill of +0
         nz = blocks != 0
-    else:  # (a NaN fill leaves the NaNs unstored; a complex one part by part: nan+infj is not nan+0j)
-        nz = _fill.differs(xp, blocks, fill, zero_sign=False)
-    if signed_zeros and x.dtype.kind in "fc":
-        if fill is None or (_fill.is_zero(fill) and not any(_negative_zero_parts(fill))):
+        if zero_sign:  # (the -0.0 parts: one signbit pass, cheaper than differs' compare of signs)
             nz |= xp.signbit(blocks.real) | (xp.signbit(blocks.imag) if x.dtype.kind == "c" else False)
-        else:  # where a part of the fill is a zero, the zeros of the other sign differ from it
-            nz |= _fill.differs(xp, blocks, fill)
+    else:  # a NaN fill leaves the NaNs unstored; a complex one part by part (nan+infj is not nan+0j);
+        # with signed zeros, a zero of the other sign than a zero part of the fill differs from it
+        nz = _fill.differs(xp, blocks, fill, zero_sign=zero_sign)
     mask = nz.any(axis=-1)
     if sparse_ndim == 0:
         nnz = int(mask)  # synchronize!
