@@ -316,14 +316,15 @@ def pad(x, pad_width, mode="constant", **kwargs):
     extra = set(kwargs) - ({"constant_values"} if mode == "constant" else set())
     if extra:
         raise TypeError(f"pad: unexpected keyword arguments {sorted(extra)} for mode={mode!r}")
-    cv = kwargs.get("constant_values", 0)
-    cva = np.asarray(cv)
-    if mode == "constant" and (cva.dtype == object or not all(
-            _fill.equal(np.asarray(v).astype(x.dtype)[()], x.fill_value) for v in cva.reshape(-1))):
-        raise ValueError(
-            f"pad: constant_values {cv!r} must equal the fill value {x.fill_value!r} "
-            "(the padding stores nothing)"
-        )
+    if mode == "constant":
+        cv = kwargs.get("constant_values", 0)
+        cva = np.asarray(cv)
+        if cva.dtype == object or not all(_fill.equal(np.asarray(v).astype(x.dtype)[()], x.fill_value)
+                                          for v in cva.reshape(-1)):
+            raise ValueError(
+                f"pad: constant_values {cv!r} must equal the fill value {x.fill_value!r} "
+                "(the padding stores nothing)"
+            )
     pw = _pad_widths(pad_width, x.ndim)
     # exact Python ints: a width near 2**63 is refused here, never wrapped in int64
     shape = checked_shape([n + p0 + p1 for n, (p0, p1) in zip(x.shape, pw)], "pad", like=x.shape)
