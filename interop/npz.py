@@ -320,11 +320,11 @@ def _scalar(fp, key, kinds):
 
 def _widens(coords, data, shape):
     """Whether the file's index rows (:class:`zipio.Member`) go through the widening pass: integers
-    narrower than int64, laid out as the shape and the values say, enough of them, of a shape whose
-    linear keys fit int64."""
+    narrower than int64 in the machine's byte order (the kernel's), laid out as the shape and the
+    values say, enough of them, of a shape whose linear keys fit int64."""
     nnz = data.shape[0] if data.shape else -1
-    return (coords.dtype.kind in "iu" and coords.dtype.itemsize < 8 and coords.shape == (len(shape), nnz)
-            and nnz >= _WIDEN_FROM and not is_wide(shape))
+    return (coords.dtype.kind in "iu" and coords.dtype.itemsize < 8 and coords.dtype.isnative
+            and coords.shape == (len(shape), nnz) and nnz >= _WIDEN_FROM and not is_wide(shape))
 
 
 _WIDEN_FROM = 1 << 16

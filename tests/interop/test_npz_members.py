@@ -271,3 +271,18 @@ def test_the_paths_are_the_ones_named(paths, monkeypatch):
     np.testing.assert_array_equal(coosparse.load_npz(io.BytesIO(saved(a, compressed=False))).to_dense(),
                                   a.to_dense())
     assert bool(calls) == (paths == "kernels")
+
+
+@pytest.mark.parametrize("order", [">", "<"])
+def test_index_rows_of_either_byte_order_load(order):
+    """Big-endian rows (a file from another machine) are not the widening kernel's: NumPy reads them."""
+    a = make((300, 400), 5000, "none", seed=14).coalesce()
+    f = io.BytesIO()
+    np.savez(f, format=np.array("coo"), shape=np.array(a.shape), data=a.values.astype(order + "f8"),
+             coords=a.indices.astype(order + "i4"), fill_value=np.array(0.0), sorted=np.array(True),
+             unique=np.array(True))
+    f.seek(0)
+    b = coosparse.load_npz(f)
+    np.testing.assert_array_equal(b.indices, a.indices)
+    np.testing.assert_array_equal(b.values, a.values)
+    assert b.indices.dtype == np.int64 and b.is_coalesced
