@@ -336,8 +336,10 @@ def _widened_load(coords, data, shape):
     """(index rows as int64, (first decrease, first repeat) of their keys or None when some index is
     out of bounds (the constructor's check then names it), values) of two stored members.
 
-    The file is read on this thread, the index rows first; their CRC and the widening pass (which
-    checks the bounds and finds the order in the same pass) run on a second thread meanwhile.
+    The index rows are read where they lie in an ``io.BytesIO`` (the archives save_npz writes keep
+    every member aligned for that), else into scratch memory first; their CRC and the widening pass
+    (which checks the bounds and finds the order in the same pass) run on a second thread while this
+    one reads the values.
     """
     with zipio.borrowed(coords, check=False) as raw:
         done = {}
@@ -354,7 +356,7 @@ def _widened_load(coords, data, shape):
         try:
             values = zipio.read_stored(data)
         finally:
-            worker.join()  # the scratch memory is read until then
+            worker.join()  # the borrowed rows are read until then
     if "error" in done:
         raise done["error"]
     indices, outside, decrease, repeat = done["widened"]

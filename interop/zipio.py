@@ -26,7 +26,7 @@ import zlib
 import numpy as np
 
 from .._kernels import scratch
-from .._kernels.backend import backend_for
+from .._kernels.backend import backend_for, read_only
 
 PIECE_BYTES = 1 << 18
 """Bytes per piece of a write or a read (256 KiB: the piece stays in cache between its conversion,
@@ -64,8 +64,11 @@ def write_npz(file, members, compressed):
     written here (the CRC by folding); compressed or larger ones through zipfile.
     """
     members = [_prepared(name, array, dtype) for name, array, dtype in members]
-    total = sum(_LOCAL_HEADER.size + _CENTRAL.size + 2 * len(name) + len(head) + _nbytes(a, dt)
-                for name, head, a, dt in members) + _END.size
+    extras, pos = [], 0  # each member's alignment padding, and the size of the whole archive
+    for name, head, a, dt in members:
+        extras.append(_align_extra(pos + _LOCAL_HEADER.size + len(name)))
+        pos += _LOCAL_HEADER.size + len(name) + len(extras[-1]) + len(head) + _nbytes(a, dt)
+    total = pos + sum(_CENTRAL.size + len(name) for name, _, _, _ in members) + _END.size
     if compressed or total >= _ZIP32_LIMIT:
         how = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
         with zipfile.ZipFile(file, mode="w", compression=how, allowZip64=True) as zf:
@@ -85,13 +88,13 @@ def write_npz(file, members, compressed):
         if isinstance(f, io.BytesIO):
             _reserve(f, total)
         pos, central = 0, []
-        for name, head, a, dt in members:
+        for (name, head, a, dt), extra in zip(members, extras):
             size = len(head) + _nbytes(a, dt)
             crc32 = _crc_for(size)
 
             def local(crc):
                 return _LOCAL_HEADER.pack(_LOCAL_SIGNATURE, 20, 0, 0, zipfile.ZIP_STORED, dostime, dosdate, crc,
-                                          size, size, len(name), 0) + name
+                                          size, size, len(name), len(extra)) + name + extra
 
             crc = crc32(head)
             if seekable:  # the CRC of each piece as it is written, then into the header
@@ -114,13 +117,30 @@ def write_npz(file, members, compressed):
                     f.write(piece)
             central.append(_CENTRAL.pack(_CENTRAL_SIGNATURE, 20, 3, 20, 0, 0, zipfile.ZIP_STORED, dostime, dosdate,
                                          crc, size, size, len(name), 0, 0, 0, 0, 0o600 << 16, pos) + name)
-            pos += _LOCAL_HEADER.size + len(name) + size
+            pos += _LOCAL_HEADER.size + len(name) + len(extra) + size
         directory = b"".join(central)
         f.write(directory)
         f.write(_END.pack(_END_SIGNATURE, 0, 0, len(central), len(central), len(directory), pos, 0))
     finally:
         if own:
             f.close()
+
+
+ALIGN = 64
+"""Where each member's data starts in an uncompressed archive written here: on a multiple of 64
+bytes from the archive's start (the ``.npy`` header is itself a multiple of 64), so a reader can
+take the arrays where they lie in memory (:func:`in_place`) with every item aligned."""
+
+_ALIGN_ID = 0xD935  # the extra field Android's zipalign pads with: (alignment, zeros), skipped by readers
+_ALIGN_EXTRA = struct.Struct("<2HH")
+
+
+def _align_extra(offset):
+    """The local header's extra field that makes the member's data, which follows it at ``offset``
+    without it, start on a multiple of :data:`ALIGN`. Only the local header has it (as zipalign
+    does): the central directory records no extra field."""
+    pad = -(offset + _ALIGN_EXTRA.size) % ALIGN
+    return _ALIGN_EXTRA.pack(_ALIGN_ID, 2 + pad, ALIGN) + bytes(pad)
 
 
 def _reserve(f, nbytes):
@@ -260,14 +280,42 @@ def _compare_crc(crc, member):
 
 @contextlib.contextmanager
 def borrowed(member, check=True):
-    """The array of a :func:`stored_member` for the ``with`` block only, in scratch memory given
-    back at the end (a view of an ``io.BytesIO``'s memory would cost a copy of the whole file when
-    the BytesIO was made from bytes, which it shares until then); ``check`` as :func:`read_stored`."""
+    """The array of a :func:`stored_member` for the ``with`` block only, read-only; ``check`` as
+    :func:`read_stored`.
+
+    In an ``io.BytesIO`` it is a view of the member's bytes where they lie (:func:`in_place`);
+    elsewhere it is read into scratch memory given back at the end.
+    """
+    view = in_place(member)
+    if view is not None:
+        if check:
+            check_crc(member, view)
+        yield view
+        return
     out = scratch.take(member.shape, member.dtype)
     try:
-        yield read_stored(member, out=out, check=check)
+        yield read_only(read_stored(member, out=out, check=check))
     finally:
         scratch.give(out)
+
+
+def in_place(member):
+    """A read-only view of a :func:`stored_member`'s data where it lies in the file's memory: for an
+    ``io.BytesIO`` whose data sits aligned for its dtype, else None.
+
+    ``getvalue()`` hands over the ``bytes`` the BytesIO holds without a copy (one it was made from
+    included; ``getbuffer()`` would copy those). The view keeps them alive: a later write to the
+    BytesIO copies its buffer first, so the view never changes. (While a ``getbuffer()`` view of the
+    BytesIO is held, ``getvalue()`` copies the whole file: correct, and the caller's choice.)
+    """
+    if type(member.file) is not io.BytesIO:
+        return None
+    count = int(np.prod(member.shape, dtype=np.int64))
+    buf = member.file.getvalue()
+    if member.data + count * member.dtype.itemsize > len(buf) or not member.dtype.isnative:
+        return None
+    view = np.frombuffer(buf, dtype=member.dtype, count=count, offset=member.data).reshape(member.shape)
+    return view if view.flags.aligned else None
 
 
 def _crc_for(nbytes):

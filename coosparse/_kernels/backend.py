@@ -83,6 +83,16 @@ def writeable(x):
     return x
 
 
+def read_only(x):
+    """A read-only view of the NumPy array ``x`` (``x`` itself when it is read-only already): for
+    kernels compiled for read-only input, which must also take memory that is read-only itself."""
+    if not x.flags.writeable:
+        return x
+    v = x.view()
+    v.flags.writeable = False
+    return v
+
+
 def backend_for(*arrays):
     """Kernel layer for ``arrays``; raises ValueError when they live on different devices."""
     devices = {device_of(a) for a in arrays if a is not None}

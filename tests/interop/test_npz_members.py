@@ -133,6 +133,83 @@ def test_a_bytesio_holds_exactly_the_archive_a_file_gets(tmp_path, monkeypatch):
     assert g.getvalue() == b"p" * 7 + expected + b"t" * 50 and g.tell() == 7 + len(expected)
 
 
+def _data_offsets(data):
+    """Where each member's array data starts in the archive ``data``: (name, offset, dtype)."""
+    out = []
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        for m in (zipio.stored_member(z, i.filename[:-4]) for i in z.infolist()):
+            out.append((m.info.filename, m.data, m.dtype))
+    return out
+
+
+@pytest.mark.parametrize("prefix", [0, 3, 64])
+def test_every_member_starts_aligned(prefix):
+    """Uncompressed archives pad each local header (an extra field, as zipalign does) so that every
+    member's data starts on a multiple of 64 bytes from the archive's start."""
+    for seed, (shape, nnz) in enumerate([((300, 500), 4000), ((7,), 3), ((4, 5, 6), 50), ((3, 4), 0)]):
+        a = make(shape, nnz, "none", seed=seed)
+        f = io.BytesIO(b"p" * prefix)
+        f.seek(prefix)
+        coosparse.save_npz(f, a, compressed=False)
+        data = f.getvalue()[prefix:]
+        offsets = _data_offsets(data)
+        assert len(offsets) == 8 and all(at % 64 == 0 for _, at, _ in offsets), offsets
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            assert z.testzip() is None
+        np.testing.assert_array_equal(coosparse.load_npz(io.BytesIO(data)).to_dense(), a.to_dense())
+        np.testing.assert_array_equal(sparse.load_npz(io.BytesIO(data)).todense(), a.to_dense())
+
+
+def test_a_bytesio_is_read_where_it_lies(paths, monkeypatch):
+    """The index rows of an archive in an ``io.BytesIO`` are widened from the BytesIO's own bytes (no
+    copy); the result owns its memory, and the file may be written afterwards."""
+    read = []
+    real = zipio.read_stored
+    monkeypatch.setattr(zipio, "read_stored", lambda m, **kw: read.append(m.info.filename) or real(m, **kw))
+    a = make((300, 400), 5000, "none", seed=11).coalesce()
+    data = saved(a, compressed=False)
+    f = io.BytesIO(data)
+    with np.load(f) as z:
+        view = zipio.in_place(zipio.stored_member(z.zip, "coords"))
+    assert view is not None and not view.flags.writeable and np.shares_memory(view, np.frombuffer(data, np.uint8))
+    np.testing.assert_array_equal(view, a.indices)
+    f.seek(0)
+    b = coosparse.load_npz(f)
+    assert ("coords.npy" in read) == (paths != "kernels") and "data.npy" in read
+    for part in (b.indices, b.values):
+        assert not np.shares_memory(part, np.frombuffer(data, np.uint8))
+    f.seek(0)
+    f.write(b"\0" * len(data))  # the BytesIO copies the bytes it shares before it changes them
+    np.testing.assert_array_equal(b.indices, a.indices)
+    np.testing.assert_array_equal(b.values, a.values)
+    assert b.is_coalesced and data[:2] == b"PK"
+
+
+def test_a_bytesio_with_a_buffer_exported_still_loads():
+    a = make((300, 400), 5000, "none", seed=12)
+    f = io.BytesIO(saved(a, compressed=False))
+    held = f.getbuffer()  # getvalue() now copies; the load is the same
+    np.testing.assert_array_equal(coosparse.load_npz(f).to_dense(), a.to_dense())
+    del held
+
+
+def test_members_not_aligned_are_read_into_memory(paths, monkeypatch):
+    """np.savez's archives (scipy's, pydata's) do not align their members: the rows are read."""
+    a = make((300, 400), 5000, "none", seed=13)
+    f = io.BytesIO()
+    c = a.coalesce()
+    np.savez(f, format=np.array("coo"), shape=np.array(a.shape), data=c.values,
+             coords=c.indices.astype(np.int32), fill_value=np.array(0.0))
+    data = f.getvalue()
+    coords = [at for name, at, _ in _data_offsets(data) if name == "coords.npy"]
+    assert coords[0] % 4, "np.savez happened to align the rows: pick another name order"
+    places = []
+    real = zipio.in_place
+    monkeypatch.setattr(zipio, "in_place", lambda m: places.append(real(m)) or places[-1])
+    np.testing.assert_array_equal(coosparse.load_npz(io.BytesIO(data)).to_dense(), a.to_dense())
+    assert places == ([None] if paths == "kernels" else [])
+
+
 def test_past_the_zip32_limit_the_archive_is_zipfiles(monkeypatch):
     a = make((60, 60), 500, "none", seed=6)
     monkeypatch.setattr(zipio, "_ZIP32_LIMIT", 1000)  # as if the arrays were 4 GiB

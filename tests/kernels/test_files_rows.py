@@ -6,7 +6,7 @@ import zlib
 import numpy as np
 import pytest
 
-from coosparse._kernels.backend import backend_for, use_cpu_backend
+from coosparse._kernels.backend import backend_for, read_only, use_cpu_backend
 from coosparse._kernels.numba import files, layer
 
 
@@ -34,7 +34,7 @@ def test_folding_kernel_is_zlibs_around_its_blocks(n):
     if not files.folding_available():
         pytest.skip("no PCLMULQDQ for Numba to compile for")
     b = np.random.default_rng(n).integers(0, 256, n + 16, dtype=np.uint8)
-    x = b[-b.ctypes.data % 16:][:n]
+    x = read_only(b[-b.ctypes.data % 16:][:n])  # (the one specialisation the layer compiles)
     assert x.ctypes.data % 16 == 0 and x.shape[0] == n
     for start in (0, 1, 0xFFFFFFFF):
         assert int(files.crc32_folded(x, start, files.TABLE)) == zlib.crc32(x, start), (n, start)
@@ -46,6 +46,28 @@ def test_crc32_of_pieces_chains_as_zlibs():
     for lo in range(0, x.shape[0], 70_001):
         crc = layer.crc32(x[lo:lo + 70_001], crc)
     assert crc == zlib.crc32(x)
+
+
+def test_the_files_rows_read_read_only_memory_with_one_specialisation():
+    """``bytes`` (read-only memory, as an ``io.BytesIO`` holds a file) and writeable arrays both go
+    to the kernels as read-only arrays: one compiled specialisation each, which cannot write."""
+    raw = np.random.default_rng(3).integers(0, 256, 100_003, dtype=np.uint8)
+    frozen = bytes(raw)
+    assert layer.crc32(frozen) == layer.crc32(raw) == zlib.crc32(frozen)
+    assert layer.crc32(np.frombuffer(frozen, dtype=np.uint8), 7) == zlib.crc32(frozen, 7)
+    src = np.stack([np.arange(5000) % 70, np.arange(5000) % 90]).astype(np.int32)
+    ro = np.frombuffer(src.tobytes(), dtype=np.int32).reshape(src.shape)
+    assert not ro.flags.writeable
+    for x in (src, ro):
+        out, outside, decrease, repeat = layer.widen_indices(x, (70, 90))
+        np.testing.assert_array_equal(out, src)
+        assert out.flags.writeable and not outside
+        assert (decrease, repeat) == _reference(src, (70, 90))[2:]
+    assert src.flags.writeable  # the caller's array keeps its flag
+    kernels = [files.widen_part] + ([files.crc32_folded] if files.folding_available() else [])
+    for kernel in kernels:
+        assert kernel.signatures and all(not sig[0 if kernel is files.crc32_folded else 2].mutable
+                                         for sig in kernel.signatures), kernel
 
 
 def test_crc32_without_the_instruction_is_zlibs(monkeypatch):

@@ -14,7 +14,7 @@ import zlib
 import numpy as np
 
 from ..api import KERNEL_FAMILIES
-from ..backend import writeable
+from ..backend import read_only, writeable
 from ..bounds import lying_flag_error, raise_out_of_bounds, run_offsets, size_limits
 from . import cache as _cache
 from . import notice as _notice
@@ -760,11 +760,10 @@ def crc32(data, crc=0):
     """``zlib.crc32(data, crc)`` of a C-contiguous host buffer: folded by carry-less multiplication
     where Numba compiles for a CPU that has it (the same value, 2-5x zlib 1.2's speed), else zlib's."""
     if isinstance(data, np.ndarray) and data.flags.c_contiguous:
-        a = writeable(data).reshape(-1).view(np.uint8)
+        a = read_only(data.reshape(-1).view(np.uint8))
     else:
-        a = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
-    # read-only memory (bytes) would compile the kernel a second time: zlib's instead
-    if a.shape[0] < CRC_FOLD_FROM or not a.flags.writeable:
+        a = read_only(np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8))
+    if a.shape[0] < CRC_FOLD_FROM:
         return zlib.crc32(a, crc)
     return _files.crc32(a, crc)
 
@@ -773,7 +772,7 @@ def widen_indices(src, sizes):
     """(int64 copy of ``src`` (d, n), some index outside ``sizes``, first position whose linear key
     decreases, first that repeats its predecessor's (-1: none)) in one pass; the keys count only
     when every index is inside."""
-    src = np.ascontiguousarray(src)
+    src = read_only(np.ascontiguousarray(src))
     return _files.widen_indices(src, sizes, *_parts(src.size))
 
 
@@ -793,6 +792,11 @@ def _writeable_arguments(row):
     return call
 
 
-for _row in sorted({r for rows in KERNEL_FAMILIES.values() for r in rows}):
+# The files rows read a file's bytes in place (the ``bytes`` an ``io.BytesIO`` holds: read-only
+# memory) as well as arrays of their own, so their kernels take read-only views alone: one
+# specialisation instead of two, and Numba refuses at compile time any write into the input.
+_READ_ONLY_ROWS = KERNEL_FAMILIES["files"]
+
+for _row in sorted({r for rows in KERNEL_FAMILIES.values() for r in rows} - set(_READ_ONLY_ROWS)):
     globals()[_row] = _writeable_arguments(globals()[_row])
 del _row
