@@ -752,6 +752,9 @@ def spgemm(a_offsets, a_rows, a_perm, a_cols, a_values, b_offsets, b_perm, b_col
 
 
 # ---- files ---------------------------------------------------------------------------------------
+# These rows read a file's bytes in place (the ``bytes`` an ``io.BytesIO`` holds: read-only memory)
+# as well as arrays of their own, so their kernels take read-only views alone (not the writeable
+# views of the other rows, below): one specialisation each, and a write into the input would not compile.
 CRC_FOLD_FROM = 1 << 12
 """Bytes from which ``crc32`` folds (below, zlib's call costs less than the kernel's hand-off)."""
 
@@ -792,11 +795,6 @@ def _writeable_arguments(row):
     return call
 
 
-# The files rows read a file's bytes in place (the ``bytes`` an ``io.BytesIO`` holds: read-only
-# memory) as well as arrays of their own, so their kernels take read-only views alone: one
-# specialisation instead of two, and Numba refuses at compile time any write into the input.
-_READ_ONLY_ROWS = KERNEL_FAMILIES["files"]
-
-for _row in sorted({r for rows in KERNEL_FAMILIES.values() for r in rows} - set(_READ_ONLY_ROWS)):
+for _row in sorted({r for rows in KERNEL_FAMILIES.values() for r in rows} - set(KERNEL_FAMILIES["files"])):
     globals()[_row] = _writeable_arguments(globals()[_row])
 del _row
