@@ -34,7 +34,7 @@ from .._core import fill as _fill
 from .._core.coo import COO
 from .._core.dispatch import implements, sparse_operand
 from .._core.keys import joint_keys
-from .._core.shapes import check_entries, checked_shape, prod
+from .._core.shapes import check_entries, checked_shape, numpy_intp, prod
 from .._kernels.backend import backend_for, is_device_array
 from .._kernels.bounds import check_indices
 from .coalesce import coalesce
@@ -215,7 +215,7 @@ def repeat(x, /, repeats, *, axis=None):
     if rep.ndim == 0 or (rep.shape[0] == 1 and n != 1):
         # one count for every element: never broadcast to the axis (its length may pass 2**60)
         r = int(rep.reshape(-1)[0])
-        if r < 0:
+        if r < 0 and n:  # (NumPy repeats an empty axis by any count: nothing to repeat)
             raise ValueError("repeat: repeats may not contain negative values")
         new_n, most, rep = n * r, r, None
     else:
@@ -272,8 +272,12 @@ def repeat(x, /, repeats, *, axis=None):
 
 @implements(np.repeat)
 def _np_repeat(a, repeats, axis=None):
-    # NumPy's signature takes axis by position too (the Array API's repeat does not)
-    return repeat(a, repeats, axis=axis)
+    # NumPy's signature takes axis by position too (the Array API's repeat does not); its counts are
+    # read as NumPy reads them (2.0 and True count, a float array is a TypeError), the Array API's
+    # repeat takes integers only
+    if isinstance(repeats, COO):
+        repeats = repeats.to_dense()
+    return repeat(a, numpy_intp(repeats, "safe"), axis=axis)
 
 
 def _pad_widths(pad_width, ndim):
