@@ -88,7 +88,14 @@ def roll(x, /, shift, *, axis=None):
 
 @implements(np.roll)
 def _np_roll(a, shift, axis=None):
-    # NumPy's signature takes axis by position too (the Array API's roll does not)
+    # NumPy's signature takes axis by position too (the Array API's roll does not); NumPy checks the
+    # axes first and reads each shift with int() (1.0 and 1.5 shift by 1, True by 1, NaN ValueError),
+    # the Array API's roll takes integers only
+    if axis is not None:
+        normalize_axis_tuple(axis, np.ndim(a), allow_duplicate=True)
+    sh = np.asarray(shift)
+    if sh.dtype.kind not in "iu" and sh.ndim <= 1:
+        shift = int(sh[()]) if sh.ndim == 0 else [int(v) for v in sh]
     return roll(a, shift, axis=axis)
 
 

@@ -85,3 +85,37 @@ def test_np_repeat_negative_count_of_an_empty_axis(backend):
                 r = _same(lambda: np.repeat(x, reps, axis=axis), lambda: np.repeat(d, reps, axis=axis))
                 if r is not None:
                     assert_coo(backend.get(r[0]), r[1])
+
+
+SHIFTS = [1.0, 1.5, -1.5, 7.9, True, np.True_, np.float32(-2), np.array(1.0), [1.0], np.array([1.5]), "1",
+          np.nan, np.inf, None, 1 + 0j, [[1.0]]]
+
+
+@pytest.mark.parametrize("shift", SHIFTS, ids=repr)
+def test_np_roll_reads_shifts_as_numpy(shift, backend):
+    for d, a in _arrays():
+        x = backend.put(a)
+        for axis in (None, 0, -1):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # int() of 1+0j, as NumPy
+                r = _same(lambda: np.roll(x, shift, axis=axis), lambda: np.roll(d, shift, axis=axis))
+            if r is not None:
+                assert_coo(backend.get(r[0]), r[1])
+                assert backend.get(r[0]).fill_value == a.fill_value
+
+
+def test_np_roll_float_shifts_per_axis(backend):
+    d = np.arange(12.0).reshape(3, 4) % 5
+    a = from_dense_fill(d)
+    x = backend.put(a)
+    for shift, axis in (((1.0, -2.5), (0, 1)), ((1.5, 1.5), (1, 1)), (np.array([2.0, True]), (0, -1))):
+        assert_coo(backend.get(np.roll(x, shift, axis)), np.roll(d, shift, axis))
+    # NumPy checks the axes before it reads the shifts
+    for shift, axis in ((np.nan, 2), (1.5, 1.0)):
+        r = _same(lambda: np.roll(x, shift, axis), lambda: np.roll(d, shift, axis))
+        assert r is None
+
+
+def test_array_api_roll_takes_integers_only():
+    with pytest.raises(TypeError):
+        coosparse.roll(coosparse.asarray(np.array([1, 2])), 1.0)
