@@ -37,6 +37,7 @@ from .._core.keys import joint_keys
 from .._core.shapes import check_entries, checked_shape, numpy_intp, prod
 from .._kernels.backend import backend_for, is_device_array
 from .._kernels.bounds import check_indices
+from .broadcast import broadcast_to
 from .coalesce import coalesce
 from .dense import from_dense
 from .device import as_coo
@@ -388,16 +389,34 @@ def _triangle(x, k, lower, op):
     return result(x, x.indices, vals, x.shape, sorted=x.is_sorted, unique=x.is_unique)
 
 
-@implements(np.tril)
 def tril(x, /, k=0):
     """Lower triangle of the last two axes (elements with ``j - i > k`` zeroed); fill 0 only."""
     return _triangle(x, k, True, "tril")
 
 
-@implements(np.triu)
 def triu(x, /, k=0):
     """Upper triangle of the last two axes (elements with ``j - i < k`` zeroed); fill 0 only."""
     return _triangle(x, k, False, "triu")
+
+
+def _np_triangle(m, k, lower, op):
+    # NumPy's tril/triu of a 1-D array give the n x n matrix of it broadcast over the rows, then
+    # the triangle; the Array API's (``coosparse.tril``) take matrices (..., M, N) only
+    x = as_coo(m, op)
+    if x.ndim == 1:
+        _fill.require_zero_fill(op, x)  # (before anything is broadcast)
+        x = broadcast_to(x, (x.shape[0],) * 2)
+    return _triangle(x, k, lower, op)
+
+
+@implements(np.tril)
+def _np_tril(m, k=0):
+    return _np_triangle(m, k, True, "tril")
+
+
+@implements(np.triu)
+def _np_triu(m, k=0):
+    return _np_triangle(m, k, False, "triu")
 
 
 @implements(np.diagonal)

@@ -119,3 +119,36 @@ def test_np_roll_float_shifts_per_axis(backend):
 def test_array_api_roll_takes_integers_only():
     with pytest.raises(TypeError):
         coosparse.roll(coosparse.asarray(np.array([1, 2])), 1.0)
+
+
+@pytest.mark.parametrize("fn", [np.tril, np.triu])
+def test_np_triangle_of_a_1d_array_is_numpys_matrix(fn, backend):
+    rng = np.random.default_rng(0)
+    v = np.where(rng.random(7) < 0.5, rng.standard_normal(7), 0.0)
+    cases = [(v, from_dense_fill(v)), (np.zeros(0), from_dense_fill(np.zeros(0))),
+             (np.arange(5) % 3, from_dense_fill(np.arange(5) % 3, sparse_ndim=0)),  # one dense block
+             (np.array([True, False, True]), from_dense_fill(np.array([True, False, True])))]
+    for d, a in cases:
+        for unsorted in (False, True):
+            if unsorted and a.nnz > 1:  # the same entries in another order
+                a = coosparse.COO(a.indices[:, ::-1], a.values[::-1], a.shape)
+            x = backend.put(a)
+            for k in (0, 1, -1, 3, -7, 7, 100, -100, True):
+                out = backend.get(fn(x, k))
+                assert_coo(out, fn(d, k))
+                assert (out.is_unique or not a.is_unique) and (out.is_sorted or not a.is_sorted)  # kept
+            assert_coo(backend.get(fn(x)), fn(d))
+
+
+def test_np_triangle_of_a_1d_array_needs_fill_zero():
+    a = from_dense_fill(np.array([7.0, 1.0, 7.0]), 7.0)
+    for fn in (np.tril, np.triu):
+        with pytest.raises(ValueError, match="fill"):
+            fn(a)
+
+
+def test_array_api_triangle_takes_matrices_only():
+    # the Array API's tril/triu take (..., M, N); a 1-D array is refused there
+    for fn in (coosparse.tril, coosparse.triu):
+        with pytest.raises(ValueError, match="2 dimensions"):
+            fn(coosparse.asarray(np.array([1.0, 2.0])))
