@@ -619,6 +619,8 @@ def _np_argsort(a, axis=-1, kind=None, order=None, *, stable=None):
         raise ValueError("argsort: order= (structured arrays) is not supported")
     if axis is None:
         a, axis = ravel(a), 0
+    elif np.ndim(a) == 0:  # NumPy sorts a 0-d array as the 1-D array of its element: array([0])
+        a = ravel(a)
     return argsort(a, axis=axis)
 
 
