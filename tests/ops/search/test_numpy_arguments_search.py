@@ -57,3 +57,54 @@ def test_array_api_argsort_of_a_0d_array_still_needs_an_axis():
     # the Array API's argsort keeps x's shape: a 0-d array has no axis -1 to sort along
     with pytest.raises(np.exceptions.AxisError):
         coosparse.argsort(coosparse.asarray(np.array(5.0)))
+
+
+def _vectors():
+    """(dense, COO) pairs: fill 0, a non-zero fill, a 2-D hybrid, empty."""
+    x = np.array([1.0, 0.0, 2.0, 0.0])
+    f = np.array([7.0, 3.0, 7.0])
+    m = np.arange(6.0).reshape(2, 3) % 4
+    yield x, from_dense_fill(x)
+    yield f, from_dense_fill(f, 7.0)
+    yield m, from_dense_fill(m, sparse_ndim=1)
+    yield np.zeros(0), from_dense_fill(np.zeros(0))
+
+
+INDICES = [np.array([True, False]), [True, False], True, np.False_, np.array(True), np.array([], dtype=bool),
+           np.array([1.0]), np.array(1.0), np.array([], dtype=float), np.array([1 + 0j]), [1.0], 1.0, 1.7,
+           np.float64(1), [1.0, -1.5], [], "1", None, np.nan, 2**63, np.array([1], dtype=np.uint64),
+           np.array([1, 0], dtype=np.uint8)]
+
+
+@pytest.mark.parametrize("indices", INDICES, ids=repr)
+def test_np_take_reads_indices_as_numpy(indices, backend):
+    for d, a in _vectors():
+        x = backend.put(a)
+        for axis in (None, 0, -1):
+            for mode in ("raise", "wrap", "clip"):
+                r = _same(lambda: np.take(x, indices, axis=axis, mode=mode),
+                          lambda: np.take(d, indices, axis=axis, mode=mode))
+                if r is None:
+                    continue
+                got, want = backend.get(r[0]), r[1]
+                if np.ndim(want) == 0:  # one element: a scalar, as NumPy's
+                    assert not isinstance(got, coosparse.COO) and got == want
+                else:
+                    assert_coo(got, want)
+
+
+def test_np_take_device_and_coo_indices(backend):
+    d, a = next(_vectors())
+    x = backend.put(a)
+    mask = np.array([True, False, True])
+    assert_coo(backend.get(np.take(x, backend.put(mask))), np.take(d, mask))
+    assert_coo(backend.get(np.take(x, coosparse.asarray(mask))), np.take(d, mask))
+    with pytest.raises(TypeError):
+        np.take(x, backend.put(np.array([1.0])))
+
+
+def test_array_api_take_takes_integers_only():
+    a = coosparse.asarray(np.array([1.0, 2.0]))
+    for idx in (np.array([True, False]), np.array([1.0])):
+        with pytest.raises(TypeError, match="integers"):
+            coosparse.take(a, idx)
