@@ -108,3 +108,21 @@ def test_array_api_take_takes_integers_only():
     for idx in (np.array([True, False]), np.array([1.0])):
         with pytest.raises(TypeError, match="integers"):
             coosparse.take(a, idx)
+
+
+def test_np_searchsorted_of_a_scalar_is_a_scalar(backend):
+    # NumPy gives an intp scalar for a scalar (or 0-d) value; on a device the answer is a 0-d device
+    # array, as CuPy's searchsorted gives. coosparse.searchsorted (the Array API's) gives shape ()
+    for d, a in ((np.array([1, 3, 5, 7]), coosparse.asarray(np.array([1, 3, 5, 7]))),
+                 (np.array([0, 0, 3, 5]), coosparse.asarray(np.array([0, 0, 3, 5]))),
+                 (np.array([7.0, 7.0, 9.0]), from_dense_fill(np.array([7.0, 7.0, 9.0]), 7.0)),
+                 (np.zeros(0), coosparse.asarray(np.zeros(0)))):
+        x = backend.put(a)
+        for v in (4, 4.0, np.int64(4), np.array(4), True, 8):
+            for side in ("left", "right"):
+                want = np.searchsorted(d, v, side=side)
+                for got in (np.searchsorted(x, v, side=side), coosparse.searchsorted(x, v, side=side)):
+                    assert got.shape == () and got.dtype == np.int64
+                    if backend.device == "cpu":
+                        assert type(got) is type(want)
+                    assert int(backend.get(got)) == want
