@@ -99,3 +99,19 @@ def check_entries(count, op, entry_bytes, what="entries"):
     MemoryError: tile: the result would hold 1180591620717411303424 entries (1.76e+13 GiB), more than 2**63
     """
     check_size(count, entry_bytes, op, what)
+
+
+def numpy_intp(obj, casting):
+    """An integer argument of one of NumPy's C functions (``repeat``'s counts, ``take``'s indices)
+    read as NumPy reads it: an array (NumPy's or a device's) is cast to intp under ``casting``
+    (TypeError otherwise, as NumPy's; bools become 0/1, integer arrays are returned as they are);
+    anything else converts element by element as ``np.array(obj, dtype=np.intp)`` does, with
+    ``int()`` (2.5 -> 2, NaN ValueError, inf OverflowError).
+    """
+    dtype = getattr(obj, "dtype", None)
+    if dtype is None or isinstance(obj, np.generic):  # (NumPy scalars convert as Python numbers do)
+        return np.array(obj, dtype=np.intp)
+    if not np.can_cast(dtype, np.intp, casting=casting):
+        raise TypeError(f"Cannot cast array data from {dtype!r} to {np.dtype(np.intp)!r} "
+                        f"according to the rule {casting!r}")
+    return obj if dtype.kind in "iu" else obj.astype(np.intp)

@@ -34,9 +34,10 @@ from .._core import fill as _fill
 from .._core.coo import COO
 from .._core.dispatch import implements, sparse_operand
 from .._core.keys import joint_keys
-from .._core.shapes import check_entries, checked_shape, prod
+from .._core.shapes import check_entries, checked_shape, numpy_intp, prod
 from .._kernels.backend import backend_for, is_device_array
 from .._kernels.bounds import check_indices
+from .broadcast import broadcast_to
 from .coalesce import coalesce
 from .dense import from_dense
 from .device import as_coo
@@ -88,7 +89,14 @@ def roll(x, /, shift, *, axis=None):
 
 @implements(np.roll)
 def _np_roll(a, shift, axis=None):
-    # NumPy's signature takes axis by position too (the Array API's roll does not)
+    # NumPy's signature takes axis by position too (the Array API's roll does not); NumPy checks the
+    # axes first and reads each shift with int() (1.0 and 1.5 shift by 1, True by 1, NaN ValueError),
+    # the Array API's roll takes integers only
+    if axis is not None:
+        normalize_axis_tuple(axis, np.ndim(a), allow_duplicate=True)
+    sh = np.asarray(shift)
+    if sh.dtype.kind not in "iu" and sh.ndim <= 1:
+        shift = int(sh[()]) if sh.ndim == 0 else [int(v) for v in sh]
     return roll(a, shift, axis=axis)
 
 
@@ -215,7 +223,7 @@ def repeat(x, /, repeats, *, axis=None):
     if rep.ndim == 0 or (rep.shape[0] == 1 and n != 1):
         # one count for every element: never broadcast to the axis (its length may pass 2**60)
         r = int(rep.reshape(-1)[0])
-        if r < 0:
+        if r < 0 and n:  # (NumPy repeats an empty axis by any count: nothing to repeat)
             raise ValueError("repeat: repeats may not contain negative values")
         new_n, most, rep = n * r, r, None
     else:
@@ -272,8 +280,12 @@ def repeat(x, /, repeats, *, axis=None):
 
 @implements(np.repeat)
 def _np_repeat(a, repeats, axis=None):
-    # NumPy's signature takes axis by position too (the Array API's repeat does not)
-    return repeat(a, repeats, axis=axis)
+    # NumPy's signature takes axis by position too (the Array API's repeat does not); its counts are
+    # read as NumPy reads them (2.0 and True count, a float array is a TypeError), the Array API's
+    # repeat takes integers only
+    if isinstance(repeats, COO):
+        repeats = repeats.to_dense()
+    return repeat(a, numpy_intp(repeats, "safe"), axis=axis)
 
 
 def _pad_widths(pad_width, ndim):
@@ -377,16 +389,34 @@ def _triangle(x, k, lower, op):
     return result(x, x.indices, vals, x.shape, sorted=x.is_sorted, unique=x.is_unique)
 
 
-@implements(np.tril)
 def tril(x, /, k=0):
     """Lower triangle of the last two axes (elements with ``j - i > k`` zeroed); fill 0 only."""
     return _triangle(x, k, True, "tril")
 
 
-@implements(np.triu)
 def triu(x, /, k=0):
     """Upper triangle of the last two axes (elements with ``j - i < k`` zeroed); fill 0 only."""
     return _triangle(x, k, False, "triu")
+
+
+def _np_triangle(m, k, lower, op):
+    # NumPy's tril/triu of a 1-D array give the n x n matrix of it broadcast over the rows, then
+    # the triangle; the Array API's (``coosparse.tril``) take matrices (..., M, N) only
+    x = as_coo(m, op)
+    if x.ndim == 1:
+        _fill.require_zero_fill(op, x)  # (before anything is broadcast)
+        x = broadcast_to(x, (x.shape[0],) * 2)
+    return _triangle(x, k, lower, op)
+
+
+@implements(np.tril)
+def _np_tril(m, k=0):
+    return _np_triangle(m, k, True, "tril")
+
+
+@implements(np.triu)
+def _np_triu(m, k=0):
+    return _np_triangle(m, k, False, "triu")
 
 
 @implements(np.diagonal)

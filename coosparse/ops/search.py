@@ -44,7 +44,7 @@ from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
 from .._core.dispatch import implements, sparse_operand
 from .._core.keys import INT64_LIMIT, joint_keys, strides_of
-from .._core.shapes import prod
+from .._core.shapes import numpy_intp, prod
 from .._kernels.backend import array_namespace, backend_for, is_device_array
 from .broadcast import broadcast_shapes
 from .coalesce import coalesce
@@ -215,7 +215,11 @@ def take(x, indices, /, *, axis=None, mode="raise"):
 def _np_take(a, indices, axis=None, out=None, mode="raise"):
     if out is not None:
         raise TypeError("take: out= is not supported (COO arrays are immutable)")
-    return take(a, indices, axis=axis, mode=mode)
+    # NumPy reads the indices as intp under 'same_kind' casting: bools are 0/1, a float array is a
+    # TypeError, a list of floats or a float converts with int(); the Array API's take: integers only
+    if isinstance(indices, COO):
+        indices = indices.to_dense()
+    return take(a, numpy_intp(indices, "same_kind"), axis=axis, mode=mode)
 
 
 def take_along_axis(x, indices, /, *, axis=-1):
@@ -619,6 +623,8 @@ def _np_argsort(a, axis=-1, kind=None, order=None, *, stable=None):
         raise ValueError("argsort: order= (structured arrays) is not supported")
     if axis is None:
         a, axis = ravel(a), 0
+    elif np.ndim(a) == 0:  # NumPy sorts a 0-d array as the 1-D array of its element: array([0])
+        a = ravel(a)
     return argsort(a, axis=axis)
 
 

@@ -203,4 +203,6 @@ def _np_argpartition(a, kth, axis=-1, kind="introselect", order=None):
         raise TypeError("numpy.argpartition with order= is not supported for coosparse.COO arrays")
     if axis is None:  # the flattened array, as NumPy
         return argpartition(ravel(a), kth, axis=0)
+    if np.ndim(a) == 0:  # NumPy partitions a 0-d array as the 1-D array of its element: array([0])
+        a = ravel(a)
     return argpartition(a, kth, axis=axis)
