@@ -579,8 +579,9 @@ def ufunc_method(ufunc, method, *inputs, **kwargs):
         raise TypeError(f"numpy.{name}.reduce is not supported for coosparse.COO arrays; supported: {supported}")
     op, nan = spec
     if op in ("max", "min") and dtype is not None:
-        r = _reduce(a, axis, keepdims, op, initial=initial)
-        return r.astype(dtype)
+        # NumPy casts the operand, then reduces: a cast that does not keep the order (to unsigned,
+        # to a narrower integer, NaN to an integer) changes which element is the extreme
+        a = a.astype(dtype, copy=False)
     if nan:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # fmax.reduce of all-NaN is NaN, silently

@@ -1,0 +1,33 @@
+"""NumPy ufunc methods on COO arrays (``np.maximum.reduce(a, dtype=...)``, ...): NumPy's answers or TypeError."""
+import warnings
+
+import numpy as np
+import pytest
+
+from coosparse import COO
+
+DTYPES = [np.int64, np.uint64, np.int8, np.float32, np.float64, np.bool_]
+
+
+def _operand(backend, kind="f"):
+    # integer targets get an int64 operand: float -> integer casts of NaN or negatives are undefined in C
+    x = np.array([[1.5, 1.5, 0.0, -7.0], [-1.0, 2.0, np.nan, 0.0], [0.0, 0.0, 0.0, -0.5]])
+    if kind in "iu":
+        x = np.array([[300, 1, 0, -7], [-1, 2, 3, 0], [0, 0, 0, -200]])
+    idx = np.nonzero(x)
+    return x, backend.put(COO(np.array(idx), x[idx], x.shape))
+
+
+@pytest.mark.parametrize("ufunc", [np.maximum, np.minimum, np.fmax, np.fmin])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_min_max_reduce_casts_the_input_to_dtype(backend, ufunc, dtype, axis):
+    # NumPy casts the operand to dtype, then reduces: max of [-1.0, 2.0] as uint64 is 2**64 - 1, and
+    # fmax as float32 still skips NaN
+    x, a = _operand(backend, np.dtype(dtype).kind)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        exp = ufunc.reduce(x, axis=axis, dtype=dtype)
+        r = backend.get(ufunc.reduce(a, axis=axis, dtype=dtype))
+    assert r.dtype == exp.dtype
+    np.testing.assert_array_equal(r.to_dense(), exp)
