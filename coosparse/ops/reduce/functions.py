@@ -571,8 +571,10 @@ def ufunc_method(ufunc, method, *inputs, **kwargs):
     if ufunc in (np.logical_and, np.logical_or):
         if initial is not _NoValue:
             raise TypeError(f"numpy.{name}.reduce: initial= is not supported for COO arrays")
-        r = _logical(a, axis, keepdims, ufunc is np.logical_or)
-        return r if dtype is None else r.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != np.bool_:  # NumPy's loops are bool only
+            raise TypeError(f"numpy.{name}.reduce: dtype must be bool (NumPy has no {np.dtype(dtype)} loop "
+                            f"for {name}); got dtype={dtype!r}")
+        return _logical(a, axis, keepdims, ufunc is np.logical_or)
     spec = _REDUCE_UFUNCS.get(ufunc)
     if spec is None:
         supported = ", ".join(f"numpy.{u.__name__}" for u in (*_REDUCE_UFUNCS, np.logical_and, np.logical_or))

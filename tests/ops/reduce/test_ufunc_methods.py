@@ -31,3 +31,15 @@ def test_min_max_reduce_casts_the_input_to_dtype(backend, ufunc, dtype, axis):
         r = backend.get(ufunc.reduce(a, axis=axis, dtype=dtype))
     assert r.dtype == exp.dtype
     np.testing.assert_array_equal(r.to_dense(), exp)
+
+
+@pytest.mark.parametrize("ufunc", [np.logical_and, np.logical_or])
+def test_logical_reduce_dtype(backend, ufunc):
+    x, a = _operand(backend)
+    np.testing.assert_array_equal(backend.get(ufunc.reduce(a, axis=1, dtype=bool)).to_dense(),
+                                  ufunc.reduce(x, axis=1, dtype=bool))
+    for dt in (np.int64, np.float64):
+        with pytest.raises(TypeError):
+            ufunc.reduce(x, axis=1, dtype=dt)
+        with pytest.raises(TypeError, match="dtype"):
+            ufunc.reduce(a, axis=1, dtype=dt)
