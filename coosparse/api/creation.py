@@ -221,7 +221,8 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     array([0. , 0.5, 1. ])
     """
     if dtype is None:
-        dtype = np.complex128 if isinstance(start, complex) or isinstance(stop, complex) else np.float64
+        # NumPy's complex64 scalars and complex 0-d arrays are complex too (not Python complex instances)
+        dtype = np.complex128 if np.iscomplexobj(start) or np.iscomplexobj(stop) else np.float64
     d = np.linspace(start, stop, operator.index(num), endpoint=endpoint, dtype=_dtypes.check_dtype(dtype))
     return _from_dense_result(d, device)
 

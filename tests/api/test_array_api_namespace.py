@@ -139,6 +139,19 @@ def test_arange_linspace_meshgrid():
             np.testing.assert_array_equal(g.to_dense(), e)
 
 
+@pytest.mark.parametrize("start, stop", [
+    (np.complex64(0), 1), (0, np.complex64(1 + 1j)), (np.array(0), np.array(1 + 1j)), (0.0, np.complex128(2j)),
+    (np.array([0.5 + 0.5j])[0], 3.0),
+])
+def test_linspace_complex_endpoints_of_any_kind_give_a_complex_result(start, stop):
+    # a NumPy complex scalar or 0-d array is complex as Python's complex is (Array API: the default complex dtype)
+    r = coosparse.linspace(start, stop, 5)
+    assert r.dtype == np.complex128
+    np.testing.assert_array_equal(r.to_dense(), np.linspace(start, stop, 5, dtype=np.complex128))
+    r = coosparse.linspace(np.float32(1), np.float32(2), 3)
+    assert r.dtype == np.float64
+
+
 def test_from_dlpack():
     x = np.array([[0.0, 1.5], [2.0, 0.0]])
     a = coosparse.from_dlpack(x)
