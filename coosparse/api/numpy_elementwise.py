@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.dispatch import implements
-from .binary import clip
+from .binary import _clamp
 from .unary import _apply, imag, real, round
 
 
@@ -32,7 +32,17 @@ def _np_clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_
         raise TypeError(f"numpy.clip: keyword(s) {sorted(kwargs)} not supported for coosparse.COO arrays")
     lo = min if min is not _NOVALUE else (None if a_min is _NOVALUE else a_min)
     hi = max if max is not _NOVALUE else (None if a_max is _NOVALUE else a_max)
-    return clip(a, lo, hi)
+    dt = getattr(a, "dtype", None)
+    if dt is not None and dt.kind in "iu":
+        # NumPy's rule (NEP 50, no value-based promotion): a Python int bound beyond the dtype's range
+        # bounds nothing
+        info = np.iinfo(dt)
+        lo = None if type(lo) is int and lo <= info.min else lo
+        hi = None if type(hi) is int and hi >= info.max else hi
+    if lo is None and hi is None:
+        return _apply(np.positive, a)
+    # NumPy's dtype promotion (np.clip(float16, float32 bound) is float32); coosparse.clip is the Array API's
+    return _clamp(a, lo, hi)
 
 
 @implements(np.real)

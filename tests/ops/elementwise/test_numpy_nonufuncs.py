@@ -1,0 +1,59 @@
+"""NumPy's elementwise functions that are not ufuncs (``np.clip``, ...) and array methods on COO arrays:
+NumPy's answers, dtypes included (``coosparse.clip`` is the Array API's and keeps ``x``'s dtype)."""
+import numpy as np
+import pytest
+
+import coosparse
+from coosparse import COO
+
+
+def _coo(x, fill):
+    idx = np.nonzero(x != fill)
+    return COO(np.array(idx), x[idx], x.shape, fill_value=fill)
+
+
+@pytest.mark.parametrize("dtype, lo, hi", [
+    (np.float16, np.float32(0.5), np.float32(1.0)), (np.float16, np.array(0.5, np.float32), None),
+    (np.float32, np.float64(0.1), None), (np.int8, np.int16(-2), np.int16(3)), (np.int8, 1.5, None),
+    (np.float32, None, np.float64(2.5)),
+])
+def test_np_clip_promotes_as_numpy(backend, dtype, lo, hi):
+    x = np.array([[0, 3, -4], [2, 0, 7]]).astype(dtype)
+    a = backend.put(_coo(x, x.dtype.type(0)))
+    want = np.clip(x, lo, hi)
+    for got in (np.clip(a, lo, hi), a.clip(lo, hi)):
+        got = backend.get(got)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.to_dense(), want)
+    assert coosparse.clip(a, lo, hi).dtype == (dtype if np.dtype(dtype).kind == want.dtype.kind else want.dtype)
+
+
+def test_np_clip_dense_bound_promotes_as_numpy(backend):
+    x = np.array([[0, 3, -4], [2, 0, 7]], dtype=np.float32)
+    lo = np.array([[0.1, 0.2, 0.3], [1e-50, -1.0, 2.0]])
+    a = backend.put(_coo(x, np.float32(0)))
+    want = np.clip(x, lo, None)
+    got = backend.get(np.clip(a, backend.put(coosparse.asarray(lo)), None))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.to_dense(), want)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint64, np.int64])
+@pytest.mark.parametrize("lo, hi", [(-1, None), (None, 2**64), (-(2**70), 5), (2, 2**65), (None, None)])
+def test_np_clip_python_int_bounds_beyond_the_dtype(backend, dtype, lo, hi):
+    # NumPy: a Python int bound beyond the dtype's range bounds nothing (NEP 50, no promotion)
+    x = np.array([0, 5, 120, 3], dtype=dtype)
+    a = backend.put(_coo(x, x.dtype.type(3)))
+    want = np.clip(x, lo, hi)
+    got = backend.get(np.clip(a, lo, hi))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.to_dense(), want)
+
+
+@pytest.mark.parametrize("lo, hi", [(300, None), (None, -1)])
+def test_np_clip_python_int_bounds_that_cannot_be_cast_raise(lo, hi):
+    x = np.array([0, 5, 250], dtype=np.uint8)
+    with pytest.raises(OverflowError):
+        np.clip(x, lo, hi)
+    with pytest.raises(OverflowError):
+        np.clip(coosparse.asarray(x), lo, hi)
