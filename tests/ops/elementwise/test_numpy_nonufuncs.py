@@ -57,3 +57,12 @@ def test_np_clip_python_int_bounds_that_cannot_be_cast_raise(lo, hi):
         np.clip(x, lo, hi)
     with pytest.raises(OverflowError):
         np.clip(coosparse.asarray(x), lo, hi)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.float32, np.complex64])
+def test_conj_method_keeps_the_dtype(dtype):
+    x = np.array([0, 1, 1, 0]).astype(dtype)
+    a = coosparse.asarray(x)
+    got, want = a.conj(), x.conj()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.to_dense(), want)
