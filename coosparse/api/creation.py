@@ -93,9 +93,13 @@ def _full_value(fill_value, dtype):
     except OverflowError:  # an integer outside the dtype's range: NumPy's exception type, naming the argument
         info = np.iinfo(dt) if dt.kind in "iu" else None
         span = f" [{info.min}, {info.max}]" if info is not None else ""
-        hint = " (dtype=coosparse.uint64 holds 2**63 .. 2**64 - 1)" if dt == np.int64 and fill_value > 0 else ""
+        hint = (" (dtype=coosparse.uint64 holds 2**63 .. 2**64 - 1)"
+                if dt == np.int64 and isinstance(fill_value, int) and 2**63 <= fill_value < 2**64 else "")
         raise OverflowError(f"full: fill_value {fill_value!r} does not fit dtype {dt}{span}; pass a dtype that "
                             f"holds it{hint}") from None
+    except (TypeError, ValueError) as e:  # a Python NaN or complex to a narrower kind: Python's own refusal
+        raise type(e)(f"full: fill_value {fill_value!r} cannot be cast to dtype {dt} ({e}); pass a dtype that "
+                      "holds it, or the value cast as you mean it") from None
     if v.ndim:
         raise ValueError(f"fill_value must be a scalar; got an array of shape {v.shape}")
     return dt, v[()]

@@ -107,6 +107,19 @@ def test_full_infers_the_dtype_and_stores_nothing(value, dtype):
         coosparse.full(2, 300, dtype=coosparse.uint8)
 
 
+@pytest.mark.parametrize("value, dtype, exc", [
+    (float("nan"), np.int64, ValueError), (1 + 2j, np.float64, TypeError), (1 + 2j, np.int8, TypeError),
+    (float("inf"), np.int64, OverflowError), (1e300, np.int64, OverflowError),
+])
+def test_full_refusals_name_the_value_and_dtype(value, dtype, exc):
+    # Python values that do not convert are refused, each with its own exception type, naming full
+    with pytest.raises(exc, match=r"full: fill_value .* dtype") as info:
+        coosparse.full(2, value, dtype=dtype)
+    assert "uint64 holds" not in str(info.value)  # the uint64 hint is for integers in [2**63, 2**64)
+    with pytest.raises(OverflowError, match="uint64 holds"):
+        coosparse.full(2, 2**63)
+
+
 def test_like_functions_keep_shape_dtype_and_hybrid_split():
     x = COO([[0, 2]], np.ones((2, 3), np.float32), (4, 3))  # one sparse, one dense dimension
     for f, fill in [(coosparse.zeros_like, 0), (coosparse.empty_like, 0), (coosparse.ones_like, 1)]:
