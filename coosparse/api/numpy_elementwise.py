@@ -30,8 +30,15 @@ def _np_clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_
     _refuse_out("clip", out)
     if kwargs:
         raise TypeError(f"numpy.clip: keyword(s) {sorted(kwargs)} not supported for coosparse.COO arrays")
-    lo = min if min is not _NOVALUE else (None if a_min is _NOVALUE else a_min)
-    hi = max if max is not _NOVALUE else (None if a_max is _NOVALUE else a_max)
+    if a_min is _NOVALUE and a_max is _NOVALUE:  # numpy.clip's rules for the two spellings of the bounds
+        lo = None if min is _NOVALUE else min
+        hi = None if max is _NOVALUE else max
+    elif a_min is _NOVALUE or a_max is _NOVALUE:
+        raise TypeError(f"clip() missing 1 required positional argument: {'a_min' if a_min is _NOVALUE else 'a_max'!r}")
+    elif min is not _NOVALUE or max is not _NOVALUE:
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` are provided is forbidden.")
+    else:
+        lo, hi = a_min, a_max
     dt = getattr(a, "dtype", None)
     if dt is not None and dt.kind in "iu":
         # NumPy's rule (NEP 50, no value-based promotion): a Python int bound beyond the dtype's range

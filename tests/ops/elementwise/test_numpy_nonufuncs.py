@@ -66,3 +66,20 @@ def test_conj_method_keeps_the_dtype(dtype):
     got, want = a.conj(), x.conj()
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got.to_dense(), want)
+
+
+@pytest.mark.parametrize("args, kw", [
+    ((0, None), {"min": 1}), ((0, 2), {"max": 1}), ((None, None), {"min": 1}), ((0,), {}), ((), {"a_min": 0, "max": 1}),
+    ((), {"min": 1}), ((), {"max": 1.0}), ((0.5, None), {}), ((), {"a_min": 0, "a_max": 1}),
+])
+def test_np_clip_argument_forms_as_numpy(args, kw):
+    # NumPy's rules for a_min/a_max beside the min=/max= keywords: the same answer or the same exception
+    x = np.array([0.0, 1.5, 3.0])
+    a = coosparse.asarray(x)
+    try:
+        want = np.clip(x, *args, **kw)
+    except (TypeError, ValueError) as e:
+        with pytest.raises(type(e)):
+            np.clip(a, *args, **kw)
+        return
+    np.testing.assert_array_equal(np.clip(a, *args, **kw).to_dense(), want)
