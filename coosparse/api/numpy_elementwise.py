@@ -102,4 +102,5 @@ def _np_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 @implements(np.isclose)
 def _np_isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return _apply(np.isclose, a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    # rtol and atol as operands: arrays of them broadcast against a and b, as in NumPy
+    return _apply(np.isclose, a, b, rtol, atol, equal_nan=equal_nan)

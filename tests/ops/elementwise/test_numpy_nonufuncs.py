@@ -83,3 +83,15 @@ def test_np_clip_argument_forms_as_numpy(args, kw):
             np.clip(a, *args, **kw)
         return
     np.testing.assert_array_equal(np.clip(a, *args, **kw).to_dense(), want)
+
+
+def test_np_isclose_with_array_tolerances(backend):
+    # rtol and atol broadcast against the operands, as in NumPy
+    x = np.array([[0.0, 1.5, -2.5], [np.nan, 0.0, 3.7]])
+    a = backend.put(_coo(x, np.float64(0)))
+    rtol, atol = np.array([0.1, 0.2, 0.3]), np.array([[0.0], [1.0]])
+    for args in ((1.5, rtol), (1.5, 1e-5, atol), (1.5, rtol, atol), (x[::-1], rtol, atol, True)):
+        want = np.isclose(x, *args)
+        got = backend.get(np.isclose(a, *[backend.put(v) if isinstance(v, np.ndarray) else v for v in args]))
+        np.testing.assert_array_equal(got.to_dense() if isinstance(got, COO) else got, want)
+    assert np.allclose(a, backend.put(x), backend.put(rtol), equal_nan=True)
