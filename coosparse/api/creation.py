@@ -4,7 +4,7 @@ names a GPU.
 Creation and fills: ``zeros``/``empty`` store nothing with fill 0,
 ``ones`` stores nothing with fill 1, ``full`` stores nothing with fill =
 the value (SPEC 9); ``eye`` stores its diagonal; ``arange``, ``linspace`` and
-``meshgrid`` compute the dense result and store its non-zeros (fill 0).
+``meshgrid`` compute the dense result and store its non-zeros and negative zeros (fill 0).
 """
 from __future__ import annotations
 
@@ -198,7 +198,8 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
 
 
 def _from_dense_result(d, device):
-    return _placed(from_dense(d), device)
+    # a computed -0.0 is a value of the result (np.arange(-0.0, 1.0) is [-0.0]): stored, as asarray stores it
+    return _placed(from_dense(d, signed_zeros=True), device)
 
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
@@ -245,7 +246,7 @@ def meshgrid(*arrays, indexing="xy"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij'; got {indexing!r}")
     dense = [a.to_dense() if isinstance(a, COO) else np.asarray(a) for a in arrays]
     xp = array_namespace(dense[0]) if dense else np
-    return [from_dense(xp.ascontiguousarray(g)) for g in xp.meshgrid(*dense, indexing=indexing)]
+    return [from_dense(xp.ascontiguousarray(g), signed_zeros=True) for g in xp.meshgrid(*dense, indexing=indexing)]
 
 
 def from_dlpack(x, /, *, device=None, copy=None):

@@ -165,6 +165,17 @@ def test_linspace_complex_endpoints_of_any_kind_give_a_complex_result(start, sto
     assert r.dtype == np.float64
 
 
+def test_arange_linspace_meshgrid_keep_negative_zeros():
+    def bits(x):
+        return np.signbit(x).tolist(), x.tolist()
+
+    assert bits(coosparse.arange(-0.0, 1.0).to_dense()) == bits(np.arange(-0.0, 1.0))
+    assert bits(coosparse.linspace(-0.0, -0.0, 3).to_dense()) == bits(np.linspace(-0.0, -0.0, 3))
+    x, y = np.array([1.0, -0.0]), np.array([np.inf, 0.0])
+    for g, e in zip(coosparse.meshgrid(coosparse.asarray(x), coosparse.asarray(y)), np.meshgrid(x, y)):
+        assert bits(g.to_dense()) == bits(e)
+
+
 def test_from_dlpack():
     x = np.array([[0.0, 1.5], [2.0, 0.0]])
     a = coosparse.from_dlpack(x)
