@@ -43,3 +43,24 @@ def test_logical_reduce_dtype(backend, ufunc):
             ufunc.reduce(x, axis=1, dtype=dt)
         with pytest.raises(TypeError, match="dtype"):
             ufunc.reduce(a, axis=1, dtype=dt)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, **kw: np.add.reduce(x, **kw), lambda x, **kw: np.multiply.reduce(x, **kw),
+    lambda x, **kw: np.sum(x, **kw), lambda x, **kw: np.prod(x, **kw),
+])
+@pytest.mark.parametrize("dtype, initial", [(np.int8, 300), (np.uint8, -1), (np.int8, 100), (np.int16, -(2**15))])
+def test_sum_and_prod_initial_is_converted_to_dtype_as_numpy(backend, call, dtype, initial):
+    # NumPy converts initial to the reduction's dtype with its errors: 300 does not fit int8 (never wrapped to 44)
+    x = np.array([[1, 0, 2], [0, 3, 0]], dtype=np.int64)
+    a = backend.put(COO(np.array(np.nonzero(x)), x[np.nonzero(x)], x.shape))
+    for axis in (0, None):
+        try:
+            want = call(x, axis=axis, dtype=dtype, initial=initial)
+        except OverflowError:
+            with pytest.raises(OverflowError):
+                call(a, axis=axis, dtype=dtype, initial=initial)
+            continue
+        got = backend.get(call(a, axis=axis, dtype=dtype, initial=initial))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.to_dense(), want)
