@@ -165,9 +165,11 @@ def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None):
 def _like(x, dtype, device, shape, fill):
     new_shape = tuple(np.shape(x)) if shape is None else as_shape(shape)
     sparse_ndim = x.sparse_ndim if isinstance(x, COO) and new_shape == x.shape else None
-    dev = getattr(x, "device", None) if device is None else device
-    if not isinstance(dev, str):
-        dev = None  # a NumPy array's device is "cpu" (a string); other objects keep the default
+    dev = device
+    if dev is None:
+        dev = getattr(x, "device", None)
+        if not isinstance(dev, str):
+            dev = None  # a NumPy array's device is "cpu" (a string); other objects keep the default
     return _placed(_empty_coo(new_shape, _like_dtype(x, dtype), fill, sparse_ndim), dev)
 
 

@@ -130,6 +130,17 @@ def test_like_functions_keep_shape_dtype_and_hybrid_split():
     np.testing.assert_array_equal(r.to_dense(), np.full((4, 3), 7, np.int16))
 
 
+@pytest.mark.parametrize("device", [b"cpu", 0, object()])
+def test_like_functions_refuse_a_device_that_is_not_a_device_name(device):
+    # an explicit device is validated as every creation function validates it, never dropped
+    x = COO([[0, 2]], np.ones(2), (4,))
+    for f in (coosparse.zeros_like, coosparse.empty_like, coosparse.ones_like, lambda x, **kw: coosparse.full_like(x, 2, **kw)):
+        with pytest.raises(ValueError, match="device"):
+            f(x, device=device)
+    with pytest.raises(ValueError, match="device"):
+        coosparse.zeros(3, device=device)
+
+
 @pytest.mark.parametrize("n, m, k", [(3, None, 0), (3, 5, 1), (4, 2, -1), (2, 3, 5), (0, 2, 0), (3, 3, -3)])
 def test_eye(n, m, k):
     a = coosparse.eye(n, m, k=k, dtype=coosparse.int8)
