@@ -533,7 +533,7 @@ def array_ufunc(ufunc, *inputs, **kwargs):
             "immutable; use the returned array (a = np.add(a, b) instead of np.add(a, b, out=a))"
         )
     where = kwargs.pop("where", True)
-    if where is not True:
+    if where is not True and not (isinstance(where, np.bool_) and bool(where)):  # (True: every element)
         raise TypeError(
             f"numpy.{ufunc.__name__} with where= is not supported for coosparse.COO arrays (the "
             "unselected elements would be uninitialised); use coosparse.where or mask the result"

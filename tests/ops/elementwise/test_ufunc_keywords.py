@@ -26,3 +26,12 @@ def test_valid_order_and_subok_are_accepted(order):
     r = np.add(a, 1, order=order, subok=False)
     assert isinstance(r, COO)
     np.testing.assert_array_equal(r.to_dense(), [1.0, 2.0, 3.0])
+
+
+def test_where_true_scalars_mean_every_element():
+    a = coosparse.asarray(np.array([0.0, 1.0, 2.0]))
+    for where in (True, np.True_):
+        np.testing.assert_array_equal(np.add(a, 1, where=where).to_dense(), [1.0, 2.0, 3.0])
+    for where in (False, np.False_, np.array([True, False, True])):
+        with pytest.raises(TypeError, match="where="):
+            np.add(a, 1, where=where)
