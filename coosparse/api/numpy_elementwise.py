@@ -85,6 +85,15 @@ def _np_isneginf(x, out=None):
     return _apply(np.isneginf, x)
 
 
+@implements(np.real_if_close)
+def _np_real_if_close(a, tol=100):
+    if a.dtype.kind != "c":
+        return a
+    if tol > 1:  # NumPy's rule: a tolerance above 1 counts machine epsilons
+        tol = tol * np.finfo(a.dtype).eps
+    return real(a) if bool(np.all(np.absolute(imag(a)) < tol)) else a
+
+
 @implements(np.isreal)
 def _np_isreal(x):
     return _apply(np.isreal, x)

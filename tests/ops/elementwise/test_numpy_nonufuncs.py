@@ -95,3 +95,16 @@ def test_np_isclose_with_array_tolerances(backend):
         got = backend.get(np.isclose(a, *[backend.put(v) if isinstance(v, np.ndarray) else v for v in args]))
         np.testing.assert_array_equal(got.to_dense() if isinstance(got, COO) else got, want)
     assert np.allclose(a, backend.put(x), backend.put(rtol), equal_nan=True)
+
+
+@pytest.mark.parametrize("imag, tol", [(1e-15, 100), (1e-10, 100), (1e-10, 1e-9), (0.0, 100), (0.5, 1.0)])
+@pytest.mark.parametrize("fill", [0j, 1 + 1e-14j, 2 + 1j])
+def test_np_real_if_close(backend, imag, tol, fill):
+    x = np.array([1 + imag * 1j, fill, 3 - 2 * imag * 1j, fill], dtype=np.complex128)
+    a = backend.put(_coo(x, np.complex128(fill)))
+    want = np.real_if_close(x, tol=tol)
+    got = backend.get(np.real_if_close(a, tol=tol))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.to_dense(), want)
+    r = coosparse.asarray(np.array([1.0, 0.0]))
+    assert np.real_if_close(r) is r
