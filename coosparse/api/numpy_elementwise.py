@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core.coo import COO
 from .._core.dispatch import implements
 from .binary import _clamp
 from .unary import _apply, imag, real, round
@@ -49,7 +50,18 @@ def _np_clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_
     if lo is None and hi is None:
         return _apply(np.positive, a)
     # NumPy's dtype promotion (np.clip(float16, float32 bound) is float32); coosparse.clip is the Array API's
-    return _clamp(a, lo, hi)
+    out = _clamp(a, lo, hi)
+    if lo is not None and hi is not None:
+        # NumPy promotes the three operands at once; two steps can widen further (int8 with uint8 is int16,
+        # then with float16 float32, where all three give float16). The result is one of the operands'
+        # elements, so casting it to NumPy's dtype (a monotone cast) gives NumPy's values.
+        try:
+            want = np.result_type(*[v.dtype if isinstance(v, COO) else v for v in (a, lo, hi)])
+        except TypeError:
+            want = out.dtype
+        if out.dtype != want:
+            out = out.astype(want)
+    return out
 
 
 @implements(np.real)

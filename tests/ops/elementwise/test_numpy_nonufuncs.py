@@ -108,3 +108,22 @@ def test_np_real_if_close(backend, imag, tol, fill):
     np.testing.assert_array_equal(got.to_dense(), want)
     r = coosparse.asarray(np.array([1.0, 0.0]))
     assert np.real_if_close(r) is r
+
+
+@pytest.mark.parametrize("dx, dlo, dhi", [
+    (np.int8, np.uint8, np.float16), (np.uint8, np.int8, np.float16), (np.float16, np.int8, np.uint8),
+    (np.int16, np.uint16, np.float32), (np.uint8, np.float16, np.int8),
+])
+def test_np_clip_promotes_the_three_operands_at_once(backend, dx, dlo, dhi):
+    # minimum(maximum(x, lo), hi) in two steps widens int8 with uint8 to int16 and then with float16 to
+    # float32, where NumPy's clip promotes all three to float16
+    x = np.array([[0, 3, -4 if np.dtype(dx).kind != "u" else 4], [2, 0, 7]]).astype(dx)
+    lo = np.array([[1, 0, 2], [5, 0, 1]]).astype(dlo)
+    hi = np.array([[4, 2, 3], [9, 1, 6]]).astype(dhi)
+    a = backend.put(_coo(x, x.dtype.type(0)))
+    for l, h in ((lo, hi), (hi, lo)):
+        want = np.clip(x, l, h)
+        got = backend.get(np.clip(a, backend.put(_coo(l, l.dtype.type(0))), backend.put(h)))
+        got = got.to_dense() if isinstance(got, COO) else got
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
