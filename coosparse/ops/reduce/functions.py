@@ -557,6 +557,10 @@ def ufunc_method(ufunc, method, *inputs, **kwargs):
             raise TypeError(f"numpy.{name}.accumulate: unsupported arguments {sorted(kwargs)}")
         if axis is None:
             raise TypeError(f"numpy.{name}.accumulate: axis must be an integer")
+        if isinstance(axis, tuple):  # NumPy takes a 1-tuple as its axis, and refuses any other tuple
+            if len(axis) != 1:
+                raise ValueError(f"numpy.{name}.accumulate does not allow multiple axes; got axis={axis!r}")
+            axis = axis[0]
         if ufunc is np.add or ufunc is np.multiply:
             return _cumulative(a, axis, dtype, False, ufunc is np.add, f"numpy.{name}.accumulate")
         if ufunc.nin != 2:

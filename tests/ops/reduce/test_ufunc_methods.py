@@ -64,3 +64,14 @@ def test_sum_and_prod_initial_is_converted_to_dtype_as_numpy(backend, call, dtyp
         got = backend.get(call(a, axis=axis, dtype=dtype, initial=initial))
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got.to_dense(), want)
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.subtract])
+def test_accumulate_takes_a_one_tuple_axis(backend, ufunc):
+    x, a = _operand(backend)
+    np.testing.assert_array_equal(backend.get(ufunc.accumulate(a, axis=(1,))).to_dense(), ufunc.accumulate(x, axis=(1,)))
+    for axis in ((0, 1), ()):
+        with pytest.raises(ValueError):
+            ufunc.accumulate(x, axis=axis)
+        with pytest.raises(ValueError, match="multiple axes"):
+            ufunc.accumulate(a, axis=axis)
