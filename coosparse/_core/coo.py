@@ -457,8 +457,8 @@ class COO(OperatorsMixin, CompanionsMixin):
         return np.imag(self)
 
     def conj(self):
-        """Complex conjugate (see :func:`coosparse.conj`)."""
-        return np.conjugate(self)
+        """Complex conjugate (see :func:`coosparse.conj`); the array itself for real dtypes, as NumPy's method."""
+        return np.conjugate(self) if self.dtype.kind == "c" else self
 
     def round(self, decimals=0):
         """Round to ``decimals`` (see :func:`coosparse.round`)."""

@@ -389,6 +389,15 @@ def clip(x, /, min=None, max=None):
     >>> coosparse.clip(x, 1).fill_value
     np.float64(1.0)
     """
+    out = _clamp(x, min, max)
+    if isinstance(x, COO) and out.dtype != x.dtype and out.dtype.kind == x.dtype.kind:
+        out = out.astype(x.dtype, copy=False)
+    return out
+
+
+def _clamp(x, min, max):
+    """``minimum(maximum(x, min), max)`` with NumPy's dtype promotion (:obj:`numpy.clip`'s answer; :func:`clip`
+    then keeps ``x``'s dtype, as the Array API asks)."""
     out = x
     if min is not None:
         out = _apply(np.maximum, out, min)
@@ -399,6 +408,4 @@ def clip(x, /, min=None, max=None):
             out = array_namespace(out).minimum(out, max)
     if out is x and not isinstance(x, COO):
         raise TypeError(f"clip: x must be a COO array; got {type(x).__name__}")
-    if isinstance(x, COO) and out.dtype != x.dtype and out.dtype.kind == x.dtype.kind:
-        out = out.astype(x.dtype, copy=False)
     return out

@@ -4,7 +4,7 @@ names a GPU.
 Creation and fills: ``zeros``/``empty`` store nothing with fill 0,
 ``ones`` stores nothing with fill 1, ``full`` stores nothing with fill =
 the value (SPEC 9); ``eye`` stores its diagonal; ``arange``, ``linspace`` and
-``meshgrid`` compute the dense result and store its non-zeros (fill 0).
+``meshgrid`` compute the dense result and store its non-zeros and negative zeros (fill 0).
 """
 from __future__ import annotations
 
@@ -93,9 +93,13 @@ def _full_value(fill_value, dtype):
     except OverflowError:  # an integer outside the dtype's range: NumPy's exception type, naming the argument
         info = np.iinfo(dt) if dt.kind in "iu" else None
         span = f" [{info.min}, {info.max}]" if info is not None else ""
-        hint = " (dtype=coosparse.uint64 holds 2**63 .. 2**64 - 1)" if dt == np.int64 and fill_value > 0 else ""
+        hint = (" (dtype=coosparse.uint64 holds 2**63 .. 2**64 - 1)"
+                if dt == np.int64 and isinstance(fill_value, int) and 2**63 <= fill_value < 2**64 else "")
         raise OverflowError(f"full: fill_value {fill_value!r} does not fit dtype {dt}{span}; pass a dtype that "
                             f"holds it{hint}") from None
+    except (TypeError, ValueError) as e:  # a Python NaN or complex to a narrower kind: Python's own refusal
+        raise type(e)(f"full: fill_value {fill_value!r} cannot be cast to dtype {dt} ({e}); pass a dtype that "
+                      "holds it, or the value cast as you mean it") from None
     if v.ndim:
         raise ValueError(f"fill_value must be a scalar; got an array of shape {v.shape}")
     return dt, v[()]
@@ -161,9 +165,11 @@ def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None):
 def _like(x, dtype, device, shape, fill):
     new_shape = tuple(np.shape(x)) if shape is None else as_shape(shape)
     sparse_ndim = x.sparse_ndim if isinstance(x, COO) and new_shape == x.shape else None
-    dev = getattr(x, "device", None) if device is None else device
-    if not isinstance(dev, str):
-        dev = None  # a NumPy array's device is "cpu" (a string); other objects keep the default
+    dev = device
+    if dev is None:
+        dev = getattr(x, "device", None)
+        if not isinstance(dev, str):
+            dev = None  # a NumPy array's device is "cpu" (a string); other objects keep the default
     return _placed(_empty_coo(new_shape, _like_dtype(x, dtype), fill, sparse_ndim), dev)
 
 
@@ -194,7 +200,8 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
 
 
 def _from_dense_result(d, device):
-    return _placed(from_dense(d), device)
+    # a computed -0.0 is a value of the result (np.arange(-0.0, 1.0) is [-0.0]): stored, as asarray stores it
+    return _placed(from_dense(d, signed_zeros=True), device)
 
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
@@ -221,7 +228,8 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     array([0. , 0.5, 1. ])
     """
     if dtype is None:
-        dtype = np.complex128 if isinstance(start, complex) or isinstance(stop, complex) else np.float64
+        # NumPy's complex64 scalars and complex 0-d arrays are complex too (not Python complex instances)
+        dtype = np.complex128 if np.iscomplexobj(start) or np.iscomplexobj(stop) else np.float64
     d = np.linspace(start, stop, operator.index(num), endpoint=endpoint, dtype=_dtypes.check_dtype(dtype))
     return _from_dense_result(d, device)
 
@@ -240,7 +248,7 @@ def meshgrid(*arrays, indexing="xy"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij'; got {indexing!r}")
     dense = [a.to_dense() if isinstance(a, COO) else np.asarray(a) for a in arrays]
     xp = array_namespace(dense[0]) if dense else np
-    return [from_dense(xp.ascontiguousarray(g)) for g in xp.meshgrid(*dense, indexing=indexing)]
+    return [from_dense(xp.ascontiguousarray(g), signed_zeros=True) for g in xp.meshgrid(*dense, indexing=indexing)]
 
 
 def from_dlpack(x, /, *, device=None, copy=None):

@@ -159,6 +159,12 @@ def np_result_type(*arrays_and_dtypes):
     return result_type(*arrays_and_dtypes)
 
 
+if hasattr(np, "astype"):  # NumPy >= 2.1
+    @implements(np.astype)
+    def np_astype(x, dtype, /, *, copy=True, device=None):
+        return astype(x, dtype, copy=copy, device=device)
+
+
 @implements(np.can_cast)
 def np_can_cast(from_, to, casting="safe"):
     return builtins.bool(np.can_cast(_dtype_of(from_), np.dtype(to), casting=casting))

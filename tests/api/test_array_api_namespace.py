@@ -107,6 +107,19 @@ def test_full_infers_the_dtype_and_stores_nothing(value, dtype):
         coosparse.full(2, 300, dtype=coosparse.uint8)
 
 
+@pytest.mark.parametrize("value, dtype, exc", [
+    (float("nan"), np.int64, ValueError), (1 + 2j, np.float64, TypeError), (1 + 2j, np.int8, TypeError),
+    (float("inf"), np.int64, OverflowError), (1e300, np.int64, OverflowError),
+])
+def test_full_refusals_name_the_value_and_dtype(value, dtype, exc):
+    # Python values that do not convert are refused, each with its own exception type, naming full
+    with pytest.raises(exc, match=r"full: fill_value .* dtype") as info:
+        coosparse.full(2, value, dtype=dtype)
+    assert "uint64 holds" not in str(info.value)  # the uint64 hint is for integers in [2**63, 2**64)
+    with pytest.raises(OverflowError, match="uint64 holds"):
+        coosparse.full(2, 2**63)
+
+
 def test_like_functions_keep_shape_dtype_and_hybrid_split():
     x = COO([[0, 2]], np.ones((2, 3), np.float32), (4, 3))  # one sparse, one dense dimension
     for f, fill in [(coosparse.zeros_like, 0), (coosparse.empty_like, 0), (coosparse.ones_like, 1)]:
@@ -115,6 +128,17 @@ def test_like_functions_keep_shape_dtype_and_hybrid_split():
     r = coosparse.full_like(x, 7, dtype=coosparse.int16)
     assert r.dtype == np.int16 and r.fill_value == 7 and r.nnz == 0
     np.testing.assert_array_equal(r.to_dense(), np.full((4, 3), 7, np.int16))
+
+
+@pytest.mark.parametrize("device", [b"cpu", 0, object()])
+def test_like_functions_refuse_a_device_that_is_not_a_device_name(device):
+    # an explicit device is validated as every creation function validates it, never dropped
+    x = COO([[0, 2]], np.ones(2), (4,))
+    for f in (coosparse.zeros_like, coosparse.empty_like, coosparse.ones_like, lambda x, **kw: coosparse.full_like(x, 2, **kw)):
+        with pytest.raises(ValueError, match="device"):
+            f(x, device=device)
+    with pytest.raises(ValueError, match="device"):
+        coosparse.zeros(3, device=device)
 
 
 @pytest.mark.parametrize("n, m, k", [(3, None, 0), (3, 5, 1), (4, 2, -1), (2, 3, 5), (0, 2, 0), (3, 3, -3)])
@@ -137,6 +161,30 @@ def test_arange_linspace_meshgrid():
         got = coosparse.meshgrid(coosparse.asarray(x), coosparse.asarray(y), indexing=indexing)
         for g, e in zip(got, np.meshgrid(x, y, indexing=indexing)):
             np.testing.assert_array_equal(g.to_dense(), e)
+
+
+@pytest.mark.parametrize("start, stop", [
+    (np.complex64(0), 1), (0, np.complex64(1 + 1j)), (np.array(0), np.array(1 + 1j)), (0.0, np.complex128(2j)),
+    (np.array([0.5 + 0.5j])[0], 3.0),
+])
+def test_linspace_complex_endpoints_of_any_kind_give_a_complex_result(start, stop):
+    # a NumPy complex scalar or 0-d array is complex as Python's complex is (Array API: the default complex dtype)
+    r = coosparse.linspace(start, stop, 5)
+    assert r.dtype == np.complex128
+    np.testing.assert_array_equal(r.to_dense(), np.linspace(start, stop, 5, dtype=np.complex128))
+    r = coosparse.linspace(np.float32(1), np.float32(2), 3)
+    assert r.dtype == np.float64
+
+
+def test_arange_linspace_meshgrid_keep_negative_zeros():
+    def bits(x):
+        return np.signbit(x).tolist(), x.tolist()
+
+    assert bits(coosparse.arange(-0.0, 1.0).to_dense()) == bits(np.arange(-0.0, 1.0))
+    assert bits(coosparse.linspace(-0.0, -0.0, 3).to_dense()) == bits(np.linspace(-0.0, -0.0, 3))
+    x, y = np.array([1.0, -0.0]), np.array([np.inf, 0.0])
+    for g, e in zip(coosparse.meshgrid(coosparse.asarray(x), coosparse.asarray(y)), np.meshgrid(x, y)):
+        assert bits(g.to_dense()) == bits(e)
 
 
 def test_from_dlpack():

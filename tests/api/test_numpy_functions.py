@@ -209,3 +209,15 @@ def test_roll_and_friends_take_dense_arrays():
     np.testing.assert_array_equal(coosparse.roll([1, 2, 3], -1).to_dense(), [2, 3, 1])
     with pytest.raises(TypeError, match="roll expects an array"):
         coosparse.roll("abc", 1)
+
+
+@pytest.mark.skipif(not hasattr(np, "astype"), reason="np.astype is NumPy >= 2.1")
+def test_np_astype():
+    # the dense meaning is cast: duplicates summed first (0.7 + 0.7 = 1.4 -> 1), the fill cast too
+    a = COO([[0, 1, 1]], np.array([0.6, 0.7, 0.7]), (3,), fill_value=2.5)
+    for dtype in (np.int64, np.bool_, np.float32, np.complex64):
+        r = np.astype(a, dtype)
+        assert isinstance(r, COO) and r.dtype == dtype
+        np.testing.assert_array_equal(r.to_dense(), np.astype(a.to_dense(), dtype))
+    assert np.astype(a, np.float64, copy=False) is a
+    assert np.astype(a, np.float32, device="cpu").device == "cpu"

@@ -509,8 +509,18 @@ def elemwise(func, *args, **kwargs):
 
 
 # ----------------------------------------------------------------------------- NumPy's protocol
-_IGNORED = {"order", "subok"}   # memory layout and subclasses mean nothing for a COO's result
 _PASSED = {"dtype", "casting", "signature"}
+
+
+def _check_ignored(name, order, subok):
+    """``order`` and ``subok`` mean nothing for a COO's result, but a value NumPy refuses is refused."""
+    if order is not None:
+        if not isinstance(order, str):
+            raise TypeError(f"numpy.{name}: order must be str, not {type(order).__name__}")
+        if order.upper() not in ("C", "F", "A", "K"):
+            raise ValueError(f"numpy.{name}: order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if not isinstance(subok, (bool, np.bool_)):
+        raise TypeError(f"numpy.{name}: 'subok' must be a boolean")
 
 
 @operation()
@@ -523,13 +533,12 @@ def array_ufunc(ufunc, *inputs, **kwargs):
             "immutable; use the returned array (a = np.add(a, b) instead of np.add(a, b, out=a))"
         )
     where = kwargs.pop("where", True)
-    if where is not True:
+    if where is not True and not (isinstance(where, np.bool_) and bool(where)):  # (True: every element)
         raise TypeError(
             f"numpy.{ufunc.__name__} with where= is not supported for coosparse.COO arrays (the "
             "unselected elements would be uninitialised); use coosparse.where or mask the result"
         )
-    for k in _IGNORED:
-        kwargs.pop(k, None)
+    _check_ignored(ufunc.__name__, kwargs.pop("order", "K"), kwargs.pop("subok", True))
     unknown = set(kwargs) - _PASSED
     if ufunc.signature is not None:
         impl = HANDLED_FUNCTIONS.get(ufunc)

@@ -557,6 +557,10 @@ def ufunc_method(ufunc, method, *inputs, **kwargs):
             raise TypeError(f"numpy.{name}.accumulate: unsupported arguments {sorted(kwargs)}")
         if axis is None:
             raise TypeError(f"numpy.{name}.accumulate: axis must be an integer")
+        if isinstance(axis, tuple):  # NumPy takes a 1-tuple as its axis, and refuses any other tuple
+            if len(axis) != 1:
+                raise ValueError(f"numpy.{name}.accumulate does not allow multiple axes; got axis={axis!r}")
+            axis = axis[0]
         if ufunc is np.add or ufunc is np.multiply:
             return _cumulative(a, axis, dtype, False, ufunc is np.add, f"numpy.{name}.accumulate")
         if ufunc.nin != 2:
@@ -571,16 +575,19 @@ def ufunc_method(ufunc, method, *inputs, **kwargs):
     if ufunc in (np.logical_and, np.logical_or):
         if initial is not _NoValue:
             raise TypeError(f"numpy.{name}.reduce: initial= is not supported for COO arrays")
-        r = _logical(a, axis, keepdims, ufunc is np.logical_or)
-        return r if dtype is None else r.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != np.bool_:  # NumPy's loops are bool only
+            raise TypeError(f"numpy.{name}.reduce: dtype must be bool (NumPy has no {np.dtype(dtype)} loop "
+                            f"for {name}); got dtype={dtype!r}")
+        return _logical(a, axis, keepdims, ufunc is np.logical_or)
     spec = _REDUCE_UFUNCS.get(ufunc)
     if spec is None:
         supported = ", ".join(f"numpy.{u.__name__}" for u in (*_REDUCE_UFUNCS, np.logical_and, np.logical_or))
         raise TypeError(f"numpy.{name}.reduce is not supported for coosparse.COO arrays; supported: {supported}")
     op, nan = spec
     if op in ("max", "min") and dtype is not None:
-        r = _reduce(a, axis, keepdims, op, initial=initial)
-        return r.astype(dtype)
+        # NumPy casts the operand, then reduces: a cast that does not keep the order (to unsigned,
+        # to a narrower integer, NaN to an integer) changes which element is the extreme
+        a = a.astype(dtype, copy=False)
     if nan:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # fmax.reduce of all-NaN is NaN, silently

@@ -212,7 +212,7 @@ def _reduce(x, axis, keepdims, op, dtype=None, initial=_NoValue, nan=False):
         # converted as NumPy's reduction converts it, with its errors (inf or NaN to an integer,
         # a Python int out of range), before any work
         with np.errstate(all="ignore"):
-            init = _scalar(getattr(np, ufunc).reduce(np.empty(0, out_W), initial=initial), W)
+            init = _scalar(getattr(np, ufunc).reduce(np.empty(0, out_W), dtype=out_W, initial=initial), W)
     counts_implicit = builtins.any(d < a.sparse_ndim for d in axes) and not (op == "sum" and _fill.is_zero(a.fill_value))
     if op != "sum" or nan or counts_implicit or out_W != a.dtype:
         # duplicates summed (in the input's dtype: that is an element's value) before anything
