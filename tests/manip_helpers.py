@@ -3,9 +3,11 @@
 ``reference(a)`` is the dense meaning of a COO computed without coosparse
 kernels (duplicates summed by ``np.add.at``, the fill where nothing is
 stored); ``assert_coo(out, expected)`` compares a result with a dense NumPy
-answer and checks that its flags are true.
+answer and checks that its flags are true; ``same_or_raises(ours, numpys)``
+runs a call both ways, NumPy's answer or its exception type being the point.
 """
 import numpy as np
+import pytest
 
 from coosparse import COO
 from reference import dense_reference
@@ -83,3 +85,15 @@ def from_dense_fill(x, fill=0, sparse_ndim=None):
     nz = np.nonzero(mask)
     return COO(np.array(nz, dtype=np.int64).reshape(sparse_ndim, -1), x[nz], x.shape,
                sorted=True, unique=True, fill_value=fill)
+
+
+def same_or_raises(ours, numpys):
+    """(ours(), numpys()) where NumPy answers; where it raises, ``ours()`` must raise the same type,
+    and the result is None."""
+    try:
+        want = numpys()
+    except Exception as e:  # noqa: BLE001 -- the type is the point
+        with pytest.raises(type(e)):
+            ours()
+        return None
+    return ours(), want

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import coosparse
-from manip_helpers import assert_coo, from_dense_fill
+from manip_helpers import assert_coo, from_dense_fill, same_or_raises
 
 
 def _arrays():
@@ -18,18 +18,6 @@ def _arrays():
     yield f, from_dense_fill(f, 7.0)
     yield np.zeros(0), from_dense_fill(np.zeros(0))
     yield m, from_dense_fill(m, sparse_ndim=1)
-
-
-def _same(ours, numpys):
-    """Both answer alike or both raise the same type."""
-    try:
-        want = numpys()
-    except Exception as e:  # noqa: BLE001 -- the type is the point
-        with pytest.raises(type(e)):
-            ours()
-        return None
-    got = ours()
-    return got, want
 
 
 REPEATS = [2.0, 2.5, 0.5, True, False, np.True_, np.float32(2), np.float64(1.9), "2", b"1", (1,),
@@ -44,7 +32,7 @@ def test_np_repeat_reads_counts_as_numpy(repeats, backend):
         x = backend.put(a)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's own casts of NaN
-            r = _same(lambda: np.repeat(x, repeats), lambda: np.repeat(d, repeats))
+            r = same_or_raises(lambda: np.repeat(x, repeats), lambda: np.repeat(d, repeats))
         if r is not None:
             assert_coo(backend.get(r[0]), r[1])
             assert backend.get(r[0]).fill_value == a.fill_value
@@ -56,7 +44,7 @@ def test_np_repeat_per_element_counts_as_numpy(backend):
         x = backend.put(a)
         for reps in ([1.0] * n, [1.7] * n, [True, False] * (n // 2) + [True] * (n % 2),
                      np.arange(n) % 2 == 0, np.ones(n), np.ones(n, dtype=np.uint64), np.ones(n, np.uint8)):
-            r = _same(lambda: np.repeat(x, reps, axis=0), lambda: np.repeat(d, reps, axis=0))
+            r = same_or_raises(lambda: np.repeat(x, reps, axis=0), lambda: np.repeat(d, reps, axis=0))
             if r is not None:
                 assert_coo(backend.get(r[0]), r[1])
     # counts on the device, and as a COO, read as their dense meaning
@@ -82,7 +70,7 @@ def test_np_repeat_negative_count_of_an_empty_axis(backend):
         x = backend.put(coosparse.asarray(d))
         for axis in (None, 0, -1):
             for reps in (-1, -1.0, [-1]):
-                r = _same(lambda: np.repeat(x, reps, axis=axis), lambda: np.repeat(d, reps, axis=axis))
+                r = same_or_raises(lambda: np.repeat(x, reps, axis=axis), lambda: np.repeat(d, reps, axis=axis))
                 if r is not None:
                     assert_coo(backend.get(r[0]), r[1])
 
@@ -98,7 +86,7 @@ def test_np_roll_reads_shifts_as_numpy(shift, backend):
         for axis in (None, 0, -1):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # int() of 1+0j, as NumPy
-                r = _same(lambda: np.roll(x, shift, axis=axis), lambda: np.roll(d, shift, axis=axis))
+                r = same_or_raises(lambda: np.roll(x, shift, axis=axis), lambda: np.roll(d, shift, axis=axis))
             if r is not None:
                 assert_coo(backend.get(r[0]), r[1])
                 assert backend.get(r[0]).fill_value == a.fill_value
@@ -112,7 +100,7 @@ def test_np_roll_float_shifts_per_axis(backend):
         assert_coo(backend.get(np.roll(x, shift, axis)), np.roll(d, shift, axis))
     # NumPy checks the axes before it reads the shifts
     for shift, axis in ((np.nan, 2), (1.5, 1.0)):
-        r = _same(lambda: np.roll(x, shift, axis), lambda: np.roll(d, shift, axis))
+        r = same_or_raises(lambda: np.roll(x, shift, axis), lambda: np.roll(d, shift, axis))
         assert r is None
 
 

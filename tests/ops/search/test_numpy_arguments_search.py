@@ -5,18 +5,7 @@ import numpy as np
 import pytest
 
 import coosparse
-from manip_helpers import assert_coo, from_dense_fill
-
-
-def _same(ours, numpys):
-    """(ours, NumPy's) where NumPy answers; where it raises, ours raises the same type and None."""
-    try:
-        want = numpys()
-    except Exception as e:  # noqa: BLE001 -- the type is the point
-        with pytest.raises(type(e)):
-            ours()
-        return None
-    return ours(), want
+from manip_helpers import assert_coo, from_dense_fill, same_or_raises
 
 
 def _zero_d():
@@ -33,7 +22,7 @@ def _zero_d():
 def test_np_argsort_of_a_0d_array(axis, backend):
     for d, a in _zero_d():
         x = backend.put(a)
-        r = _same(lambda: np.argsort(x, axis=axis), lambda: np.argsort(d, axis=axis))
+        r = same_or_raises(lambda: np.argsort(x, axis=axis), lambda: np.argsort(d, axis=axis))
         if r is not None:
             got = backend.get(r[0])
             assert isinstance(got, np.ndarray) and got.dtype == np.int64
@@ -46,7 +35,7 @@ def test_np_argsort_of_a_0d_array(axis, backend):
 def test_np_argpartition_of_a_0d_array(kth, axis, backend):
     for d, a in _zero_d():
         x = backend.put(a)
-        r = _same(lambda: np.argpartition(x, kth, axis=axis), lambda: np.argpartition(d, kth, axis=axis))
+        r = same_or_raises(lambda: np.argpartition(x, kth, axis=axis), lambda: np.argpartition(d, kth, axis=axis))
         if r is not None:
             got = backend.get(r[0])
             assert isinstance(got, np.ndarray) and got.dtype == np.int64
@@ -82,7 +71,7 @@ def test_np_take_reads_indices_as_numpy(indices, backend):
         x = backend.put(a)
         for axis in (None, 0, -1):
             for mode in ("raise", "wrap", "clip"):
-                r = _same(lambda: np.take(x, indices, axis=axis, mode=mode),
+                r = same_or_raises(lambda: np.take(x, indices, axis=axis, mode=mode),
                           lambda: np.take(d, indices, axis=axis, mode=mode))
                 if r is None:
                     continue
