@@ -64,11 +64,13 @@ def write_npz(file, members, compressed):
     written here (the CRC by folding); compressed or larger ones through zipfile.
     """
     members = [_prepared(name, array, dtype) for name, array, dtype in members]
-    extras, pos = [], 0  # each member's alignment padding, and the size of the whole archive
+    # each member's local header offset and alignment padding; ``directory_at``: where the members end
+    starts, extras, directory_at = [], [], 0
     for name, head, a, dt in members:
-        extras.append(_align_extra(pos + _LOCAL_HEADER.size + len(name)))
-        pos += _LOCAL_HEADER.size + len(name) + len(extras[-1]) + len(head) + _nbytes(a, dt)
-    total = pos + sum(_CENTRAL.size + len(name) for name, _, _, _ in members) + _END.size
+        starts.append(directory_at)
+        extras.append(_align_extra(directory_at + _LOCAL_HEADER.size + len(name)))
+        directory_at += _LOCAL_HEADER.size + len(name) + len(extras[-1]) + len(head) + _nbytes(a, dt)
+    total = directory_at + sum(_CENTRAL.size + len(name) for name, _, _, _ in members) + _END.size
     if compressed or total >= _ZIP32_LIMIT:
         how = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
         with zipfile.ZipFile(file, mode="w", compression=how, allowZip64=True) as zf:
@@ -87,8 +89,8 @@ def write_npz(file, members, compressed):
         seekable = bool(getattr(f, "seekable", lambda: False)())
         if isinstance(f, io.BytesIO):
             _reserve(f, total)
-        pos, central = 0, []
-        for (name, head, a, dt), extra in zip(members, extras):
+        central = []
+        for (name, head, a, dt), extra, pos in zip(members, extras, starts):
             size = len(head) + _nbytes(a, dt)
             crc32 = _crc_for(size)
 
@@ -117,10 +119,9 @@ def write_npz(file, members, compressed):
                     f.write(piece)
             central.append(_CENTRAL.pack(_CENTRAL_SIGNATURE, 20, 3, 20, 0, 0, zipfile.ZIP_STORED, dostime, dosdate,
                                          crc, size, size, len(name), 0, 0, 0, 0, 0o600 << 16, pos) + name)
-            pos += _LOCAL_HEADER.size + len(name) + len(extra) + size
         directory = b"".join(central)
         f.write(directory)
-        f.write(_END.pack(_END_SIGNATURE, 0, 0, len(central), len(central), len(directory), pos, 0))
+        f.write(_END.pack(_END_SIGNATURE, 0, 0, len(central), len(central), len(directory), directory_at, 0))
     finally:
         if own:
             f.close()
