@@ -59,13 +59,13 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
     """
     ndim = indices.shape[0]
     lo, hi = part_range(t, nparts, indices.shape[1])
-    nbuckets = hist.shape[1]
+    nbuckets = np.uint64(hist.shape[1])
     glim = lims[t]
     wb32 = wbuf32[t]
     wb64 = wbuf64[t]
     vb = vbuf[t]
-    group = vb.shape[1]
-    gmask = group - 1
+    group = np.uint64(vb.shape[1])
+    gmask = group - np.uint64(1)
     vline = 64 // values.itemsize
     vflat = vdst.reshape(vdst.size)
     h = hist[t]
@@ -97,27 +97,29 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
                     nbad += np.uint64(row[i]) >= lim
                 bad[t] += nbad
             for i in range(m):
-                b = keys[i] >> top_shift
-                if 0 <= b < nbuckets:
+                b = np.uint64(keys[i] >> top_shift)  # a negative key wraps above nbuckets
+                if b < nbuckets:
                     h[b] += 1
             continue
         for q in range(m):
             key = keys[q]
-            b = key >> top_shift
+            # buckets and slots unsigned: Numba tests a signed index for wraparound at each access
+            b = np.uint64(key >> top_shift)
             j = h[b]
             h[b] = j + 1
             word = ((key & low_mask) << sb) | (j - bucket_starts[b])
+            uj = np.uint64(j)
             if values.ndim == 1 and glim[b, 0] <= j < glim[b, 1]:
                 # a group of whole lines of this chunk's own: gathered in the bucket's buffer,
                 # stored in whole lines past the caches when complete
-                r = j & gmask
+                r = uj & gmask
                 if wide:
                     wb64[b, r] = word
                 else:
                     wb32[b, r] = word
                 vb[b, r] = values[b0 + q]
                 if r == gmask:
-                    j0 = j - gmask
+                    j0 = uj - gmask
                     if wide:
                         for i in range(0, group, 8):
                             stream_line(dst64, j0 + i, wb64, b, i)
@@ -128,17 +130,17 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
                         stream_line(vdst, j0 + i, vb, b, i)
                 continue
             if wide:
-                dst64[j] = word
+                dst64[uj] = word
             else:
-                dst32[j] = word
+                dst32[uj] = word
             if values.ndim == 1:
-                vdst[j] = values[b0 + q]
+                vdst[uj] = values[b0 + q]
             elif whole_rows:  # each row whole cache lines: stored past the caches
                 for c in range(0, values.shape[1], vline):
-                    stream_line(vflat, j * values.shape[1] + c, values, b0 + q, c)
+                    stream_line(vflat, uj * np.uint64(values.shape[1]) + np.uint64(c), values, b0 + q, c)
             else:
                 for c in range(values.shape[1]):
-                    vdst[j, c] = values[b0 + q, c]
+                    vdst[uj, c] = values[b0 + q, c]
     if scatter:
         store_fence()
 
@@ -166,6 +168,7 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nb
     scratch = scratches[t]
     local = locals_[local_starts[t]:local_starts[t + 1]]
     smask = (np.int64(1) << sb) - 1
+    usb = np.uint64(sb)
     for b in range(b0, b1):
         lo = bucket_starts[b]
         m = bucket_starts[b + 1] - lo
@@ -184,21 +187,22 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nb
             npass = (nbits + maxd - 1) // maxd
             npass = npass if npass <= 8 else 8  # hists hold 8 digits of up to 10 bits
             digit = (nbits + npass - 1) // npass if npass else 1
-            dmask = (np.int64(1) << digit) - 1
-            nb_ = np.int64(1) << digit
+            # digits and slots unsigned: a signed index costs a wraparound test per access
+            dmask = (np.uint64(1) << np.uint64(digit)) - np.uint64(1)
+            nb_ = np.uint64(1) << np.uint64(digit)
             for p in range(npass):
                 for d in range(nb_):
                     hist[p, d] = 0
             for i in range(m):
-                w = seg[i] >> sb
+                w = np.uint64(seg[i]) >> usb
                 for p in range(npass):
-                    hist[p, (w >> (digit * p)) & dmask] += 1
+                    hist[p, (w >> np.uint64(digit * p)) & dmask] += 1
             src = seg
             dst = scratch
             for p in range(npass):
-                shift = sb + digit * p
+                shift = np.uint64(sb + digit * p)
                 h = hist[p]
-                if h[(src[0] >> shift) & dmask] == m:
+                if h[(np.uint64(src[0]) >> shift) & dmask] == m:
                     continue  # every word has this digit: nothing moves
                 run = 0
                 for d in range(nb_):
@@ -207,8 +211,8 @@ def _reduce_part(t, nthreads, words, vals, bucket_starts, thread_buckets, sb, nb
                     run += c
                 for i in range(m):
                     w = src[i]
-                    d = (w >> shift) & dmask
-                    dst[h[d]] = w
+                    d = (np.uint64(w) >> shift) & dmask
+                    dst[np.uint64(h[d])] = w
                     h[d] += 1
                 src, dst = dst, src
                 in_tmp = not in_tmp
@@ -264,6 +268,7 @@ def _sort_part(t, nthreads, words, bucket_starts, thread_buckets, sb, nbits, uco
     b1 = thread_buckets[t + 1]
     hist = hists[t]
     scratch = scratches[t]
+    usb = np.uint64(sb)
     for b in range(b0, b1):
         lo = bucket_starts[b]
         m = bucket_starts[b + 1] - lo
@@ -282,21 +287,22 @@ def _sort_part(t, nthreads, words, bucket_starts, thread_buckets, sb, nbits, uco
             npass = (nbits + maxd - 1) // maxd
             npass = npass if npass <= 8 else 8  # hists hold 8 digits of up to 10 bits
             digit = (nbits + npass - 1) // npass if npass else 1
-            dmask = (np.int64(1) << digit) - 1
-            nb_ = np.int64(1) << digit
+            # digits and slots unsigned: a signed index costs a wraparound test per access
+            dmask = (np.uint64(1) << np.uint64(digit)) - np.uint64(1)
+            nb_ = np.uint64(1) << np.uint64(digit)
             for p in range(npass):
                 for d in range(nb_):
                     hist[p, d] = 0
             for i in range(m):
-                w = seg[i] >> sb
+                w = np.uint64(seg[i]) >> usb
                 for p in range(npass):
-                    hist[p, (w >> (digit * p)) & dmask] += 1
+                    hist[p, (w >> np.uint64(digit * p)) & dmask] += 1
             src = seg
             dst = scratch
             for p in range(npass):
-                shift = sb + digit * p
+                shift = np.uint64(sb + digit * p)
                 h = hist[p]
-                if h[(src[0] >> shift) & dmask] == m:
+                if h[(np.uint64(src[0]) >> shift) & dmask] == m:
                     continue  # every word has this digit: nothing moves
                 run = 0
                 for d in range(nb_):
@@ -305,8 +311,8 @@ def _sort_part(t, nthreads, words, bucket_starts, thread_buckets, sb, nbits, uco
                     run += c
                 for i in range(m):
                     w = src[i]
-                    d = (w >> shift) & dmask
-                    dst[h[d]] = w
+                    d = (np.uint64(w) >> shift) & dmask
+                    dst[np.uint64(h[d])] = w
                     h[d] += 1
                 src, dst = dst, src
                 in_tmp = not in_tmp
