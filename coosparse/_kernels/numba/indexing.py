@@ -215,7 +215,9 @@ def spans_of_rows(ptr, rows):
 
 
 TAKE_PREFETCH = 8
-"""The fused range gather hints the first cache lines of the range this many ranges ahead."""
+"""The fused range gather hints the cache lines of the range this many ranges ahead ..."""
+TAKE_PREFETCH_ITEMS = 32
+"""... those of its first this many items (four lines of 8-byte items: longer rows stream)."""
 
 
 @nb.njit(cache=True, nogil=True)
@@ -242,12 +244,21 @@ def take_ranges_part(t, nparts, indices, values, start, ends, total, out_idx, ou
         lim = np.uint64(p1)
         p = p0
         while p < p1:
-            if i + TAKE_PREFETCH < m:  # a later range's first lines: random rows miss the cache
-                ahead = np.uint64(start[i + TAKE_PREFETCH])
-                prefetch(col, ahead)
-                prefetch(col, ahead + np.uint64(8))
-                prefetch(values, ahead)
-                prefetch(values, ahead + np.uint64(8))
+            if i + TAKE_PREFETCH < m:  # a later range's lines: random rows miss the cache
+                ia = i + TAKE_PREFETCH
+                ahead = np.uint64(start[ia])
+                cnt = ends[ia] - ends[ia - 1]
+                cnt = cnt if cnt < TAKE_PREFETCH_ITEMS else TAKE_PREFETCH_ITEMS
+                if cnt > 0:
+                    # every line the range's first items touch (it need not start a line)
+                    last = ahead + np.uint64(cnt - 1)
+                    q = ahead
+                    while q < last:
+                        prefetch(col, q)
+                        prefetch(values, q)
+                        q += np.uint64(8)
+                    prefetch(col, last)
+                    prefetch(values, last)
             begin = ends[i - 1] if i > 0 else 0
             stop = ends[i] if ends[i] < p1 else p1
             src = np.uint64(start[i] + (p - begin))
