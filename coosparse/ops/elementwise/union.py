@@ -5,7 +5,9 @@ is coalesced. Otherwise the entries are concatenated (``a``'s, then ``b``'s),
 the result's flags are False, and ``coalesce=True`` asks for a coalesced
 result instead. A dense operand makes the result dense: the dense array is
 copied into a fresh array of the result dtype and the COO is scatter-added
-into it (``coosparse.ops.dense.scatter_into``).
+into it (``coosparse.ops.dense.scatter_into``). Float and complex results are
+NumPy's answer on the COO's dense meaning bit for bit: the COO's exact dense
+form is built in the result, then the ufunc runs on it in place.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from ..._core.coo import COO
 from ..._core.keys import is_wide, joint_keys, strides_of
 from ..._kernels.backend import backend_for
 from ..coalesce import coalesce as _coalesce
-from ..dense import scatter_into
+from ..dense import _has_negative_zero, _negative_zero_parts, scatter_into, to_dense
 from .operands import row_pointers, sparse_dense_shape, sparse_pair_shape, values_as
 
 
@@ -97,6 +99,8 @@ def _union_dense(a, x, negate, coo_first, op):
     _check_subtract(dtype, negate)
     xp = backend_for(a.values, x).xp
     a = _own_sums(a, dtype)
+    if dtype.kind in "fc":
+        return _union_dense_float(a, x, negate, coo_first, dtype, xp)
     out = xp.empty(shape, dtype=dtype)
     if negate and coo_first:
         out[...] = -x.astype(dtype, copy=False)
@@ -106,3 +110,29 @@ def _union_dense(a, x, negate, coo_first, op):
         a = -a.astype(dtype, copy=False)  # cast first: -uint8 then widening would wrap
     scatter_into(out, a, add=True)
     return out
+
+
+def _union_dense_float(a, x, negate, coo_first, dtype, xp):
+    """Float ``a + x`` / ``a - x`` / ``x - a``: NumPy's ufunc on ``a``'s exact dense meaning.
+
+    Copying ``x`` and scatter-adding ``a`` would be wrong in three ways: where ``a`` stores
+    nothing the result is ``fill + x`` (``0.0 + -0.0`` is +0.0) or ``fill - x`` (``0.0 - 0.0``
+    is +0.0; ``-x`` would be -0.0), not ``x`` or ``-x``; and duplicates are summed before the
+    function (``x + (v1 + v2)``, not ``(x + v1) + v2``, which can overflow or cancel). The dense
+    meaning is built in the result itself (``to_dense``: sums in stored order, signed zeros
+    kept), then the ufunc runs in place: no second dense array.
+    """
+    f = xp.subtract if negate else xp.add
+    if a.is_unique and xp is np and not any(_negative_zero_parts(a.fill_value)):
+        if negate and not coo_first:  # x - 0.0 is x: x + (-v) at each stored index is x - v
+            out = xp.empty(x.shape, dtype=dtype)
+            out[...] = x
+            return scatter_into(out, -a.astype(dtype, copy=False), add=True)
+        if not _has_negative_zero(a.values):
+            # fill (op) x differs from x (or -x) only by the sign of a zero, and that sign
+            # decides v + zero only when v is -0.0: one pass, then a scatter-add (the old speed)
+            fill = a.fill_value.astype(dtype)
+            out = f(fill, x, dtype=dtype) if coo_first else f(x, fill, dtype=dtype)
+            return scatter_into(out, a, add=True)
+    out = to_dense(a if a.dtype == dtype else a.astype(dtype))
+    return f(out, x, out=out) if coo_first else f(x, out, out=out)

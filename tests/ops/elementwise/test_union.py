@@ -183,3 +183,73 @@ def test_hypothesis_union(fa, fb, na, nb, seed, shape, co):
         close(dense_of(r), ref(dense_of(a), dense_of(b)), np.float64)
         if co or (a.is_coalesced and b.is_coalesced):
             assert r.is_coalesced
+
+
+def _same_bits(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    for g, w in ([(got.real, want.real), (got.imag, want.imag)] if want.dtype.kind == "c" else [(got, want)]):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        ok = ~np.isnan(w)
+        np.testing.assert_array_equal(g[ok], w[ok])
+        np.testing.assert_array_equal(np.signbit(g[ok]), np.signbit(w[ok]))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128], ids=str)
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_union_dense_float_is_numpys_answer_bit_for_bit(backend, dtype, op, hybrid):
+    # where nothing is stored the result is fill (op) x: 0.0 + -0.0 and 0.0 - 0.0 are +0.0
+    # (a copy of x, or -x, gave -0.0); duplicates are summed before the function: x + (v1 + v2),
+    # so 1 + (1e308 - 1e308) is 1, not (1 + 1e308) - 1e308 = 0, nor inf (overflow)
+    fn, ref = OPS[op]
+    big = float(np.finfo(dtype).max)
+    shape = (4, 3, 2) if hybrid else (4, 3)
+    idx = np.array([[1, 1, 2, 2, 3, 0, 3], [0, 0, 1, 1, 2, 2, 2]])
+    vals = np.array([big, -big, big, big, -0.0, 2.0, -0.0])
+    if hybrid:
+        vals = np.stack([vals, -vals], axis=1)
+    a = COO(idx, vals.astype(dtype), shape)
+    x = np.array([[0.0, -0.0, 1.0], [1.0, -0.0, 0.0], [-0.0, -big, np.inf], [3.0, 0.0, -0.0]])
+    if hybrid:
+        x = np.stack([x, -x], axis=2)
+    x = x.astype(dtype)
+    if dtype in (np.complex64, np.complex128):
+        x = x + (x[::-1] * 1j).astype(dtype)
+    c = a.coalesce()
+    no_negative_zero = c._with(values=np.where(c.values == 0, 0, c.values).astype(dtype))
+    for a in (a, c, no_negative_zero):  # duplicates; unique with and without stored -0.0
+        d = a.to_dense()  # (bit-exact sums: tests/ops/dense/test_signed_zeros.py)
+        for left, right, want in [(a, x, ref(d, x)), (x, a, ref(x, d))]:
+            with np.errstate(all="ignore"):
+                r = backend.get(fn(backend.put(left), backend.put(right)))
+            _same_bits(r, want)
+
+
+def test_union_dense_float_random_hostile_values(backend):
+    # signed zeros, infinities, NaN and overflowing pairs, duplicates or not, hybrid,
+    # broadcast and F-ordered dense operands: bit for bit NumPy's f(a.to_dense(), x)
+    rng = np.random.default_rng(20261203)
+    special = np.array([0.0, -0.0, 1.0, -1.0, 1e308, -1e308, np.inf, np.nan])
+    for _ in range(150):
+        sn = int(rng.integers(0, 3))
+        nnz = int(rng.integers(0, 7)) if sn else int(rng.integers(0, 2))
+        idx = np.stack([rng.integers(0, 4, size=nnz), rng.integers(0, 3, size=nnz)])[:sn]
+        a = COO(idx.reshape(sn, nnz), special[rng.integers(0, 8, size=(nnz,) + (4, 3)[sn:])], (4, 3))
+        if rng.random() < 0.5:
+            a = a.coalesce()
+        x = special[rng.integers(0, 8, size=[(3,), (4, 1), (4, 3), (2, 4, 3)][rng.integers(0, 4)])]
+        if x.ndim > 1 and rng.random() < 0.3:
+            x = np.asfortranarray(x)
+        d = a.to_dense()
+        for op in OPS:
+            fn, ref = OPS[op]
+            with np.errstate(all="ignore"):
+                cases = [(a, x, ref(d, x)), (x, a, ref(x, d))]
+            for left, right, want in cases:
+                with np.errstate(all="ignore"):
+                    r = backend.get(fn(backend.put(left), backend.put(right)))
+                if isinstance(r, COO):  # one background value: its sign is not guaranteed (docs/reliability.md)
+                    np.testing.assert_array_equal(r.to_dense(), want)
+                else:
+                    _same_bits(r, want)
