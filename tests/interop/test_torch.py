@@ -119,6 +119,21 @@ class TestConversion:
         assert a.values[1] == 50.0
         assert t._indices().data_ptr() == a.indices.ctypes.data
 
+    @pytest.mark.parametrize("sparse_ndim", [0, 2])
+    def test_to_torch_gives_length_one_axes_the_usual_strides(self, sparse_ndim):
+        """One row of values cut from two (``v[::2]``) is C-contiguous with an odd stride on its
+        length-1 axis; torch's sparse ``.to(dtype)`` read and wrote past such values (garbage
+        in ``to_dense``, heap corruption), so ``to_torch`` re-views them with the usual strides."""
+        rows = np.array([[2, 3], [0, 0]], dtype=np.uint16)
+        shape = (2, 2, 2)[2 - sparse_ndim:] if sparse_ndim else (2,)
+        idx = np.array([[1], [0]])[:sparse_ndim]
+        a = coosparse.COO(idx, rows[::2], shape)
+        assert a.values.strides == (8, 2) and a.values.flags.c_contiguous
+        t = ct.to_torch(a)
+        assert t._values().stride() == (2, 1)
+        assert np.shares_memory(ct.from_torch(t._values()), a.values)  # still a view
+        np.testing.assert_array_equal(t.to(torch.int64).to_dense().numpy(), a.astype(np.int64).to_dense())
+
     @pytest.mark.parametrize("sorted_, unique", [(True, True), (True, False), (False, True), (False, False)])
     def test_round_trip_flags(self, sorted_, unique):
         idx = [[0, 1, 1]] if not unique else ([[0, 1, 3]] if sorted_ else [[3, 1, 0]])
