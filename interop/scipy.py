@@ -22,12 +22,23 @@ def _sp():
     return scipy.sparse
 
 
+def _data(m, canonical):
+    """``m.data`` to share, or a copy where scipy may reorder it in place later: its sort_indices
+    and sum_duplicates (run implicitly by products, norms, ...) permute ``data`` in the buffer
+    unless the matrix is canonical, and our indices were copied, so a shared buffer would change
+    the COO's meaning."""
+    return m.data if canonical else m.data.copy()
+
+
 @operation()
 def from_scipy(m, *, check=True):
     """COO from any scipy.sparse array or matrix (coo, csr, csc, bsr, dia, lil, dok).
 
-    Indices and values are shared with ``m`` where scipy's layout allows it
-    (COO coordinates are copied to one int64 block).
+    Values are shared with ``m`` where scipy's layout allows it (indices are
+    copied to one int64 block). A CSR/CSC matrix that is not canonical has its
+    values copied: scipy sorts and sums such a matrix in place (``m @ x``,
+    ``m.sort_indices()``), which would reorder values under the indices
+    copied here.
 
     Examples
     --------
@@ -48,12 +59,13 @@ def from_scipy(m, *, check=True):
         indices = np.stack([rows, m.indices.astype(np.int64, copy=False)])
         # CSR order is row-major: sorted columns within rows make the keys sorted
         sorted_ = bool(m.has_sorted_indices)
-        return COO(indices, m.data, shape, sorted=sorted_,
-                   unique=bool(m.has_canonical_format), check=check)
+        canonical = bool(m.has_canonical_format)
+        return COO(indices, _data(m, canonical), shape, sorted=sorted_, unique=canonical, check=check)
     if fmt == "csc" and m.ndim == 2:
         cols = np.repeat(np.arange(shape[1], dtype=np.int64), np.diff(m.indptr))
         indices = np.stack([m.indices.astype(np.int64, copy=False), cols])
-        return COO(indices, m.data, shape, unique=bool(m.has_canonical_format), check=check)
+        canonical = bool(m.has_canonical_format)
+        return COO(indices, _data(m, canonical), shape, unique=canonical, check=check)
     if fmt in ("dok", "dia", "lil"):
         coo = m.tocoo()
         return COO(np.asarray(coo.coords, dtype=np.int64), coo.data, shape, unique=True, check=check)
