@@ -113,3 +113,14 @@ def test_from_scipy_survives_scipy_sorting_its_matrix_in_place(fmt, mutate):
     np.testing.assert_array_equal(a.to_dense(), want)
     c = getattr(sp, f"{fmt}_array")(want)  # canonical: shared, scipy never reorders it
     assert np.shares_memory(coosparse.from_scipy(c).values, c.data)
+
+
+def test_from_scipy_survives_scipy_summing_a_1d_csr_in_place():
+    m = sp.csr_array((np.array([1.0, 2.0, 3.0]), np.array([3, 0, 3]), np.array([0, 3])), shape=(5,))
+    a = coosparse.from_scipy(m)  # through m.tocoo(), whose data is m.data
+    want = m.toarray()
+    m.sum()  # sums the duplicates of m in place
+    np.testing.assert_array_equal(a.to_dense(), want)
+    for fmt in ("dok", "lil", "dia", "bsr", "coo"):  # the other formats convert as before
+        x = sp.csr_array(np.array([[0.0, 1.0], [2.0, 0.0]])).asformat(fmt)
+        np.testing.assert_array_equal(coosparse.from_scipy(x).to_dense(), x.toarray())
