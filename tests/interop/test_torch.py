@@ -119,6 +119,16 @@ class TestConversion:
         assert a.values[1] == 50.0
         assert t._indices().data_ptr() == a.indices.ctypes.data
 
+    def test_a_torch_size_is_a_shape_not_a_tensor(self):
+        """torch.Size is a tuple from module "torch": asarray takes it as NumPy does, not as a tensor."""
+        s = torch.zeros(2, 3).shape
+        a = coosparse.asarray(s)
+        assert a.dtype == np.int64 and a.to_dense().tolist() == [2, 3]
+        r = coosparse.asarray(np.ones(2)) + s  # an operand as NumPy takes it
+        np.testing.assert_array_equal(r.to_dense() if isinstance(r, coosparse.COO) else r, [3.0, 4.0])
+        p = torch.nn.Parameter(torch.ones(2))  # a Tensor subclass is still a tensor
+        assert coosparse.asarray(p).to_dense().tolist() == [1.0, 1.0]
+
     @pytest.mark.parametrize("sparse_ndim", [0, 2])
     def test_to_torch_gives_length_one_axes_the_usual_strides(self, sparse_ndim):
         """One row of values cut from two (``v[::2]``) is C-contiguous with an odd stride on its
