@@ -6,12 +6,17 @@ operations: scipy.sparse arrays and torch tensors are accepted by
 :func:`coosparse.asarray`, scipy.sparse arrays as operands of the elementwise
 functions, and ``COO.to_scipy`` works.
 """
+import sys
+
 from .._core.dispatch import register_foreign
 from . import pydata, scipy  # noqa: F401  (each registers itself)
 
 
 def _is_torch_tensor(x):
-    return type(x).__module__.startswith("torch")
+    # by isinstance through sys.modules, without importing torch: a torch.Size (a tuple, module
+    # "torch") is a shape, not a tensor; no tensor exists before torch is imported
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
 
 
 def _from_torch(x):

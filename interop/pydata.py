@@ -58,6 +58,8 @@ def from_pydata(p, *, check=True):
     shape = tuple(int(n) for n in p.shape)
     data = np.asarray(p.data)
     coords = np.asarray(p.coords).reshape(len(shape), data.shape[0])
+    if coords.size == 0 and coords.dtype.kind not in "iu":
+        coords = coords.astype(np.int64)  # GCXS -> COO of a 0-d array gives empty float64 coords
     try:
         # pydata sorts and sums its coordinates when it builds a COO (unless its caller told it
         # they were): the flags are claimed, and verified in one pass unless check=False

@@ -22,12 +22,23 @@ def _sp():
     return scipy.sparse
 
 
+def _data(m, canonical, data):
+    """``data`` (``m.data`` or a view of it) to share, or a copy where scipy may reorder it in
+    place later: its sort_indices and sum_duplicates (run implicitly by ``m.sum()``, norms, ...)
+    permute ``m.data`` in its buffer unless the matrix is canonical, and our indices were copied,
+    so a shared buffer would change the COO's meaning."""
+    return data if canonical or not np.may_share_memory(data, m.data) else data.copy()
+
+
 @operation()
 def from_scipy(m, *, check=True):
     """COO from any scipy.sparse array or matrix (coo, csr, csc, bsr, dia, lil, dok).
 
-    Indices and values are shared with ``m`` where scipy's layout allows it
-    (COO coordinates are copied to one int64 block).
+    Values are shared with ``m`` where scipy's layout allows it (indices are
+    copied to one int64 block). A CSR/CSC matrix that is not canonical has its
+    values copied: scipy sorts and sums such a matrix in place (``m @ x``,
+    ``m.sort_indices()``), which would reorder values under the indices
+    copied here.
 
     Examples
     --------
@@ -48,18 +59,22 @@ def from_scipy(m, *, check=True):
         indices = np.stack([rows, m.indices.astype(np.int64, copy=False)])
         # CSR order is row-major: sorted columns within rows make the keys sorted
         sorted_ = bool(m.has_sorted_indices)
-        return COO(indices, m.data, shape, sorted=sorted_,
-                   unique=bool(m.has_canonical_format), check=check)
+        canonical = bool(m.has_canonical_format)
+        return COO(indices, _data(m, canonical, m.data), shape, sorted=sorted_, unique=canonical, check=check)
     if fmt == "csc" and m.ndim == 2:
         cols = np.repeat(np.arange(shape[1], dtype=np.int64), np.diff(m.indptr))
         indices = np.stack([m.indices.astype(np.int64, copy=False), cols])
-        return COO(indices, m.data, shape, unique=bool(m.has_canonical_format), check=check)
+        canonical = bool(m.has_canonical_format)
+        return COO(indices, _data(m, canonical, m.data), shape, unique=canonical, check=check)
     if fmt in ("dok", "dia", "lil"):
         coo = m.tocoo()
         return COO(np.asarray(coo.coords, dtype=np.int64), coo.data, shape, unique=True, check=check)
     coo = m if fmt == "coo" else m.tocoo()
     canonical = bool(coo.has_canonical_format)
-    return COO(np.asarray(coo.coords, dtype=np.int64).reshape(len(shape), -1), coo.data, shape,
+    data = coo.data
+    if fmt in ("csr", "csc"):  # 1-D CSR, whose COO form shares its data
+        data = _data(m, bool(m.has_canonical_format), data)
+    return COO(np.asarray(coo.coords, dtype=np.int64).reshape(len(shape), -1), data, shape,
                sorted=canonical, unique=canonical, check=check)
 
 

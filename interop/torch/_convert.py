@@ -118,14 +118,28 @@ def _import(a):
 
     torch has no negative strides (``torch.from_dlpack`` aborts the process on
     them) and no byte-swapped dtypes: such arrays are copied to a C-contiguous
-    native-order array first.
+    native-order array first. A C-contiguous array whose length-1 axes carry
+    other strides (``v[::2]`` of two rows) is re-viewed with the usual strides:
+    torch's sparse ``Tensor.to(dtype)`` keeps those strides, allocates the new
+    values for the usual ones and reads and writes past them (garbage values,
+    heap corruption).
     """
     if isinstance(a, np.generic):
         a = np.asarray(a)
     if any(s < 0 for s in a.strides) or not a.dtype.isnative:
         xp = array_namespace(a)
         a = xp.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+    elif a.flags.c_contiguous and a.ndim > 1 and a.strides != _c_strides(a):
+        a = a.reshape(-1).reshape(a.shape)  # a view: C-contiguous data reshape without a copy
     return torch.from_dlpack(a)
+
+
+def _c_strides(a):
+    strides, step = [], a.itemsize
+    for n in reversed(a.shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
 
 
 @graph_break

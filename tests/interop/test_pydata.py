@@ -34,6 +34,17 @@ def test_other_pydata_formats(fmt):
     np.testing.assert_array_equal(a.to_dense(), p.todense())
 
 
+@pytest.mark.parametrize("value", [0.0, 2.5])
+@pytest.mark.parametrize("fmt", ["gcxs", "dok"])
+def test_zero_dim_pydata_formats(fmt, value):
+    """pydata's GCXS of a 0-d array becomes a COO with empty float64 coords: no index, not an error."""
+    p = sparse.COO.from_numpy(np.array(value)).asformat(fmt)
+    a = coosparse.asarray(p)
+    assert a.shape == () and a.indices.dtype == np.int64
+    np.testing.assert_array_equal(a.to_dense(), p.todense())
+    np.testing.assert_array_equal(np.asarray(a.fill_value), np.asarray(p.fill_value))
+
+
 def test_a_lying_pydata_array_comes_back_without_flags():
     p = sparse.COO(np.array([[2, 0]]), np.array([1.0, 2.0]), shape=(3,), sorted=True, has_duplicates=False)
     a = coosparse.COO.from_pydata(p)

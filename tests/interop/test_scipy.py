@@ -96,3 +96,31 @@ def test_to_scipy_errors():
         COO(np.zeros((0, 1), np.int64), [1.0], ()).to_scipy()
     with pytest.raises(TypeError, match="scipy.sparse"):
         coosparse.from_scipy(np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("mutate", ["sort_indices", "sum_duplicates", "sum"])
+def test_from_scipy_survives_scipy_sorting_its_matrix_in_place(fmt, mutate):
+    """scipy sorts and sums a non-canonical CSR/CSC in place, data included (also implicitly: ``m.sum()``,
+    ``m.max()``, ``scipy.sparse.linalg.norm(m)``):
+    the COO must not share that buffer under indices of the old order."""
+    data, minor, ptr = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1, 0, 1, 1]), np.array([0, 2, 4])
+    m = getattr(sp, f"{fmt}_array")((data, minor, ptr), shape=(2, 2))
+    a = coosparse.from_scipy(m)
+    want = m.toarray()
+    getattr(m, mutate)()
+    assert m.has_sorted_indices  # scipy did reorder its buffers
+    np.testing.assert_array_equal(a.to_dense(), want)
+    c = getattr(sp, f"{fmt}_array")(want)  # canonical: shared, scipy never reorders it
+    assert np.shares_memory(coosparse.from_scipy(c).values, c.data)
+
+
+def test_from_scipy_survives_scipy_summing_a_1d_csr_in_place():
+    m = sp.csr_array((np.array([1.0, 2.0, 3.0]), np.array([3, 0, 3]), np.array([0, 3])), shape=(5,))
+    a = coosparse.from_scipy(m)  # through m.tocoo(), whose data is m.data
+    want = m.toarray()
+    m.sum()  # sums the duplicates of m in place
+    np.testing.assert_array_equal(a.to_dense(), want)
+    for fmt in ("dok", "lil", "dia", "bsr", "coo"):  # the other formats convert as before
+        x = sp.csr_array(np.array([[0.0, 1.0], [2.0, 0.0]])).asformat(fmt)
+        np.testing.assert_array_equal(coosparse.from_scipy(x).to_dense(), x.toarray())

@@ -119,6 +119,31 @@ class TestConversion:
         assert a.values[1] == 50.0
         assert t._indices().data_ptr() == a.indices.ctypes.data
 
+    def test_a_torch_size_is_a_shape_not_a_tensor(self):
+        """torch.Size is a tuple from module "torch": asarray takes it as NumPy does, not as a tensor."""
+        s = torch.zeros(2, 3).shape
+        a = coosparse.asarray(s)
+        assert a.dtype == np.int64 and a.to_dense().tolist() == [2, 3]
+        r = coosparse.asarray(np.ones(2)) + s  # an operand as NumPy takes it
+        np.testing.assert_array_equal(r.to_dense() if isinstance(r, coosparse.COO) else r, [3.0, 4.0])
+        p = torch.nn.Parameter(torch.ones(2))  # a Tensor subclass is still a tensor
+        assert coosparse.asarray(p).to_dense().tolist() == [1.0, 1.0]
+
+    @pytest.mark.parametrize("sparse_ndim", [0, 2])
+    def test_to_torch_gives_length_one_axes_the_usual_strides(self, sparse_ndim):
+        """One row of values cut from two (``v[::2]``) is C-contiguous with an odd stride on its
+        length-1 axis; torch's sparse ``.to(dtype)`` read and wrote past such values (garbage
+        in ``to_dense``, heap corruption), so ``to_torch`` re-views them with the usual strides."""
+        rows = np.array([[2, 3], [0, 0]], dtype=np.uint16)
+        shape = (2, 2, 2)[2 - sparse_ndim:] if sparse_ndim else (2,)
+        idx = np.array([[1], [0]])[:sparse_ndim]
+        a = coosparse.COO(idx, rows[::2], shape)
+        assert a.values.strides == (8, 2) and a.values.flags.c_contiguous
+        t = ct.to_torch(a)
+        assert t._values().stride() == (2, 1)
+        assert np.shares_memory(ct.from_torch(t._values()), a.values)  # still a view
+        np.testing.assert_array_equal(t.to(torch.int64).to_dense().numpy(), a.astype(np.int64).to_dense())
+
     @pytest.mark.parametrize("sorted_, unique", [(True, True), (True, False), (False, True), (False, False)])
     def test_round_trip_flags(self, sorted_, unique):
         idx = [[0, 1, 1]] if not unique else ([[0, 1, 3]] if sorted_ else [[3, 1, 0]])
