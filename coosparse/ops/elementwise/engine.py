@@ -274,18 +274,24 @@ def _device_function(f, name, xp):
         raise TypeError(f"{name} is not available in {xp.__name__}, so not on the GPU") from None
 
 
+def _finite(host):
+    """A host constant or fill is finite (a Python int is, and beyond 64 bits an object to np.isfinite)."""
+    return isinstance(host, int) or bool(np.all(np.isfinite(host)))
+
+
 def _linear_positions(f, ops, fills):
     """Argument positions where ``f`` may act on uncoalesced entries (linear, dtype kept).
 
     Division is linear in its numerator only for a finite, non-zero constant
     divisor: ``x1 / 0 + x2 / 0`` is not ``(x1 + x2) / 0`` when the duplicates'
-    signs differ. Multiplication follows SPEC 4 (stored values only). Neither
-    is for float16, whose duplicates sum in float32 (each scaled alone can overflow).
+    signs differ. Multiplication follows SPEC 4 (stored values only), but not by
+    an infinite or NaN constant or fill: duplicates 2.5 and 0.0 times inf are
+    ``inf + NaN`` one by one, where their sum times inf is inf. Neither is for
+    float16, whose duplicates sum in float32 (each scaled alone can overflow).
     """
-    if f is np.true_divide and not (len(ops) == 2 and ops[1].kind == "const"
-                                    and (isinstance(ops[1].host, int) or bool(np.all(np.isfinite(ops[1].host))))
+    if f is np.true_divide and not (len(ops) == 2 and ops[1].kind == "const" and _finite(ops[1].host)
                                     and bool(np.all(ops[1].host != 0))):
-        return []  # (a Python int is finite, and beyond 64 bits an object to np.isfinite)
+        return []
     out = []
     for i in _LINEAR.get(f, ()):
         if i >= len(ops) or ops[i].kind != "coo":
@@ -293,6 +299,8 @@ def _linear_positions(f, ops, fills):
         dt = ops[i].dtype
         if dt == np.float16 and f in (np.multiply, np.true_divide):
             continue  # float16 duplicates sum in float32: 40000 * 2 alone overflows float16
+        if f is np.multiply and not all(_finite(op.host) for j, op in enumerate(ops) if j != i and op.kind != "dense"):
+            continue  # (a dense operand's values are not read here: SPEC 4's stored-values rule)
         ok = all(r.dtype == dt or (dt.kind == "c" and r.dtype == np.empty(0, dt).real.dtype) for r in fills)
         if ok:
             out.append(i)

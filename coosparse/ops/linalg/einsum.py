@@ -243,16 +243,20 @@ def einsum(*operands, dtype=None, out=None, optimize=False, order="K", casting="
     duplicates are summed in its own dtype first), so that sums count in it.
     Repeated subscripts take diagonals, subscripts of one operand that are not
     in the output are summed first, then the operands are contracted pairwise,
-    left to right: two COO operands by SpGEMM, a COO and a dense one by SpMM,
+    in NumPy's greedy order: two COO operands by SpGEMM, a COO and a dense one by SpMM,
     two dense ones by NumPy (CuPy).
 
     Parameters
     ----------
     dtype : dtype, optional
         The operands are cast to it first.
-    out, optimize, order, casting
+    casting : {'no', 'equiv', 'safe', 'same_kind', 'unsafe'}
+        NumPy's rule for casting each operand to the result dtype (``dtype``,
+        else the operands' common type): a cast it forbids raises TypeError,
+        as NumPy does (``dtype=np.int8`` for int64 operands needs ``'unsafe'``).
+    out, optimize, order
         Accepted for NumPy compatibility: ``out`` must be None; the others are
-        ignored (the contraction order is left to right).
+        ignored (the contraction order is NumPy's greedy one).
 
     Returns
     -------
@@ -278,10 +282,12 @@ def einsum(*operands, dtype=None, out=None, optimize=False, order="K", casting="
     arrays = [_as_operand(a, "einsum") for a in arrays]
     _check_zero_fill("einsum", *arrays)
     rdt = None if dtype is None else _dtypes.check_dtype(dtype, "einsum dtype")
+    _check_casting(arrays, rdt, casting)
     if not any(_is_coo(a) for a in arrays):
         xp = backend_for(*arrays).xp
-        return xp.einsum(*operands, dtype=dtype, optimize=optimize) if isinstance(operands[0], str) else \
-            xp.einsum(*operands, dtype=dtype)
+        kw = {"casting": casting} if xp is np else {}  # (checked above for CuPy's too)
+        return xp.einsum(*operands, dtype=dtype, optimize=optimize, **kw) if isinstance(operands[0], str) else \
+            xp.einsum(*operands, dtype=dtype, **kw)
     # NumPy casts every operand to the result dtype before it sums anything: a diagonal or a lone
     # axis summed in an operand's own dtype would wrap (int8), saturate (bool: "any") or promote
     # (NumPy's sum of int16 is int64) where NumPy's einsum counts in the result dtype. A COO's
@@ -360,6 +366,19 @@ def einsum(*operands, dtype=None, out=None, optimize=False, order="K", casting="
     if _is_coo(cur):  # (a lone operand's entries come through as they are: coalesced as documented)
         cur = coalesce(cur)
     return cur
+
+
+def _check_casting(arrays, rdt, casting):
+    """TypeError where NumPy's einsum refuses to cast an operand to the result dtype under ``casting``
+    (cast silently, int64 operands summed as ``dtype=np.int8`` would wrap)."""
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(f"einsum: casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' "
+                         f"(got {casting!r})")
+    target = rdt if rdt is not None else _dtypes.result_type(*[a.dtype for a in arrays])
+    for i, a in enumerate(arrays):
+        if not np.can_cast(a.dtype, target, casting):
+            raise TypeError(f"einsum: operand {i} of dtype {a.dtype} cannot be cast to {target} under "
+                            f"casting={casting!r} (pass casting='unsafe' to allow it)")
 
 
 def _expand_dims(x, axis):

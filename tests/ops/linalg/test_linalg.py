@@ -384,6 +384,29 @@ def test_einsum_interleaved_and_dtype():
     assert r.dtype == np.complex128
 
 
+def test_einsum_casting_as_numpy():
+    # dtype= and casting= were ignored: int64 operands summed as int8 wrapped silently where NumPy's
+    # einsum (casting='safe' by default) raises TypeError
+    a = COO([[0, 1], [1, 0]], np.array([100, 100]), (2, 2))
+    x, b = a.to_dense(), np.ones(2)
+    for casting in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        for kw in ({}, {"dtype": np.int8}, {"dtype": np.float32}, {"dtype": np.int64}):
+            for ops in ((a, b), (a, a), (x, b)):
+                try:
+                    y = dense_of(ops[1]) if isinstance(ops[1], COO) else ops[1]
+                    want = np.einsum("ij,jk", x, y.reshape(2, -1), casting=casting, **kw)
+                except TypeError:
+                    with pytest.raises(TypeError, match="cast"):
+                        coosparse.einsum("ij,jk", ops[0], ops[1].reshape(2, -1), casting=casting, **kw)
+                    continue
+                got = coosparse.einsum("ij,jk", ops[0], ops[1].reshape(2, -1), casting=casting, **kw)
+                got = dense_of(got) if isinstance(got, COO) else got
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="casting must be one of"):
+        coosparse.einsum("ij->", a, casting="bogus")
+
+
 @pytest.mark.parametrize("spec", ["a+b->c", "i->&", "i->ij", "ij->jij", "a..,a...", ".i...", "a,a->->"])
 def test_einsum_invalid(spec):
     x = COO([[0]], np.ones(1), (2,))
