@@ -15,6 +15,7 @@ from coosparse.ops.elementwise.arithmetic import subtract as _subtract
 from coosparse.ops.elementwise.intersect import mask_projection as _mask_projection
 from coosparse.ops.elementwise.intersect import sparse_mask as _sparse_mask
 from coosparse._core.coo import COO
+from coosparse._kernels.backend import array_namespace
 from coosparse.ops.elementwise.intersect import multiply_sparse
 
 from ._common import (
@@ -278,10 +279,10 @@ class _Multiply(torch.autograd.Function):
                 gv = _sparse_mask(ga, pattern).values
                 if np.isscalar(other):
                     ov = other
+                elif isinstance(other, COO):
+                    ov = _sparse_mask(other, pattern).values
                 else:  # a dense factor may broadcast against the sparse one
-                    xp = np if isinstance(other, np.ndarray) else __import__("cupy")
-                    ov = _sparse_mask(other if isinstance(other, COO) else
-                                               xp.broadcast_to(other, mine.shape), pattern).values
+                    ov = _sparse_mask(array_namespace(other).broadcast_to(other, mine.shape), pattern).values
                 grads.append(_sparse_grad(pattern, gv * _conj(ov), dtype))
             else:
                 # dense factor, sparse other: each stored entry k of other sends G[idx_k] * conj(other_k)

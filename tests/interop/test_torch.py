@@ -395,6 +395,24 @@ def test_multiply_complex_gradcheck():
     assert gradcheck(lambda s, t: ct.to_dense(ct.multiply(s, t)), (ac, bc), masked=True)
 
 
+@pytest.mark.parametrize("kinds", [("unsorted_dups", "coalesced"), ("coalesced", "sorted_dups"),
+                                   ("unsorted_dups", "unsorted_dups")])
+@pytest.mark.parametrize("which", [0, 1])
+def test_multiply_sparse_sparse_one_operand_requires_grad(kinds, which):
+    """Only one sparse factor requires grad (and they are not both coalesced): the gradient is
+    G * conj(other) read at the operand's coalesced indices (this path once imported CuPy on the CPU)."""
+    a = sparse(kinds[0], seed=3, pool=POOL_A, requires_grad=(which == 0))
+    b = sparse(kinds[1], seed=4, pool=POOL_B, requires_grad=(which == 1))
+    w = torch.randn(SHAPE, dtype=F64)
+    x = (a, b)[which]
+    (g,) = torch.autograd.grad((ct.to_dense(ct.multiply(a, b)) * w).sum(), (x,))
+    check_sparse_grad(g, x)
+    other = (b, a)[which].detach().to_dense()
+    torch.testing.assert_close(g.to_dense(), (w * other).sparse_mask(x.detach().coalesce()).to_dense())
+    assert gradcheck(lambda t: ct.to_dense(ct.multiply(t, b) if which == 0 else ct.multiply(a, t)), (x,),
+                     masked=True)
+
+
 def _uncoalesced(shape, keys, seed):
     idx = np.stack(np.unravel_index(np.asarray(keys, dtype=np.int64), shape)).astype(np.int64)
     vals = np.random.default_rng(seed).standard_normal(len(keys))
