@@ -250,6 +250,11 @@ class _Multiply(torch.autograd.Function):
             y, ctx.match = multiply_sparse(A, B, compact, keep_match=True)
         else:
             y = _multiply(A, B, compact=compact)
+            if isinstance(y, COO) and not (isinstance(A, COO) and isinstance(B, COO)):
+                # torch multiplies the stored values only: an inf or NaN factor (a scalar or a
+                # one-element dense tensor, which coosparse broadcasts into the fill) leaves the
+                # unspecified elements at zero
+                y = y._with(fill_value=0)
         out = _out(y)
         ctx.out_indices = (out._indices().data_ptr(), out._nnz())
         return out

@@ -413,6 +413,22 @@ def test_multiply_sparse_sparse_one_operand_requires_grad(kinds, which):
                      masked=True)
 
 
+@pytest.mark.parametrize("factor", [float("inf"), float("nan"), -float("inf")])
+@pytest.mark.parametrize("form", ["scalar", "0-d", "one-element"])
+def test_multiply_by_non_finite_scalar_keeps_zeros_unspecified(factor, form):
+    """torch multiplies the stored values only: an inf/NaN factor leaves the unspecified elements
+    zero (coosparse puts it into the fill, 0 * inf; the bridge used to refuse the result)."""
+    a = sparse("unsorted_dups", seed=3, requires_grad=True)
+    f = {"scalar": factor, "0-d": torch.tensor(factor, dtype=F64),
+         "one-element": torch.tensor([factor], dtype=F64)}[form]
+    for y in (ct.multiply(a, f), ct.multiply(f, a)):
+        want = a.detach() * torch.tensor(factor, dtype=F64)
+        assert torch.equal(y._indices(), want._indices())
+        torch.testing.assert_close(y._values(), want._values(), equal_nan=True)
+    (g,) = torch.autograd.grad(torch.sparse.sum(ct.multiply(a, f)), (a,))
+    check_sparse_grad(g, a)
+
+
 def _uncoalesced(shape, keys, seed):
     idx = np.stack(np.unravel_index(np.asarray(keys, dtype=np.int64), shape)).astype(np.int64)
     vals = np.random.default_rng(seed).standard_normal(len(keys))
