@@ -441,6 +441,9 @@ class _Add(torch.autograd.Function):
         else:
             Bs = B._with(values=B.values * alpha) if isinstance(B, COO) else B * alpha
             r = _add(A, Bs, coalesce=coalesce)
+        if isinstance(r, COO) and not (isinstance(A, COO) and isinstance(B, COO)):
+            # a one-element dense operand is broadcast into the fill; sparse + dense is dense
+            r = r.to_dense()
         return _out(r)
 
     @staticmethod

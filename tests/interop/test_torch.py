@@ -489,6 +489,23 @@ def test_add_subtract(akind, bkind, hybrid):
         assert y.is_coalesced()
 
 
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (1, 1, 1)])
+@pytest.mark.parametrize("alpha", [1, -1, 2.5])
+def test_add_one_element_dense_operand(shape, alpha):
+    """sparse + dense is dense also when the dense operand has one element (coosparse broadcasts
+    such an array into the fill, which the bridge used to refuse to convert)."""
+    idx = torch.zeros((len(shape), 2), dtype=torch.int64)
+    s = torch.sparse_coo_tensor(idx, torch.tensor([1.5, 2.0], dtype=F64), shape).requires_grad_()
+    d = torch.full(shape, 3.0, dtype=F64, requires_grad=True)
+    sd = s.detach().to_dense()
+    for op, sign in ((ct.add, 1), (ct.subtract, -1)):
+        for x, y, want in ((s, d, sd + sign * alpha * 3.0), (d, s, 3.0 + sign * alpha * sd)):
+            r = op(x, y, alpha=alpha)
+            assert r.layout == torch.strided
+            torch.testing.assert_close(r, want)
+            assert gradcheck(lambda u, v: densify(op(u, v, alpha=alpha)), (x, y), masked=True)
+
+
 # ------------------------------------------------------------------------------ as_strided_scatter
 def test_as_strided_scatter_input_gradient_is_correct():
     """Where we deliberately differ from torch 2.13: x.grad is grad with the scattered positions zeroed."""
