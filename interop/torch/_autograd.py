@@ -256,7 +256,9 @@ class _Multiply(torch.autograd.Function):
                 # unspecified elements at zero
                 y = y._with(fill_value=0)
         out = _out(y)
-        ctx.out_indices = (out._indices().data_ptr(), out._nnz())
+        # the indices tensor itself, not only its address: while it is alive its memory cannot be
+        # reused by a gradient with other indices that would then pass the check below
+        ctx.out_indices = out._indices()
         return out
 
     @staticmethod
@@ -268,7 +270,8 @@ class _Multiply(torch.autograd.Function):
         A, B = ctx.A, ctx.B
         need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         if (ctx.match is not None and g.layout == torch.sparse_coo
-                and (g._indices().data_ptr(), g._nnz()) == ctx.out_indices):
+                and g._nnz() == ctx.out_indices.shape[1]
+                and g._indices().data_ptr() == ctx.out_indices.data_ptr()):
             # the usual case: the gradient has the output's own indices, so the forward's match
             # places every gradient value; no new matching
             return (*_multiply_grads_from_match(ga, A, B, ctx.match, ctx.dtypes, need_a, need_b), None)
