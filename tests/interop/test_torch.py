@@ -387,6 +387,20 @@ def test_multiply_dense_and_scalar(kind, hybrid):
     assert gradcheck(lambda s: ct.to_dense(ct.multiply(-3, s)), (a,), masked=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, F64, torch.complex64, torch.complex128])
+@pytest.mark.parametrize("factor", [0.1, 1e300, -1e-310, 1 / 3, 0.1 + 0.2j, np.float64(0.1), np.float32(0.1)])
+def test_multiply_by_python_float_is_exact_as_in_torch(dtype, factor):
+    """A Python float is a double: float64 times 0.1 uses 0.1, not float32's 0.1 (the scalar went
+    through torch.tensor's default float32 dtype: low bits lost, 1e300 became inf)."""
+    if isinstance(factor, complex) and not dtype.is_complex:
+        dtype = torch.complex128
+    a = torch.sparse_coo_tensor(torch.tensor([[0, 2, 3]]), torch.tensor([1.0, 3.0, -7.25]), (5,)).to(dtype)
+    want = (a * factor).coalesce()
+    for y in (ct.multiply(a, factor), ct.multiply(factor, a)):
+        assert y.dtype == want.dtype
+        torch.testing.assert_close(y._values(), want._values(), rtol=0, atol=0, equal_nan=True)
+
+
 def test_multiply_complex_gradcheck():
     a = sparse("unsorted_dups", seed=3, pool=POOL_A)
     b = sparse("coalesced", seed=4, pool=POOL_B)
