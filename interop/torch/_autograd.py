@@ -482,7 +482,10 @@ def _add_args(a, b, alpha, op):
     _check_same_shape(a, b, op)
     if _is_sparse(a) and _is_sparse(b) and a.sparse_dim() != b.sparse_dim():
         raise ValueError(f"{op}: a has {a.sparse_dim()} sparse dimensions but b has {b.sparse_dim()}")
-    dtype, a, b = _promote(a, b, op)
+    dtype, _, _ = _promote(a, b, op)
+    # both stay tensors (_promote turns a 0-d dense tensor into a Python scalar, which would
+    # reach from_torch, and drop its gradient): 0-d sparse + 0-d dense is a valid pair
+    a, b = (x if x.dtype == dtype else x.to(dtype) for x in (a, b))
     alpha = _alpha(alpha)
     # torch's rules for alpha: no float alpha for integral results, no complex one for real results
     if isinstance(alpha, complex) and not dtype.is_complex:

@@ -520,6 +520,21 @@ def test_add_one_element_dense_operand(shape, alpha):
             assert gradcheck(lambda u, v: densify(op(u, v, alpha=alpha)), (x, y), masked=True)
 
 
+@pytest.mark.parametrize("nnz", [0, 1, 2])
+def test_add_zero_dim_sparse_and_dense(nnz):
+    """0-d sparse + 0-d dense: equal shapes, so valid; the dense operand stays a tensor (it became a
+    Python scalar on the way and from_torch refused it)."""
+    s = torch.sparse_coo_tensor(torch.zeros((0, nnz), dtype=torch.int64), torch.randn(nnz, dtype=F64), ())
+    s = s.requires_grad_()
+    d = torch.tensor(1.75, dtype=F64, requires_grad=True)
+    for op, sign in ((ct.add, 1), (ct.subtract, -1)):
+        for x, y in ((s, d), (d, s)):
+            r = op(x, y, alpha=2)
+            assert r.layout == torch.strided and r.shape == ()
+            torch.testing.assert_close(r, densify(x.detach()) + sign * 2 * densify(y.detach()))
+            assert gradcheck(lambda u, v: densify(op(u, v, alpha=2)), (x, y), masked=True)
+
+
 # ------------------------------------------------------------------------------ as_strided_scatter
 def test_as_strided_scatter_input_gradient_is_correct():
     """Where we deliberately differ from torch 2.13: x.grad is grad with the scattered positions zeroed."""
