@@ -15,6 +15,7 @@ from coosparse.ops.elementwise.arithmetic import subtract as _subtract
 from coosparse.ops.elementwise.intersect import mask_projection as _mask_projection
 from coosparse.ops.elementwise.intersect import sparse_mask as _sparse_mask
 from coosparse._core.coo import COO
+from coosparse._kernels.backend import array_namespace
 from coosparse.ops.elementwise.intersect import multiply_sparse
 
 from ._common import (
@@ -249,8 +250,15 @@ class _Multiply(torch.autograd.Function):
             y, ctx.match = multiply_sparse(A, B, compact, keep_match=True)
         else:
             y = _multiply(A, B, compact=compact)
+            if isinstance(y, COO) and not (isinstance(A, COO) and isinstance(B, COO)):
+                # torch multiplies the stored values only: an inf or NaN factor (a scalar or a
+                # one-element dense tensor, which coosparse broadcasts into the fill) leaves the
+                # unspecified elements at zero
+                y = y._with(fill_value=0)
         out = _out(y)
-        ctx.out_indices = (out._indices().data_ptr(), out._nnz())
+        # the indices tensor itself, not only its address: while it is alive its memory cannot be
+        # reused by a gradient with other indices that would then pass the check below
+        ctx.out_indices = out._indices()
         return out
 
     @staticmethod
@@ -262,7 +270,8 @@ class _Multiply(torch.autograd.Function):
         A, B = ctx.A, ctx.B
         need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         if (ctx.match is not None and g.layout == torch.sparse_coo
-                and (g._indices().data_ptr(), g._nnz()) == ctx.out_indices):
+                and g._nnz() == ctx.out_indices.shape[1]
+                and g._indices().data_ptr() == ctx.out_indices.data_ptr()):
             # the usual case: the gradient has the output's own indices, so the forward's match
             # places every gradient value; no new matching
             return (*_multiply_grads_from_match(ga, A, B, ctx.match, ctx.dtypes, need_a, need_b), None)
@@ -278,10 +287,10 @@ class _Multiply(torch.autograd.Function):
                 gv = _sparse_mask(ga, pattern).values
                 if np.isscalar(other):
                     ov = other
+                elif isinstance(other, COO):
+                    ov = _sparse_mask(other, pattern).values
                 else:  # a dense factor may broadcast against the sparse one
-                    xp = np if isinstance(other, np.ndarray) else __import__("cupy")
-                    ov = _sparse_mask(other if isinstance(other, COO) else
-                                               xp.broadcast_to(other, mine.shape), pattern).values
+                    ov = _sparse_mask(array_namespace(other).broadcast_to(other, mine.shape), pattern).values
                 grads.append(_sparse_grad(pattern, gv * _conj(ov), dtype))
             else:
                 # dense factor, sparse other: each stored entry k of other sends G[idx_k] * conj(other_k)
@@ -435,6 +444,9 @@ class _Add(torch.autograd.Function):
         else:
             Bs = B._with(values=B.values * alpha) if isinstance(B, COO) else B * alpha
             r = _add(A, Bs, coalesce=coalesce)
+        if isinstance(r, COO) and not (isinstance(A, COO) and isinstance(B, COO)):
+            # a one-element dense operand is broadcast into the fill; sparse + dense is dense
+            r = r.to_dense()
         return _out(r)
 
     @staticmethod
@@ -470,7 +482,10 @@ def _add_args(a, b, alpha, op):
     _check_same_shape(a, b, op)
     if _is_sparse(a) and _is_sparse(b) and a.sparse_dim() != b.sparse_dim():
         raise ValueError(f"{op}: a has {a.sparse_dim()} sparse dimensions but b has {b.sparse_dim()}")
-    dtype, a, b = _promote(a, b, op)
+    dtype, _, _ = _promote(a, b, op)
+    # both stay tensors (_promote turns a 0-d dense tensor into a Python scalar, which would
+    # reach from_torch, and drop its gradient): 0-d sparse + 0-d dense is a valid pair
+    a, b = (x if x.dtype == dtype else x.to(dtype) for x in (a, b))
     alpha = _alpha(alpha)
     # torch's rules for alpha: no float alpha for integral results, no complex one for real results
     if isinstance(alpha, complex) and not dtype.is_complex:

@@ -71,7 +71,14 @@ def _torch_scalar(s):
 
 def _as_dtype_scalar(s, dtype):
     """The scalar ``s`` converted to ``dtype`` as torch converts it (integers wrap), as a Python number."""
-    t = s.detach() if isinstance(s, torch.Tensor) else torch.tensor(s)
+    if isinstance(s, torch.Tensor):
+        t = s.detach()
+    elif isinstance(s, (float, complex)):
+        # torch.tensor(0.1) is float32 (the default dtype): 0.1 would lose its low bits and 1e300
+        # would become inf before reaching a float64 result; a Python float is a double, as in torch
+        t = torch.tensor(s, dtype=torch.complex128 if isinstance(s, complex) else torch.float64)
+    else:
+        t = torch.tensor(s)
     return t.to(dtype).item()
 
 

@@ -387,12 +387,60 @@ def test_multiply_dense_and_scalar(kind, hybrid):
     assert gradcheck(lambda s: ct.to_dense(ct.multiply(-3, s)), (a,), masked=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, F64, torch.complex64, torch.complex128])
+@pytest.mark.parametrize("factor", [0.1, 1e300, -1e-310, 1 / 3, 0.1 + 0.2j, np.float64(0.1), np.float32(0.1)])
+def test_multiply_by_python_float_is_exact_as_in_torch(dtype, factor):
+    """A Python float is a double: float64 times 0.1 uses 0.1, not float32's 0.1 (the scalar went
+    through torch.tensor's default float32 dtype: low bits lost, 1e300 became inf)."""
+    if isinstance(factor, complex) and not dtype.is_complex:
+        dtype = torch.complex128
+    a = torch.sparse_coo_tensor(torch.tensor([[0, 2, 3]]), torch.tensor([1.0, 3.0, -7.25]), (5,)).to(dtype)
+    want = (a * factor).coalesce()
+    for y in (ct.multiply(a, factor), ct.multiply(factor, a)):
+        assert y.dtype == want.dtype
+        torch.testing.assert_close(y._values(), want._values(), rtol=0, atol=0, equal_nan=True)
+
+
 def test_multiply_complex_gradcheck():
     a = sparse("unsorted_dups", seed=3, pool=POOL_A)
     b = sparse("coalesced", seed=4, pool=POOL_B)
     ac = torch.sparse_coo_tensor(a._indices(), a._values() * (1 + 0.5j), a.shape).requires_grad_()
     bc = torch.sparse_coo_tensor(b._indices(), b._values() * (0.3 - 1j), b.shape, is_coalesced=True).requires_grad_()
     assert gradcheck(lambda s, t: ct.to_dense(ct.multiply(s, t)), (ac, bc), masked=True)
+
+
+@pytest.mark.parametrize("kinds", [("unsorted_dups", "coalesced"), ("coalesced", "sorted_dups"),
+                                   ("unsorted_dups", "unsorted_dups")])
+@pytest.mark.parametrize("which", [0, 1])
+def test_multiply_sparse_sparse_one_operand_requires_grad(kinds, which):
+    """Only one sparse factor requires grad (and they are not both coalesced): the gradient is
+    G * conj(other) read at the operand's coalesced indices (this path once imported CuPy on the CPU)."""
+    a = sparse(kinds[0], seed=3, pool=POOL_A, requires_grad=(which == 0))
+    b = sparse(kinds[1], seed=4, pool=POOL_B, requires_grad=(which == 1))
+    w = torch.randn(SHAPE, dtype=F64)
+    x = (a, b)[which]
+    (g,) = torch.autograd.grad((ct.to_dense(ct.multiply(a, b)) * w).sum(), (x,))
+    check_sparse_grad(g, x)
+    other = (b, a)[which].detach().to_dense()
+    torch.testing.assert_close(g.to_dense(), (w * other).sparse_mask(x.detach().coalesce()).to_dense())
+    assert gradcheck(lambda t: ct.to_dense(ct.multiply(t, b) if which == 0 else ct.multiply(a, t)), (x,),
+                     masked=True)
+
+
+@pytest.mark.parametrize("factor", [float("inf"), float("nan"), -float("inf")])
+@pytest.mark.parametrize("form", ["scalar", "0-d", "one-element"])
+def test_multiply_by_non_finite_scalar_keeps_zeros_unspecified(factor, form):
+    """torch multiplies the stored values only: an inf/NaN factor leaves the unspecified elements
+    zero (coosparse puts it into the fill, 0 * inf; the bridge used to refuse the result)."""
+    a = sparse("unsorted_dups", seed=3, requires_grad=True)
+    f = {"scalar": factor, "0-d": torch.tensor(factor, dtype=F64),
+         "one-element": torch.tensor([factor], dtype=F64)}[form]
+    for y in (ct.multiply(a, f), ct.multiply(f, a)):
+        want = a.detach() * torch.tensor(factor, dtype=F64)
+        assert torch.equal(y._indices(), want._indices())
+        torch.testing.assert_close(y._values(), want._values(), equal_nan=True)
+    (g,) = torch.autograd.grad(torch.sparse.sum(ct.multiply(a, f)), (a,))
+    check_sparse_grad(g, a)
 
 
 def _uncoalesced(shape, keys, seed):
@@ -453,6 +501,38 @@ def test_add_subtract(akind, bkind, hybrid):
     y = ct.add(a, b, coalesce=True)
     if y.layout == torch.sparse_coo:
         assert y.is_coalesced()
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (1, 1, 1)])
+@pytest.mark.parametrize("alpha", [1, -1, 2.5])
+def test_add_one_element_dense_operand(shape, alpha):
+    """sparse + dense is dense also when the dense operand has one element (coosparse broadcasts
+    such an array into the fill, which the bridge used to refuse to convert)."""
+    idx = torch.zeros((len(shape), 2), dtype=torch.int64)
+    s = torch.sparse_coo_tensor(idx, torch.tensor([1.5, 2.0], dtype=F64), shape).requires_grad_()
+    d = torch.full(shape, 3.0, dtype=F64, requires_grad=True)
+    sd = s.detach().to_dense()
+    for op, sign in ((ct.add, 1), (ct.subtract, -1)):
+        for x, y, want in ((s, d, sd + sign * alpha * 3.0), (d, s, 3.0 + sign * alpha * sd)):
+            r = op(x, y, alpha=alpha)
+            assert r.layout == torch.strided
+            torch.testing.assert_close(r, want)
+            assert gradcheck(lambda u, v: densify(op(u, v, alpha=alpha)), (x, y), masked=True)
+
+
+@pytest.mark.parametrize("nnz", [0, 1, 2])
+def test_add_zero_dim_sparse_and_dense(nnz):
+    """0-d sparse + 0-d dense: equal shapes, so valid; the dense operand stays a tensor (it became a
+    Python scalar on the way and from_torch refused it)."""
+    s = torch.sparse_coo_tensor(torch.zeros((0, nnz), dtype=torch.int64), torch.randn(nnz, dtype=F64), ())
+    s = s.requires_grad_()
+    d = torch.tensor(1.75, dtype=F64, requires_grad=True)
+    for op, sign in ((ct.add, 1), (ct.subtract, -1)):
+        for x, y in ((s, d), (d, s)):
+            r = op(x, y, alpha=2)
+            assert r.layout == torch.strided and r.shape == ()
+            torch.testing.assert_close(r, densify(x.detach()) + sign * 2 * densify(y.detach()))
+            assert gradcheck(lambda u, v: densify(op(u, v, alpha=2)), (x, y), masked=True)
 
 
 # ------------------------------------------------------------------------------ as_strided_scatter
