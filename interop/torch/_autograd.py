@@ -235,6 +235,11 @@ def _scalar(s, op):
     return s
 
 
+def _one_value(x):
+    """A scalar factor, or a dense one of one element (which broadcasts as a scalar)."""
+    return np.isscalar(x) or (not isinstance(x, COO) and getattr(x, "size", 0) == 1)
+
+
 class _Multiply(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a, b, compact):
@@ -248,6 +253,11 @@ class _Multiply(torch.autograd.Function):
         if isinstance(A, COO) and isinstance(B, COO) and A.is_coalesced and B.is_coalesced:
             # keep the forward's match: the backward places the gradient with it
             y, ctx.match = multiply_sparse(A, B, compact, keep_match=True)
+        elif isinstance(A, COO) != isinstance(B, COO) and _one_value(B if isinstance(A, COO) else A):
+            # torch multiplies each stored value by a scalar factor, duplicates one by one and the
+            # layout kept; coosparse's multiply sums duplicates first where the factor is inf or NaN
+            coo, f = (A, B) if isinstance(A, COO) else (B, A)
+            y = coo._with(values=coo.values * (f if np.isscalar(f) else f.reshape(())))
         else:
             y = _multiply(A, B, compact=compact)
             if isinstance(y, COO) and not (isinstance(A, COO) and isinstance(B, COO)):
