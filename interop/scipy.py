@@ -30,6 +30,21 @@ def _data(m, canonical, data):
     return data if canonical or not np.may_share_memory(data, m.data) else data.copy()
 
 
+def _lengths(m, n):
+    """The lengths of a CSR/CSC matrix's n rows (columns), its ``indptr`` checked first: a malformed
+    one (scipy does not check what its callers assign) would otherwise surface as NumPy's errors."""
+    ptr = np.asarray(m.indptr)
+    nnz = len(m.indices)
+    if ptr.ndim != 1 or ptr.shape[0] != n + 1:
+        raise ValueError(f"from_scipy: a {m.format} matrix with {n} {'rows' if m.format == 'csr' else 'columns'} "
+                         f"needs an indptr of {n + 1} entries; got shape {ptr.shape}")
+    lengths = np.diff(ptr)
+    if ptr[0] != 0 or bool((lengths < 0).any()) or ptr[-1] != nnz or len(m.data) != nnz:
+        raise ValueError(f"from_scipy: the {m.format} matrix's indptr must start at 0, never decrease and end at "
+                         f"the number of stored entries ({nnz} indices, {len(m.data)} values)")
+    return lengths
+
+
 @operation()
 def from_scipy(m, *, check=True):
     """COO from any scipy.sparse array or matrix (coo, csr, csc, bsr, dia, lil, dok).
@@ -55,14 +70,14 @@ def from_scipy(m, *, check=True):
     fmt = m.format
     shape = tuple(int(n) for n in m.shape)
     if fmt == "csr" and m.ndim == 2:
-        rows = np.repeat(np.arange(shape[0], dtype=np.int64), np.diff(m.indptr))
+        rows = np.repeat(np.arange(shape[0], dtype=np.int64), _lengths(m, shape[0]))
         indices = np.stack([rows, m.indices.astype(np.int64, copy=False)])
         # CSR order is row-major: sorted columns within rows make the keys sorted
         sorted_ = bool(m.has_sorted_indices)
         canonical = bool(m.has_canonical_format)
         return COO(indices, _data(m, canonical, m.data), shape, sorted=sorted_, unique=canonical, check=check)
     if fmt == "csc" and m.ndim == 2:
-        cols = np.repeat(np.arange(shape[1], dtype=np.int64), np.diff(m.indptr))
+        cols = np.repeat(np.arange(shape[1], dtype=np.int64), _lengths(m, shape[1]))
         indices = np.stack([m.indices.astype(np.int64, copy=False), cols])
         canonical = bool(m.has_canonical_format)
         return COO(indices, _data(m, canonical, m.data), shape, unique=canonical, check=check)

@@ -124,3 +124,16 @@ def test_from_scipy_survives_scipy_summing_a_1d_csr_in_place():
     for fmt in ("dok", "lil", "dia", "bsr", "coo"):  # the other formats convert as before
         x = sp.csr_array(np.array([[0.0, 1.0], [2.0, 0.0]])).asformat(fmt)
         np.testing.assert_array_equal(coosparse.from_scipy(x).to_dense(), x.toarray())
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("indptr", [[0, 3, 2, 4], [1, 2, 3, 4], [0, 1, 2, 3], [0, 2, 4]])
+def test_from_scipy_malformed_indptr_is_named(fmt, indptr):
+    """A decreasing indptr, one that does not start at 0, one that ends short of the entries, or
+    one of the wrong length: a ValueError naming indptr (it surfaced as NumPy's errors)."""
+    m = getattr(sp, f"{fmt}_array")(np.eye(3))  # then its parts replaced, as scipy lets callers do
+    m.data = np.arange(1.0, 5.0)
+    m.indices = np.array([0, 1, 2, 0], dtype=m.indices.dtype)
+    m.indptr = np.array(indptr, dtype=m.indptr.dtype)
+    with pytest.raises(ValueError, match="indptr"):
+        coosparse.from_scipy(m)
