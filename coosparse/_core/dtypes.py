@@ -20,6 +20,17 @@ SUPPORTED_DTYPES = tuple(
 )
 
 
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+"""NumPy's casting rules, by name."""
+
+
+def check_casting(casting, op=None):
+    """Raise NumPy's ValueError for a ``casting=`` that names none of :data:`CASTINGS`."""
+    if casting not in CASTINGS:
+        raise ValueError(f"{op + ': ' if op else ''}casting must be one of 'no', 'equiv', 'safe', 'same_kind', "
+                         f"'unsafe' (got {casting!r})")
+
+
 def check_dtype(dtype, what="values"):
     """Return ``np.dtype(dtype)`` or raise TypeError if coosparse does not support it."""
     dt = np.dtype(dtype)

@@ -141,7 +141,7 @@ def to_dense(a, order="C"):
         return scatter_into(out, c._with(fill_value=0), add=False)
     # the background has the fill's bits (a fill of -0.0 stays -0.0); a unique index is written,
     # not added, so a stored -0.0 keeps its sign
-    neg = _negative_zero_parts(fill)
+    neg = negative_zero_parts(fill)
     out = xp.full(a.shape, fill, dtype=a.dtype, order=order) if any(neg) else \
         xp.zeros(a.shape, dtype=a.dtype, order=order)
     z = a._with(fill_value=0)
@@ -151,11 +151,11 @@ def to_dense(a, order="C"):
     # replace mode sums them from -0.0 (the additive identity) instead. Not needed when the
     # background is -0.0 already, nor when no stored value is -0.0 (then no sum is -0.0: checked
     # on the host, where that costs no synchronisation; on a GPU the mode is free)
-    replace = not all(neg) and (xp is not np or _has_negative_zero(a.values))
+    replace = not all(neg) and (xp is not np or has_negative_zero(a.values))
     return scatter_into(out, z, add=True, replace=replace)
 
 
-def _negative_zero_parts(x):
+def negative_zero_parts(x):
     """For a float or complex scalar: whether each part ((real,) or (real, imag)) is -0.0; () otherwise."""
     if x.dtype.kind not in "fc":
         return ()
@@ -163,7 +163,7 @@ def _negative_zero_parts(x):
     return tuple(bool(p == 0 and np.signbit(p)) for p in parts)
 
 
-def _has_negative_zero(values):
+def has_negative_zero(values):
     """Whether some element (or part of one) of the host array ``values`` is -0.0."""
     parts = (values.real, values.imag) if values.dtype.kind == "c" else (values,)
     return any(bool(((p == 0) & np.signbit(p)).any()) for p in parts)
@@ -209,7 +209,7 @@ def from_dense(x, sparse_ndim=None, *, signed_zeros=False, fill_value=None):
     blocks = x.reshape(sparse_shape + (block,))
     fill = None if fill_value is None else _fill.fill_scalar(fill_value, x.dtype)
     zero_sign = signed_zeros and x.dtype.kind in "fc"
-    if fill is None or (_fill.is_zero(fill) and not any(_negative_zero_parts(fill))):  # a fill of +0
+    if fill is None or (_fill.is_zero(fill) and not any(negative_zero_parts(fill))):  # a fill of +0
         nz = blocks != 0
         if zero_sign:  # (the -0.0 parts: one signbit pass, cheaper than differs' compare of signs)
             nz |= xp.signbit(blocks.real) | (xp.signbit(blocks.imag) if x.dtype.kind == "c" else False)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from .._core import dtypes as _dtypes
 from .._core import fill as _fill
 from .._core.arrays import as_words, rows2d
 from .._core.coo import COO
@@ -38,14 +39,6 @@ from .shape import check_coo, expand_dims, gather_values, index_rows, ravel, res
 
 def _xp(a):
     return backend_for(a.indices).xp
-
-
-_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
-
-
-def _check_casting(casting):
-    if casting not in _CASTINGS:
-        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' (got {casting!r})")
 
 
 def _common(arrays, op, dtype=None, casting="same_kind"):
@@ -122,7 +115,7 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """
     if out is not None:
         raise TypeError("concatenate: out= is not supported (COO arrays are immutable)")
-    _check_casting(casting)
+    _dtypes.check_casting(casting)
     arrays = _common(arrays, "concatenate", dtype, casting)
     if axis is None:
         arrays = _common([ravel(x) for x in arrays], "concatenate")
@@ -227,7 +220,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join same-shape COO arrays along a new axis. Flags as :func:`concatenate`."""
     if out is not None:
         raise TypeError("stack: out= is not supported (COO arrays are immutable)")
-    _check_casting(casting)
+    _dtypes.check_casting(casting)
     arrays = _common(arrays, "stack", dtype, casting)
     shape = arrays[0].shape
     for i, x in enumerate(arrays):

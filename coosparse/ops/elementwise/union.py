@@ -19,7 +19,7 @@ from ..._core.coo import COO
 from ..._core.keys import is_wide, joint_keys, strides_of
 from ..._kernels.backend import backend_for
 from ..coalesce import coalesce as _coalesce
-from ..dense import _has_negative_zero, _negative_zero_parts, scatter_into, to_dense
+from ..dense import has_negative_zero, negative_zero_parts, scatter_into, to_dense
 from .operands import row_pointers, sparse_dense_shape, sparse_pair_shape, values_as
 
 
@@ -123,12 +123,12 @@ def _union_dense_float(a, x, negate, coo_first, dtype, xp):
     kept), then the ufunc runs in place: no second dense array.
     """
     f = xp.subtract if negate else xp.add
-    if a.is_unique and xp is np and not any(_negative_zero_parts(a.fill_value)):
+    if a.is_unique and xp is np and not any(negative_zero_parts(a.fill_value)):
         if negate and not coo_first:  # x - 0.0 is x: x + (-v) at each stored index is x - v
             out = xp.empty(x.shape, dtype=dtype)
             out[...] = x
             return scatter_into(out, -a.astype(dtype, copy=False), add=True)
-        if not _has_negative_zero(a.values):
+        if not has_negative_zero(a.values):
             # fill (op) x differs from x (or -x) only by the sign of a zero, and that sign
             # decides v + zero only when v is -0.0: one pass, then a scatter-add (the old speed)
             fill = a.fill_value.astype(dtype)

@@ -371,9 +371,7 @@ def einsum(*operands, dtype=None, out=None, optimize=False, order="K", casting="
 def _check_casting(arrays, rdt, casting):
     """TypeError where NumPy's einsum refuses to cast an operand to the result dtype under ``casting``
     (cast silently, int64 operands summed as ``dtype=np.int8`` would wrap)."""
-    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise ValueError(f"einsum: casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' "
-                         f"(got {casting!r})")
+    _dtypes.check_casting(casting, "einsum")
     target = rdt if rdt is not None else _dtypes.result_type(*[a.dtype for a in arrays])
     for i, a in enumerate(arrays):
         if not np.can_cast(a.dtype, target, casting):
