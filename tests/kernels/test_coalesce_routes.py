@@ -1,6 +1,7 @@
 """coalesce's Numba routes agree bit for bit: one bucket (inputs below 32,768 entries, words and
-output by NumPy) and the bucketed route (histogram, scatter, per-bucket sort, output kernels),
-both against a stable sort with sums in original order.
+output by NumPy), the bucketed route (histogram, scatter, per-bucket sort, output kernels) and,
+for value rows of whole cache lines, the by-position route (values moved once, by output row),
+all against a stable sort with sums in original order.
 
 The op tests (tests/ops/coalesce) reach each route through its size; here both routes run on the
 same inputs, including the radix sort's small buckets (4-bit digits, at most 8 passes however
@@ -45,6 +46,9 @@ def _routes(idx, vals, shape):
     if idx.shape[1] > 1:
         for nthreads in (1, 3):
             yield f"bucketed x{nthreads}", nbco.coalesce_bucketed(idx, strides, bound, vals, nthreads, limits)
+            if nbco.rows_move_whole(vals):
+                yield f"by position x{nthreads}", nbco.coalesce_by_position(idx, strides, bound, vals, nthreads,
+                                                                             limits)
 
 
 def _check(idx, vals, shape):
@@ -58,11 +62,11 @@ def _check(idx, vals, shape):
 
 @pytest.mark.parametrize("shape", [(3000, 3000), (64, 48, 64), (2**24, 2**24), (7,), (1, 5), ()])
 @pytest.mark.parametrize("n", [0, 1, 2, 31, 33, 2100, 9000])
-@pytest.mark.parametrize("k", [1, 3])
-def test_routes_match_a_stable_sort(shape, n, k):
+@pytest.mark.parametrize("k, dtype", [(1, np.float64), (3, np.float32), (8, np.float64), (16, np.int32)])
+def test_routes_match_a_stable_sort(shape, n, k, dtype):
     rng = np.random.default_rng(n * 7 + k)
     idx = np.array([rng.integers(0, s, n) for s in shape], dtype=np.int64).reshape(len(shape), n)
-    vals = rng.standard_normal((n, k)).astype(np.float32 if k == 3 else np.float64)
+    vals = (rng.standard_normal((n, k)) * 1e3).astype(dtype)
     _check(idx, vals, shape)
 
 
@@ -74,6 +78,40 @@ def test_routes_match_on_random_duplicates(seed, n, shape):
     pool = [rng.integers(0, s, rng.integers(1, 20)) for s in shape]
     idx = np.array([rng.choice(p, n) for p in pool], dtype=np.int64)
     _check(idx, rng.standard_normal((n, 1)), shape)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint32])
+def test_by_position_takes_rows_of_whole_lines(dtype):
+    # the route coalesce takes for such rows above the one-bucket size, with runs of duplicates
+    # (summed in _place_part) beside entries alone in their run (moved by _move_rows_part)
+    rng = np.random.default_rng(11)
+    n, k = 40_000, 64 // np.dtype(dtype).itemsize
+    shape = (5000, 300)
+    idx = np.array([rng.integers(0, 100, n), rng.integers(0, 300, n)], dtype=np.int64)
+    alone = rng.random(n) < 0.5
+    idx[0, alone] = rng.integers(100, 5000, int(alone.sum()))
+    vals = (rng.standard_normal((n, k)) * 100).astype(dtype)
+    assert nbco.rows_move_whole(vals) and not nbco.rows_move_whole(np.asfortranarray(vals))
+    assert not nbco.rows_move_whole(vals[:, :k - 1]) and not nbco.rows_move_whole(vals.astype(np.complex128))
+    _check(idx, vals, shape)
+    strides, bound = _strides(shape)
+    got_idx, got_vals = nbco.coalesce_linear(idx, strides, bound, vals, 2)
+    want_idx, want_vals = _reference(idx, vals, shape)
+    np.testing.assert_array_equal(got_idx, want_idx)
+    assert got_vals.tobytes() == want_vals.tobytes() and got_vals.flags.c_contiguous
+
+
+def test_by_position_checks_indices_before_writing():
+    rng = np.random.default_rng(2)
+    n = 40_000
+    idx = np.array([rng.integers(0, 50, n), rng.integers(0, 60, n)], dtype=np.int64)
+    idx[1, 31_234] = 60
+    vals = rng.standard_normal((n, 8))
+    before = vals.copy()
+    strides, bound = _strides((50, 60))
+    with pytest.raises(IndexError, match="out of bounds"):
+        nbco.coalesce_by_position(idx, strides, bound, vals, 2, size_limits((50, 60)))
+    np.testing.assert_array_equal(vals, before)
 
 
 def test_small_buckets_with_many_key_bits():

@@ -32,7 +32,7 @@ _BLOCK = 4096  # entries per block of keys computed at once (stays in L1)
 
 @nb.njit(cache=True, nogil=True)
 def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, bad, keybuf, sb, wide, dst32,
-                 dst64, values, vdst, bucket_starts, lims, wbuf32, wbuf64, vbuf, whole_rows):
+                 dst64, values, vdst, bucket_starts, lims, wbuf32, wbuf64, vbuf):
     """Chunk t of the entries, in two calls (one kernel: each compiled function costs a fixed
     share of Numba's compile time, and the key loop is compiled once).
 
@@ -46,6 +46,8 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
     With ``scatter`` (``hist`` now holds chunk t's first slot in each bucket): the chunk moves in
     order to its slots (stable), writing the word (key's low bits << sb) | slot in bucket and the
     value row beside it: the bucket stands for the top key bits, the slot for the position order.
+    With ``values`` None (``coalesce_by_position``), the word's low bits are the entry's position
+    in the input and no value moves (Numba prunes the other branches for that type).
     Words go to ``dst64`` when ``wide``, else to ``dst32`` (both arrays are always passed, one
     empty, so that one compiled kernel serves both word sizes).
 
@@ -53,9 +55,9 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
     store touches is first read from memory. So the lines a chunk fills alone (slots
     lims[t, b, 0] <= j < lims[t, b, 1], whole groups of lines: see ``_write_groups``) are gathered
     in bucket b's row of the chunk's buffers (wbuf32 / wbuf64, vbuf) and stored whole, past the
-    caches, when complete; so are value rows of whole lines (``whole_rows``). The other slots
-    take plain stores. 2M uniform entries, one thread: the scatter alone 14.9 -> 7.2 ms in a
-    micro-benchmark.
+    caches, when complete. The other slots take plain stores. 2M uniform entries, one thread:
+    the scatter alone 14.9 -> 7.2 ms in a micro-benchmark. (Value rows of whole lines take
+    ``coalesce_by_position``, which stores each row once, whole, at its output row.)
     """
     ndim = indices.shape[0]
     lo, hi = part_range(t, nparts, indices.shape[1])
@@ -66,8 +68,8 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
     vb = vbuf[t]
     group = np.uint64(vb.shape[1])
     gmask = group - np.uint64(1)
-    vline = 64 // values.itemsize
-    vflat = vdst.reshape(vdst.size)
+    # values None (the by-position route): the words carry input positions, no value moves
+    vline = 8 if values is None else 64 // values.itemsize
     h = hist[t]
     keys = keybuf[t]
     low_mask = (np.int64(1) << top_shift) - 1
@@ -107,8 +109,15 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
             b = np.uint64(key >> top_shift)
             j = h[b]
             h[b] = j + 1
-            word = ((key & low_mask) << sb) | (j - bucket_starts[b])
             uj = np.uint64(j)
+            if values is None:  # the entry's position in the input for the slot
+                word = ((key & low_mask) << sb) | (b0 + q)
+                if wide:
+                    dst64[uj] = word
+                else:
+                    dst32[uj] = word
+                continue
+            word = ((key & low_mask) << sb) | (j - bucket_starts[b])
             if values.ndim == 1 and glim[b, 0] <= j < glim[b, 1]:
                 # a group of whole lines of this chunk's own: gathered in the bucket's buffer,
                 # stored in whole lines past the caches when complete
@@ -135,9 +144,6 @@ def _bucket_part(t, nparts, scatter, indices, strides, limits, top_shift, hist, 
                 dst32[uj] = word
             if values.ndim == 1:
                 vdst[uj] = values[b0 + q]
-            elif whole_rows:  # each row whole cache lines: stored past the caches
-                for c in range(0, values.shape[1], vline):
-                    stream_line(vflat, uj * np.uint64(values.shape[1]) + np.uint64(c), values, b0 + q, c)
             else:
                 for c in range(values.shape[1]):
                     vdst[uj, c] = values[b0 + q, c]
@@ -333,6 +339,27 @@ def _sort_part(t, nthreads, words, bucket_starts, thread_buckets, sb, nbits, uco
         ucount[b] = u
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _store_key(flat_idx, o, n_out, r, strides, shifts):
+    """Output entry o's index: the linear key r unravelled (a shift where the stride is a power
+    of two), dimension d streamed to flat_idx[d * n_out + o]."""
+    row = o
+    for d in range(strides.shape[0]):
+        sh = shifts[d]
+        if sh >= 0:
+            x = r >> sh
+            r -= x << sh
+        else:
+            x = r // strides[d]
+            r -= x * strides[d]
+        stream_store(flat_idx, row, x)
+        row += n_out
+
+
+NO_ROW = np.uint32(0xFFFFFFFF)
+"""``dest`` of an entry ``_place_part`` summed (the by-position route needs n < 2**32 - 1)."""
+
+
 @nb.njit(cache=True, nogil=True)
 def _output_part(t, nthreads, words, vals, bucket_starts, thread_buckets, out_starts, low_bits, strides, shifts,
                  sb, locals_, local_starts, out_idx, out_val):
@@ -346,7 +373,6 @@ def _output_part(t, nthreads, words, vals, bucket_starts, thread_buckets, out_st
     of each line that a cached store makes first (2M uniform entries, one thread: this phase
     ~1 ms faster of ~6). They go through flat views (row d of out_idx from d * n_out). A value row
     is summed in place in its first slot's local row, then stored."""
-    ndim = strides.shape[0]
     n_out = np.uint64(out_idx.shape[1])
     flat_idx = out_idx.reshape(out_idx.size)
     flat_val = out_val.reshape(out_val.size)
@@ -385,19 +411,69 @@ def _output_part(t, nthreads, words, vals, bucket_starts, thread_buckets, out_st
                     j += one
                 for c in range(k):
                     stream_store(flat_val, o * k + c, local[s0, c])
-            r = high | key
-            row = o
-            for d in range(ndim):
-                sh = shifts[d]
-                if sh >= 0:
-                    x = r >> sh
-                    r -= x << sh
-                else:
-                    x = r // strides[d]
-                    r -= x * strides[d]
-                stream_store(flat_idx, row, x)
-                row += n_out
+            _store_key(flat_idx, o, n_out, high | key, strides, shifts)
             o += one
+    store_fence()
+
+
+@nb.njit(cache=True, nogil=True)
+def _place_part(t, nthreads, words, bucket_starts, thread_buckets, out_starts, low_bits, strides, shifts, sb,
+                values, dest, out_idx, out_val):
+    """By-position route, bucket range t: each bucket's sorted words (key's low bits << sb | input
+    position, ``_sort_part``) give each run of equal keys its output row o, from out_starts[b]:
+    the key (bucket bits restored, unravelled) goes to out_idx. An entry alone in its run gets
+    dest[i] = o, and ``_move_rows_part`` moves its row; a run of several is summed here from the
+    input rows, in input order (the order ``_output_part`` sums in), into out_val[o], and its
+    entries get dest[i] = NO_ROW. dest (uint32) is written at random: 4 bytes an entry, not a row."""
+    n_out = np.uint64(out_idx.shape[1])
+    flat_idx = out_idx.reshape(out_idx.size)
+    k = values.shape[1]
+    pmask = (np.int64(1) << sb) - 1
+    one = np.uint64(1)
+    for b in range(thread_buckets[t], thread_buckets[t + 1]):
+        lo = np.uint64(bucket_starts[b])
+        m = np.uint64(bucket_starts[b + 1]) - lo
+        o = np.uint64(out_starts[b])
+        high = np.int64(b) << low_bits
+        j = np.uint64(0)
+        while j < m:
+            w = np.int64(words[lo + j])
+            key = w >> sb
+            i0 = w & pmask
+            j += one
+            if j < m and (np.int64(words[lo + j]) >> sb) == key:
+                for c in range(k):
+                    out_val[o, c] = values[i0, c]
+                dest[i0] = NO_ROW
+                while j < m and (np.int64(words[lo + j]) >> sb) == key:
+                    i1 = np.int64(words[lo + j]) & pmask
+                    for c in range(k):
+                        out_val[o, c] += values[i1, c]
+                    dest[i1] = NO_ROW
+                    j += one
+            else:
+                dest[i0] = o
+            _store_key(flat_idx, o, n_out, high | key, strides, shifts)
+            o += one
+    store_fence()
+
+
+@nb.njit(cache=True, nogil=True)
+def _move_rows_part(t, nparts, values, dest, out_val):
+    """By-position route, chunk t of the input: row i of ``values`` to row dest[i] of out_val
+    (runs of one entry; dest[i] = NO_ROW marks a row ``_place_part`` summed). Every row is whole
+    cache lines and out_val starts a line, so each line is one non-temporal vector store: the
+    stores land at random rows, and no line is read before it is written."""
+    lo, hi = part_range(t, nparts, values.shape[0])
+    k = np.uint64(values.shape[1])
+    line = 64 // values.itemsize
+    flat = out_val.reshape(out_val.size)
+    for i in range(lo, hi):
+        d = dest[i]
+        if d != NO_ROW:
+            base = np.uint64(d) * k
+            for c in range(0, values.shape[1], line):
+                stream_line(flat, base + np.uint64(c), values, i, c)
     store_fence()
 
 
@@ -440,18 +516,12 @@ def _write_groups(offsets, bucket_starts, words, vals):
             _aligned_empty((nparts, nbuckets, group), vals.dtype))
 
 
-def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
-    """The bucketed route: values travel with their keys, so no random gathers.
+def _histogram(indices, strides, bound, values, vdst, nthreads, limits):
+    """Step 1 of both bucketed routes: (nparts, low_bits, keybuf, offsets, bucket_starts, bad).
 
-    1. histogram the top ``d1`` key bits (keys computed from the index rows);
-    2. MSD scatter, stable: each entry's word ``(low key bits) << sb | slot in
-       bucket`` and its value row go to the same slot. The bucket stands for
-       the top key bits, the slot for the original order. Words are 32 bits
-       when that fits, else 64;
-    3. per bucket, in cache: sort the words and count the distinct keys;
-    4. per bucket: sum each run of equal keys in slot (= original) order as it
-       is written to the output, the keys unravelled.
-    Keys never straddle buckets, so every phase splits by chunks or buckets.
+    Counts each chunk's entries per bucket (the top ``d1`` key bits) and checks the indices
+    (IndexError before anything is written); ``values`` and ``vdst`` are passed through to
+    ``_bucket_part`` only to pick the specialisation the scatter uses too.
     """
     n = indices.shape[1]
     # a few parts per thread, so that a thread the OS delays is covered by the others
@@ -468,6 +538,59 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     # scratch is allocated here, one slice per part: kernels that allocate compile Numba's
     # allocation routines too (a cold-cache cost); each part still works in its own buffers
     keybuf = np.empty((nparts, _BLOCK), dtype=np.int64)
+    run_parts(_bucket_part, nparts, nthreads, False, indices, strides, limits, low_bits, hist, bad, keybuf, 0, False,
+              _NO_WORDS32, _NO_WORDS64, values, vdst, _NO_WORDS64, _no_lims(nparts), _no_buf(nparts, np.uint32),
+              _no_buf(nparts, np.int64), _no_buf(nparts, np.float64 if values is None else values.dtype))
+    if bad.any():
+        raise_out_of_bounds(indices, row_major_sizes(strides, bound))
+    _sort.check_hist(hist, n)
+    offsets, bucket_starts = _sort.bucket_offsets(hist)
+    return nparts, low_bits, keybuf, offsets, bucket_starts, bad
+
+
+_NO_WORDS32, _NO_WORDS64 = np.empty(0, dtype=np.uint32), np.empty(0, dtype=np.int64)
+
+
+def _no_lims(nparts):
+    return np.zeros((nparts, 0, 2), dtype=np.int64)
+
+
+def _no_buf(nparts, dtype):
+    return np.empty((nparts, 0, 0), dtype=dtype)
+
+
+def _sort_buckets(sorted_words, bucket_starts, nparts, nthreads, sb, low_bits):
+    """Step 3 of both bucketed routes: each bucket's words sorted in place by key, in parallel.
+
+    Returns (part_buckets, out_starts): each part's bucket range, and where each bucket's
+    distinct keys start in the output (out_starts[-1] is their count)."""
+    nbuckets = bucket_starts.shape[0] - 1
+    part_buckets = _sort.split_buckets(bucket_starts, nparts)
+    ucount = np.zeros(nbuckets, dtype=np.int64)
+    largest = int(np.diff(bucket_starts).max())  # each part's scratch fits the largest bucket
+    hists = np.empty((nparts, 8, 1024), dtype=np.int64)
+    scratches = np.empty((nparts, largest), dtype=sorted_words.dtype)
+    run_parts(_sort_part, nparts, nthreads, sorted_words, bucket_starts, part_buckets, sb, low_bits, ucount,
+              hists, scratches)
+    out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
+    np.cumsum(ucount, out=out_starts[1:])
+    return part_buckets, out_starts
+
+
+def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
+    """The bucketed route: values travel with their keys, so no random gathers.
+
+    1. histogram the top ``d1`` key bits (keys computed from the index rows);
+    2. MSD scatter, stable: each entry's word ``(low key bits) << sb | slot in
+       bucket`` and its value row go to the same slot. The bucket stands for
+       the top key bits, the slot for the original order. Words are 32 bits
+       when that fits, else 64;
+    3. per bucket, in cache: sort the words and count the distinct keys;
+    4. per bucket: sum each run of equal keys in slot (= original) order as it
+       is written to the output, the keys unravelled.
+    Keys never straddle buckets, so every phase splits by chunks or buckets.
+    """
+    n = indices.shape[1]
     k = values.shape[1]
     # one value per entry (the common case) travels as a 1-D array: the kernels' loops over a
     # value row's k columns are then not compiled (a fifth of their compile time), and k > 1
@@ -476,16 +599,8 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
         return (rows,) if k == 1 else (rows, k)
 
     values = values.reshape(vshape(n))
-    no_words32, no_words64 = np.empty(0, dtype=np.uint32), np.empty(0, dtype=np.int64)
-    no_lims = np.zeros((nparts, 0, 2), dtype=np.int64)
-    no_buf32, no_buf64 = np.empty((nparts, 0, 0), dtype=np.uint32), np.empty((nparts, 0, 0), dtype=np.int64)
-    run_parts(_bucket_part, nparts, nthreads, False, indices, strides, limits, low_bits, hist, bad, keybuf, 0, False,
-              no_words32, no_words64, values, np.empty(vshape(0), dtype=values.dtype), no_words64, no_lims, no_buf32,
-              no_buf64, np.empty((nparts, 0, 0), dtype=values.dtype), False)
-    if bad.any():
-        raise_out_of_bounds(indices, row_major_sizes(strides, bound))
-    _sort.check_hist(hist, n)
-    offsets, bucket_starts = _sort.bucket_offsets(hist)
+    nparts, low_bits, keybuf, offsets, bucket_starts, bad = _histogram(
+        indices, strides, bound, values, np.empty(vshape(0), dtype=values.dtype), nthreads, limits)
     biggest = int(np.diff(bucket_starts).max())
     sb = max(biggest - 1, 0).bit_length()
     wide = low_bits + sb > 32
@@ -493,20 +608,11 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     sorted_words = _scratch.take(n, np.int64 if wide else np.uint32)
     vals = _scratch.take(vshape(n), values.dtype)
     lims, wbuf, vbuf = _write_groups(offsets, bucket_starts, sorted_words, vals)
-    # value rows of whole lines, each stored with vector stores: rows of the destination start a
-    # line, and the source's rows are unit-stride (the vector load reads a row as one block)
-    whole_rows = (vals.ndim == 2 and vals.itemsize in (4, 8) and vals.strides[0] % 64 == 0 and not vals.ctypes.data % 64
-                  and values.strides[1] == values.itemsize)
+    no_buf32, no_buf64 = _no_buf(nparts, np.uint32), _no_buf(nparts, np.int64)
     run_parts(_bucket_part, nparts, nthreads, True, indices, strides, limits, low_bits, offsets, bad, keybuf, sb, wide,
-              no_words32 if wide else sorted_words, sorted_words if wide else no_words64, values, vals, bucket_starts,
-              lims, no_buf32 if wide else wbuf, wbuf if wide else no_buf64, vbuf, whole_rows)
-    word_dtype = sorted_words.dtype
-    nbuckets = bucket_starts.shape[0] - 1
-    part_buckets = _sort.split_buckets(bucket_starts, nparts)
-    ucount = np.zeros(nbuckets, dtype=np.int64)
-    largest = biggest  # the largest bucket overall: each part's scratch fits its own largest
-    hists = np.empty((nparts, 8, 1024), dtype=np.int64)
-    scratches = np.empty((nparts, largest), dtype=word_dtype)
+              _NO_WORDS32 if wide else sorted_words, sorted_words if wide else _NO_WORDS64, values, vals,
+              bucket_starts, lims, no_buf32 if wide else wbuf, wbuf if wide else no_buf64, vbuf)
+    part_buckets, out_starts = _sort_buckets(sorted_words, bucket_starts, nparts, nthreads, sb, low_bits)
     # each part's value buffer holds its own largest bucket (the sum over parts is at most n)
     sizes = np.diff(bucket_starts)
     local_starts = np.zeros(nparts + 1, dtype=np.int64)
@@ -515,18 +621,58 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
         local_starts[t + 1] = local_starts[t] + (int(sizes[b0:b1].max()) if b1 > b0 else 0)
     locals_ = np.empty(vshape(int(local_starts[nparts])), dtype=values.dtype)
     ndim = strides.shape[0]
-    shifts = stride_shifts(strides)
-    out_starts = np.zeros(nbuckets + 1, dtype=np.int64)
-    run_parts(_sort_part, nparts, nthreads, sorted_words, bucket_starts, part_buckets, sb, low_bits, ucount,
-              hists, scratches)
-    np.cumsum(ucount, out=out_starts[1:])
-    m = int(out_starts[nbuckets])
+    m = int(out_starts[-1])
     out_idx = np.empty((ndim, m), dtype=np.int64)
     out_val = np.empty(vshape(m), dtype=values.dtype)
     run_parts(_output_part, nparts, nthreads, sorted_words, vals, bucket_starts, part_buckets, out_starts, low_bits,
-              strides, shifts, sb, locals_, local_starts, out_idx, out_val)
+              strides, stride_shifts(strides), sb, locals_, local_starts, out_idx, out_val)
     _scratch.give(sorted_words, vals)
     return out_idx, out_val.reshape(m, k)
+
+
+def rows_move_whole(values):
+    """Whether ``coalesce_by_position`` takes these (n, k) values: rows of whole cache lines
+    (k * itemsize a multiple of 64) of 4- or 8-byte integers or floats, unit-stride within a row,
+    fewer than 2**32 - 1 of them (``dest`` is uint32)."""
+    return (values.ndim == 2 and values.dtype.kind in "iuf" and values.itemsize in (4, 8)
+            and values.shape[1] * values.itemsize % 64 == 0 and values.strides[1] == values.itemsize
+            and values.shape[0] < NO_ROW)
+
+
+def coalesce_by_position(indices, strides, bound, values, nthreads, limits):
+    """The bucketed route for value rows of whole cache lines (``rows_move_whole``): each row
+    moves once, input to output.
+
+    The bucketed route moves every value row twice (to its bucket, then to the output), and
+    for wide rows those moves are most of the memory traffic. Here the scatter moves only the
+    words, whose low bits are the entry's position in the input instead of its slot (the
+    scatter is stable, so a bucket's positions still rise); the buckets are sorted as there;
+    ``_place_part`` writes the keys and each entry's output row (``dest``), summing runs of
+    equal keys itself, in input order; and ``_move_rows_part`` reads the input rows in order
+    and stores each whole, past the caches, at its output row. Bit-identical to the bucketed
+    route. The caller checks that keys and positions pack into 63 bits (``fits_packed``).
+    """
+    n = indices.shape[1]
+    k = values.shape[1]
+    nparts, low_bits, keybuf, offsets, bucket_starts, bad = _histogram(
+        indices, strides, bound, None, _NO_WORDS64, nthreads, limits)
+    sb = max(n - 1, 0).bit_length()
+    wide = low_bits + sb > 32
+    sorted_words = _scratch.take(n, np.int64 if wide else np.uint32)
+    run_parts(_bucket_part, nparts, nthreads, True, indices, strides, limits, low_bits, offsets, bad, keybuf, sb, wide,
+              _NO_WORDS32 if wide else sorted_words, sorted_words if wide else _NO_WORDS64, None, _NO_WORDS64,
+              bucket_starts, _no_lims(nparts), _no_buf(nparts, np.uint32), _no_buf(nparts, np.int64),
+              _no_buf(nparts, np.float64))
+    part_buckets, out_starts = _sort_buckets(sorted_words, bucket_starts, nparts, nthreads, sb, low_bits)
+    m = int(out_starts[-1])
+    out_idx = np.empty((strides.shape[0], m), dtype=np.int64)
+    out_val = _aligned_empty((m, k), values.dtype)  # rows start lines: each line one whole store
+    dest = _scratch.take(n, np.uint32)
+    run_parts(_place_part, nparts, nthreads, sorted_words, bucket_starts, part_buckets, out_starts, low_bits,
+              strides, stride_shifts(strides), sb, values, dest, out_idx, out_val)
+    run_parts(_move_rows_part, nparts, nthreads, values, dest, out_val)
+    _scratch.give(sorted_words, dest)
+    return out_idx, out_val
 
 
 def coalesce_one_bucket(indices, strides, bound, values, limits):
@@ -592,6 +738,8 @@ def coalesce_linear(indices, strides, bound, values, nthreads):
     if _sort.fits_packed(bound, n):
         if n < _SERIAL_BELOW:
             return coalesce_one_bucket(indices, strides, bound, values, limits)
+        if rows_move_whole(values):
+            return coalesce_by_position(indices, strides, bound, values, nthreads, limits)
         return coalesce_bucketed(indices, strides, bound, values, nthreads, limits)
     out_idx, sums, bad = coalesce_pairs(indices, strides, bound, values, nthreads, limits)
     if bad:
