@@ -100,3 +100,36 @@ def test_spmv_stops_at_a_bad_column_and_bad_rows_still_report_first(n, nrows, li
             swapped[-2], swapped[-1] = swapped[-1], swapped[-2]  # after the bad column, in the last part
             with pytest.raises(ValueError, match="out_rows"):
                 nb.spmm(starts, None, bad_cols, vals, x, nrows, None, k, swapped, nrows)
+
+
+@pytest.mark.parametrize("shape", ["one heavy row", "heavy rows at both ends", "empty listed rows", "one row"])
+@pytest.mark.parametrize("n", [40, 300_000])  # one part, parallel parts
+def test_spmv_sums_each_listed_row_in_entry_order(shape, n):
+    # rows of any lengths (one row with most entries, empty listed rows, parts cut inside a long
+    # run of rows) give the one-row-at-a-time sums, bit for bit
+    rng = np.random.default_rng(len(shape) + n)
+    nrows, k = 3000, 500
+    if shape == "one heavy row":
+        rows = np.where(rng.random(n) < 0.8, 1234, rng.integers(0, nrows, n))
+    elif shape == "heavy rows at both ends":
+        rows = np.where(rng.random(n) < 0.45, 0, np.where(rng.random(n) < 0.8, nrows - 1, rng.integers(0, nrows, n)))
+    elif shape == "one row":
+        rows = np.full(n, 7)
+    else:
+        rows = rng.integers(0, nrows, n)
+    rows = np.sort(rows)
+    cols = rng.integers(0, k, n)
+    vals = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)  # sums that depend on their order
+    x = rng.standard_normal((k, 1))
+    full = nb.row_offsets(rows, nrows)
+    listed = np.arange(nrows, dtype=np.int64) if shape == "empty listed rows" else \
+        np.flatnonzero(full[1:] != full[:-1])
+    starts = full if shape == "empty listed rows" else np.append(full[listed], n)
+    got = nb.spmm(starts, None, cols, vals, x, nrows, None, k, listed, nrows)
+    want = np.zeros((nrows, 1))
+    for r in np.unique(rows):  # each row's products summed one after another, in entry order
+        acc = 0.0
+        for e in range(full[r], full[r + 1]):
+            acc += vals[e] * x[cols[e], 0]
+        want[r, 0] = acc
+    _same(got, want)
