@@ -30,6 +30,16 @@ def fill_scalar(fill_value, dtype):
     if hasattr(fill_value, "get") and is_device_array(fill_value):
         fill_value = fill_value.get()  # synchronize! (a device scalar: read once, at construction)
     f = np.asarray(fill_value)
+    if f.dtype == object and isinstance(fill_value, int) and not isinstance(fill_value, bool):
+        # a Python int past 64 bits (NumPy holds it as an object): no integer dtype holds it; a
+        # float dtype rounds it, as np.full does (and refuses it past its range, below)
+        try:
+            rounded = float(fill_value) if dt.kind in "fc" else None
+        except OverflowError:  # past float64's range
+            rounded = None
+        if rounded is None:
+            raise ValueError(f"fill_value {fill_value!r} is not representable in dtype {dt}")
+        f = np.asarray(rounded)
     if f.ndim != 0:
         raise ValueError(f"fill_value must be a scalar; got an array of shape {f.shape}")
     if f.dtype == object or f.dtype.kind not in "biufc":

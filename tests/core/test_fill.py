@@ -38,9 +38,19 @@ def test_unrepresentable_fill_is_refused():
         _a(0.5, np.int64)
     with pytest.raises(ValueError, match="scalar"):
         _a(np.ones(2))
-    for fill, dtype in ((2**63, np.int64), (-1, np.uint8), (1 + 2j, np.float64), (300, np.int8)):
-        with pytest.raises(ValueError, match="not representable"):  # (2**63 used to wrap to -2**63)
-            _a(fill, dtype)
+    for fill, dtype in ((2**63, np.int64), (-1, np.uint8), (1 + 2j, np.float64), (300, np.int8),
+                        (2**70, np.int64), (-2**64, np.uint64), (2**70, np.bool_), (2**200, np.float32),
+                        (10**400, np.float64), (-10**400, np.complex128)):
+        with pytest.raises(ValueError, match="not representable"):  # (2**63 used to wrap to -2**63; ints
+            _a(fill, dtype)                                       # past 64 bits raised TypeError)
+    with pytest.raises(ValueError, match="not representable"):
+        coosparse.from_dense(np.zeros((2, 2), np.int64), fill_value=2**70)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_an_int_past_64_bits_rounds_to_a_float_fill(dtype):
+    a = _a(2**70, dtype)  # as np.full((1,), 2**70, dtype) rounds it
+    assert a.fill_value.dtype == dtype and a.fill_value == np.full((), 2**70, dtype)
 
 
 @pytest.mark.filterwarnings("error")
