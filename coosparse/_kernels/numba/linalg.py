@@ -255,6 +255,7 @@ def _spmv_rows_part(t, nparts, bounds, offsets, out_rows, nout, cols, values, x,
     eb = offsets[ib + 1] if ib < i1 else pb
     acca = z
     accb = z
+    # the two streams' steps written out side by side: one loop body holds both runs' loads
     while ia < mid and ib < i1:
         if pa < ea:
             c = cols[_u(pa)]
