@@ -8,6 +8,10 @@ scatter stable); the later phases split the MSD buckets into contiguous
 ranges of about equal size, one per part. Equal keys never straddle two buckets, and each run of
 equal keys is summed sequentially in original order, so nothing depends on
 scheduling: results are bit-identical from run to run.
+
+Routes (``coalesce_linear`` picks one): one bucket for small inputs, the bucketed route (values
+move with their keys), the by-position route for value rows of whole cache lines (each row moves
+once, input to output), and key/permutation pairs when a packed word cannot hold key and position.
 """
 import numba as nb
 import numpy as np
