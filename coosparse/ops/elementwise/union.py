@@ -99,7 +99,9 @@ def _union_dense(a, x, negate, coo_first, op):
     _check_subtract(dtype, negate)
     xp = backend_for(a.values, x).xp
     a = _own_sums(a, dtype)
-    if dtype.kind in "fc":
+    # copying x and scatter-adding a is exact for integers, and for floats in x - a where a is
+    # unique with a fill of +0 on the CPU (x - 0.0 is x; x + (-v) at each stored index is x - v)
+    if dtype.kind in "fc" and not (negate and not coo_first and _plain_unique(a, xp)):
         return _union_dense_float(a, x, negate, coo_first, dtype, xp)
     out = xp.empty(shape, dtype=dtype)
     if negate and coo_first:
@@ -123,16 +125,17 @@ def _union_dense_float(a, x, negate, coo_first, dtype, xp):
     kept), then the ufunc runs in place: no second dense array.
     """
     f = xp.subtract if negate else xp.add
-    if a.is_unique and xp is np and not any(negative_zero_parts(a.fill_value)):
-        if negate and not coo_first:  # x - 0.0 is x: x + (-v) at each stored index is x - v
-            out = xp.empty(x.shape, dtype=dtype)
-            out[...] = x
-            return scatter_into(out, -a.astype(dtype, copy=False), add=True)
-        if not has_negative_zero(a.values):
-            # fill (op) x differs from x (or -x) only by the sign of a zero, and that sign
-            # decides v + zero only when v is -0.0: one pass, then a scatter-add (the old speed)
-            fill = a.fill_value.astype(dtype)
-            out = f(fill, x, dtype=dtype) if coo_first else f(x, fill, dtype=dtype)
-            return scatter_into(out, a, add=True)
+    if _plain_unique(a, xp) and not has_negative_zero(a.values):
+        # fill (op) x differs from x (or -x) only by the sign of a zero, and that sign
+        # decides v + zero only when v is -0.0: one pass, then a scatter-add (the old speed)
+        fill = a.fill_value.astype(dtype)
+        out = f(fill, x, dtype=dtype) if coo_first else f(x, fill, dtype=dtype)
+        return scatter_into(out, a, add=True)
     out = to_dense(a if a.dtype == dtype else a.astype(dtype))
     return f(out, x, out=out) if coo_first else f(x, out, out=out)
+
+
+def _plain_unique(a, xp):
+    """``a`` is unique, on the CPU, with no -0.0 in its fill: where a scatter-add onto a dense
+    array computes what the ufunc on ``a``'s dense meaning does (the sign checks are host reads)."""
+    return a.is_unique and xp is np and not any(negative_zero_parts(a.fill_value))
