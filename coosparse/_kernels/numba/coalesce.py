@@ -563,15 +563,15 @@ def _no_buf(nparts, dtype):
     return np.empty((nparts, 0, 0), dtype=dtype)
 
 
-def _sort_buckets(sorted_words, bucket_starts, nparts, nthreads, sb, low_bits):
+def _sort_buckets(sorted_words, bucket_starts, largest, nparts, nthreads, sb, low_bits):
     """Step 3 of both bucketed routes: each bucket's words sorted in place by key, in parallel.
+    ``largest``: the largest bucket's size (each part's scratch holds it).
 
     Returns (part_buckets, out_starts): each part's bucket range, and where each bucket's
     distinct keys start in the output (out_starts[-1] is their count)."""
     nbuckets = bucket_starts.shape[0] - 1
     part_buckets = _sort.split_buckets(bucket_starts, nparts)
     ucount = np.zeros(nbuckets, dtype=np.int64)
-    largest = int(np.diff(bucket_starts).max())  # each part's scratch fits the largest bucket
     hists = np.empty((nparts, 8, 1024), dtype=np.int64)
     scratches = np.empty((nparts, largest), dtype=sorted_words.dtype)
     run_parts(_sort_part, nparts, nthreads, sorted_words, bucket_starts, part_buckets, sb, low_bits, ucount,
@@ -605,7 +605,8 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     values = values.reshape(vshape(n))
     nparts, low_bits, keybuf, offsets, bucket_starts, bad = _histogram(
         indices, strides, bound, values, np.empty(vshape(0), dtype=values.dtype), nthreads, limits)
-    biggest = int(np.diff(bucket_starts).max())
+    sizes = np.diff(bucket_starts)
+    biggest = int(sizes.max())
     sb = max(biggest - 1, 0).bit_length()
     wide = low_bits + sb > 32
     # the two temporaries as large as the input: reused memory, not fresh pages (scratch.py)
@@ -616,9 +617,8 @@ def coalesce_bucketed(indices, strides, bound, values, nthreads, limits):
     run_parts(_bucket_part, nparts, nthreads, True, indices, strides, limits, low_bits, offsets, bad, keybuf, sb, wide,
               _NO_WORDS32 if wide else sorted_words, sorted_words if wide else _NO_WORDS64, values, vals,
               bucket_starts, lims, no_buf32 if wide else wbuf, wbuf if wide else no_buf64, vbuf)
-    part_buckets, out_starts = _sort_buckets(sorted_words, bucket_starts, nparts, nthreads, sb, low_bits)
+    part_buckets, out_starts = _sort_buckets(sorted_words, bucket_starts, biggest, nparts, nthreads, sb, low_bits)
     # each part's value buffer holds its own largest bucket (the sum over parts is at most n)
-    sizes = np.diff(bucket_starts)
     local_starts = np.zeros(nparts + 1, dtype=np.int64)
     for t in range(nparts):
         b0, b1 = part_buckets[t], part_buckets[t + 1]
@@ -667,7 +667,8 @@ def coalesce_by_position(indices, strides, bound, values, nthreads, limits):
               _NO_WORDS32 if wide else sorted_words, sorted_words if wide else _NO_WORDS64, None, _NO_WORDS64,
               bucket_starts, _no_lims(nparts), _no_buf(nparts, np.uint32), _no_buf(nparts, np.int64),
               _no_buf(nparts, np.float64))
-    part_buckets, out_starts = _sort_buckets(sorted_words, bucket_starts, nparts, nthreads, sb, low_bits)
+    part_buckets, out_starts = _sort_buckets(sorted_words, bucket_starts, int(np.diff(bucket_starts).max()), nparts,
+                                             nthreads, sb, low_bits)
     m = int(out_starts[-1])
     out_idx = np.empty((strides.shape[0], m), dtype=np.int64)
     out_val = _aligned_empty((m, k), values.dtype)  # rows start lines: each line one whole store
