@@ -6,6 +6,7 @@ import torch
 
 from coosparse._core.coo import COO
 from coosparse._core.fill import require_zero_fill
+from coosparse._core.keys import strides_of
 from coosparse._kernels.backend import array_namespace
 from ._graph import graph_break
 
@@ -129,17 +130,9 @@ def _import(a):
     if any(s < 0 for s in a.strides) or not a.dtype.isnative:
         xp = array_namespace(a)
         a = xp.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
-    elif a.flags.c_contiguous and a.ndim > 1 and a.strides != _c_strides(a):
+    elif a.flags.c_contiguous and a.ndim > 1 and a.strides != tuple(s * a.itemsize for s in strides_of(a.shape)[0]):
         a = a.reshape(-1).reshape(a.shape)  # a view: C-contiguous data reshape without a copy
     return torch.from_dlpack(a)
-
-
-def _c_strides(a):
-    strides, step = [], a.itemsize
-    for n in reversed(a.shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
 
 
 @graph_break
