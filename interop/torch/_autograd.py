@@ -260,11 +260,6 @@ class _Multiply(torch.autograd.Function):
             y = coo._with(values=coo.values * (f if np.isscalar(f) else f.reshape(())))
         else:
             y = _multiply(A, B, compact=compact)
-            if isinstance(y, COO) and not (isinstance(A, COO) and isinstance(B, COO)):
-                # torch multiplies the stored values only: an inf or NaN factor (a scalar or a
-                # one-element dense tensor, which coosparse broadcasts into the fill) leaves the
-                # unspecified elements at zero
-                y = y._with(fill_value=0)
         out = _out(y)
         # the indices tensor itself, not only its address: while it is alive its memory cannot be
         # reused by a gradient with other indices that would then pass the check below
