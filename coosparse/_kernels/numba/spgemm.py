@@ -184,6 +184,7 @@ def _spgemm_rows_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, 
         return
     bits = bitmaps[t]
     summ = summaries[t]
+    pick = np.empty(2, dtype=acc.dtype)
     base = starts[r0]
     first = base
     pend = a_offsets[r1]
@@ -251,10 +252,13 @@ def _spgemm_rows_part(t, nparts, bounds, a_offsets, a_rows, has_a_rows, a_perm, 
                 # no branch: whether the column is new is about as likely as not, and a
                 # mispredicted test cost more than the stores (R-MAT fill 259 -> 169 ms). The
                 # first product is stored as is, the next ones added in order: the same sums.
+                # The value is picked by index ([sum, first]): a float select compiles to a
+                # branch on x86 (rowmerge._row_add_part)
                 word = bits[w]
                 prod = av * b_values[f]
-                prev = acc[_u(col)]
-                acc[_u(col)] = prod if (word & b) == 0 else prev + prod
+                pick[0] = acc[_u(col)] + prod
+                pick[1] = prod
+                acc[_u(col)] = pick[_u((word & b) == 0)]
                 summ[w >> _SIX] |= _u(word == 0) << (w & _63)  # the word's first mark
                 bits[w] = word | b
                 m += (word & b) == 0
