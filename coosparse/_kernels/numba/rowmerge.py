@@ -314,7 +314,8 @@ def _row_mask_part(t, nparts, sp, pp, scol, pcol, limit, pvals, out, flags):
     bad = down = dup = np.int64(0)
     k = pvals.shape[1]
     pv, ov = pvals[:, 0], out[:, 0]  # one value per entry through 1-D views (see _row_multiply_part)
-    pick = np.zeros(2, dtype=out.dtype)
+    pick = np.empty(2, dtype=out.dtype)
+    pick[0] = 0
     for r in range(rlo, rhi):
         i, ie, j, je = np.uint64(sp[r]), np.uint64(sp[r + 1]), np.uint64(pp[r]), np.uint64(pp[r + 1])
         for q in range(i + _ONE, ie):
