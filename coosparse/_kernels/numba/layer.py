@@ -72,9 +72,7 @@ _un = _Family("_un", "union")
 # it to be scheduled (sorting 6000 keys took 20-110 ms with two threads and 2-4 ms with one at
 # load 9 on two cores). Results never depend on the number of parts or threads.
 
-
 _i64 = np.int64
-
 
 # The plain nogil kernels of one part run by threads.run_parts (indexing, join, reduce) run as
 # one part on the calling thread below these sizes: waking the pool costs more.
@@ -586,6 +584,8 @@ _ZERO_BASE = np.zeros(1, dtype=np.int64)
 
 def _raise_linalg_flags(flags, keys=None, bound=None):
     """IndexError (naming the first key outside ``bound`` when given) / ValueError for kernel flags."""
+    if not np.count_nonzero(flags):  # (the common case, in one cheap call)
+        return
     if flags[:, 0].any():
         if keys is not None:
             raise_out_of_bounds(keys.reshape(1, -1), (int(bound),))
@@ -656,7 +656,7 @@ def _spmm_listed_rows(offsets, perm, cols, values, dense, batch_base, col_bound,
     bad = "spmm: out_rows must increase in [0, out_nrows)"
     if dense.shape[1] == 1 and perm is None:
         out, flags = _la.spmv_rows(offsets, out_rows, nout, cols, values, dense.reshape(-1), col_bound, _nthreads())
-        if flags[:, 1].any():
+        if np.count_nonzero(flags) and flags[:, 1].any():  # (count_nonzero: no ufunc reduction)
             raise ValueError(bad)
         _raise_linalg_flags(flags)
         return out.reshape(nout, 1)

@@ -446,23 +446,28 @@ def spmv_sorted(a, x):
     0.1-0.15 ms of a 3 ms SpMV of the R-MAT graph (one thread, same process). The caller has checked
     the fill and the shapes.
     """
-    if not (type(x) is np.ndarray and x.ndim == 1 and a.ndim == 2 and a.sparse_ndim == 2 and a.is_sorted
-            and a.nnz >= NARROW_COLUMNS_MIN and x.dtype == a.dtype and x.dtype.kind == "f"
-            and _acc_dtype(x.dtype) == x.dtype and x.flags.c_contiguous and not is_device_array(a.indices)):
+    # the stored attributes, not the properties, and plain type tests: the call meets the caches
+    # cold after the previous kernel, where each Python step costs several times its warm time
+    values = a._values
+    if not (type(x) is np.ndarray and type(values) is np.ndarray and x.ndim == 1 and values.ndim == 1
+            and len(a._shape) == 2 and a._sorted and values.shape[0] >= NARROW_COLUMNS_MIN
+            and x.dtype == values.dtype and x.dtype.char in "fd" and x.flags.c_contiguous):
         return None
-    be = backend_for(a.indices)
-    m, k = a.shape
-    s = _Side()
-    s.source, s.n = a, a.nnz
-    offsets = _cached_offsets(be, a, 1, m, lambda: be.row_offsets(a.indices[0], m))
-    cols = _narrow_columns(s, a.indices[1], k, True)
+    be = backend_for(values)
+    m, k = a._shape
+    offsets = a._row_pointer()
+    cols = a._cached_companion(("int32 index", 1))  # (the int32 copy _narrow_columns made before)
+    if cols is None:
+        s = _Side()
+        s.source, s.n = a, values.shape[0]
+        cols = _narrow_columns(s, a.indices[1], k, True)
     # with empty rows, the non-empty ones alone (the row reductions' cached list): an empty row
     # cost the kernel a mispredicted branch (R-MAT SpMV, kernel alone: 2.74 -> 2.33 ms)
     rows, starts = row_segments(a, offsets)
     if rows is None:
-        out = be.spmm(offsets, None, cols, a.values, x.reshape(k, 1), m, None, k)
+        out = be.spmm(offsets, None, cols, values, x.reshape(k, 1), m, None, k)
     else:
-        out = be.spmm(starts, None, cols, a.values, x.reshape(k, 1), m, None, k, out_rows=rows, out_nrows=m)
+        out = be.spmm(starts, None, cols, values, x.reshape(k, 1), m, None, k, out_rows=rows, out_nrows=m)
     return out.reshape(m)
 
 
