@@ -144,9 +144,11 @@ def _row_multiply_part(t, nparts, sp, pp, scol, pcol, svals, pvals, per, out_idx
     u = np.uint64(per[t])
     uend = np.uint64(per[t + 1])
     k = svals.shape[1]
-    # one value per entry (no dense dimension) through 1-D views: an inner loop over k per step
-    # costs about as much as the rest of the step
-    sv, pv, ov = svals[:, 0], pvals[:, 0], out_vals[:, 0]
+    # one value per entry (no dense dimension) through flat views: an inner loop over k per step
+    # costs about as much as the rest of the step, and a column view [:, 0] (its stride known
+    # only at run time) measured 15% slower than these unit-stride ones (the arrays are
+    # C-contiguous: row_multiply)
+    sv, pv, ov = svals.reshape(-1), pvals.reshape(-1), out_vals.reshape(-1)
     rows, cols = out_idx[0], out_idx[1]
     for r in range(rlo, rhi):
         if u >= uend:
@@ -198,8 +200,8 @@ def row_multiply(src_idx, src_values, probe_idx, probe_values, sp, pp, limits, n
     out_idx = np.empty((2, total), dtype=np.int64)
     out_vals = np.empty((total, src_values.shape[1]), dtype=src_values.dtype)
     if total:
-        run_parts(_row_multiply_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1], src_values, probe_values,
-                  per, out_idx, out_vals)
+        run_parts(_row_multiply_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1],
+                  np.ascontiguousarray(src_values), np.ascontiguousarray(probe_values), per, out_idx, out_vals)
     return out_idx, out_vals
 
 
@@ -209,8 +211,8 @@ def _row_add_part(t, nparts, ap, bp, acol, bcol, sizes, a_values, b_values, nega
     rlo, rhi = row_range(t, nparts, ap, bp)
     u = np.uint64(sizes[t])
     k = a_values.shape[1]
-    # one value per entry through flat views (see _row_multiply_part; unit stride, which a
-    # column view [:, 0] lacks: measured 15% slower); the arrays are C-contiguous (row_add)
+    # one value per entry through flat views (see _row_multiply_part); the arrays are C-contiguous
+    # (row_add)
     av, bv, ov = a_values.reshape(-1), b_values.reshape(-1), out_val.reshape(-1)
     rows, cols = out_idx[0], out_idx[1]
     # each step's value is picked from [b alone, a alone, both] by index: a float chosen by an
@@ -313,7 +315,7 @@ def _row_mask_part(t, nparts, sp, pp, scol, pcol, limit, pvals, out, flags):
     rlo, rhi = row_range(t, nparts, sp, pp)
     bad = down = dup = np.int64(0)
     k = pvals.shape[1]
-    pv, ov = pvals[:, 0], out[:, 0]  # one value per entry through 1-D views (see _row_multiply_part)
+    pv, ov = pvals.reshape(-1), out.reshape(-1)  # flat views (see _row_multiply_part; C-contiguous: row_mask_values)
     pick = np.empty(2, dtype=out.dtype)
     pick[0] = 0
     for r in range(rlo, rhi):
@@ -369,8 +371,8 @@ def row_mask_values(src_idx, probe_idx, probe_values, sp, pp, limits, nthreads):
     nparts, nthreads = plan(n + probe_idx.shape[1], nthreads)
     out = np.empty((n, probe_values.shape[1]), dtype=probe_values.dtype)
     flags = np.zeros((nparts, 3), dtype=np.int64)
-    run_parts(_row_mask_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1], np.uint64(limits[1]), probe_values,
-              out, flags)
+    run_parts(_row_mask_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1], np.uint64(limits[1]),
+              np.ascontiguousarray(probe_values), out, flags)
     # columns out of order make a row's first and last column no bound: then every column is looked at
     flags[:, 0] |= flags[:, 1]
     raise_merge_flags(flags[:, :2], limits, src_idx, probe_idx)

@@ -339,3 +339,28 @@ def test_count_pass_bitmap_and_merge_count_alike(columns, bits, monkeypatch):
                lambda **kw: layer.merge_add(a.indices, b.indices, av, bv, strides, True, sizes=shape, **kw)):
         want, got = fn(), fn(pointers=p)
         assert all(w.tobytes() == g.tobytes() for w, g in zip(want, got))
+
+
+
+def test_row_merges_take_strided_values():
+    # value rows that are a strided view (a column of a wider array): the kernels read flat views
+    # of C-contiguous values, so their drivers copy such operands; the same bits as contiguous ones
+    shape = (300, 500)
+    a, b = _random(shape, 60_000, 5), _random(shape, 40_000, 6)
+    p = a.row_pointer(), b.row_pointer()
+    strides = np.array([shape[1], 1])
+    av, bv = rows2d(a.values), rows2d(b.values)
+
+    def strided(v):
+        wide = np.zeros((v.shape[0], 3))
+        wide[:, 1:2] = v
+        assert not wide[:, 1:2].flags.c_contiguous
+        return wide[:, 1:2]
+
+    for fn, args in [(layer.merge_multiply, lambda x, y: (a.indices, x, b.indices, y, strides)),
+                     (layer.merge_add, lambda x, y: (a.indices, b.indices, x, y, strides, False)),
+                     (layer.mask_values, lambda x, y: (a.indices, b.indices, y, strides))]:
+        want = fn(*args(av, bv), sizes=shape, pointers=p)
+        got = fn(*args(strided(av), strided(bv)), sizes=shape, pointers=p)
+        for w, g in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
+            assert w.dtype == g.dtype and w.tobytes() == g.tobytes()
