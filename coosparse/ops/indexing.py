@@ -149,7 +149,9 @@ def _fast_rows(a, key):
     if (not isinstance(ind, np.ndarray) or key.shape[0] < ROW_POINTER_MIN_QUERIES or not ind.shape[0]
             or not a._row_pointer_pays()):
         return None
-    rows = _check_bounds(key, a._shape[0], 0, np)
+    rows = key.astype(np.int64, copy=False)
+    if int(rows.view(np.uint64).max()) >= a._shape[0]:  # (one pass: a negative row is huge unsigned)
+        rows = _check_bounds(key, a._shape[0], 0, np)  # negative rows count from the end; others raise
     be = backend_for(ind)
     v2 = rows2d(a._values)
     out_idx, words = be.take_rows(ind[1:], as_words(v2), a._row_pointer(), rows)
