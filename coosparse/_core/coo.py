@@ -64,13 +64,8 @@ class COO(OperatorsMixin, CompanionsMixin):
                 and indices.dtype == np.int64 and indices.flags.c_contiguous and values.dtype.isnative):
             # the library's own results: plain host arrays in their stored form. The general path
             # below (namespaces, devices, conversions) took 16 us per result, this one 4 us
-            self._indices = _frozen(indices)
-            self._values = _frozen(values)
-            self._shape = as_shape(shape)
-            nnz = indices.shape[1]
-            self._sorted = bool(sorted) or nnz <= 1
-            self._unique = bool(unique) or nnz <= 1
-            self._fill = _fill.fill_scalar(fill_value, values.dtype)
+            self._set_parts(indices, values, as_shape(shape), sorted, unique,
+                            _fill.fill_scalar(fill_value, values.dtype))
             return
         # A device array decides the namespace; list-like parts follow it. Two
         # arrays on different devices are an error, never a silent copy.
@@ -311,6 +306,12 @@ class COO(OperatorsMixin, CompanionsMixin):
 
         Sets exactly the attributes ``__init__`` sets (a test compares them)."""
         self = object.__new__(cls)
+        self._set_parts(indices, values, shape, sorted, unique, fill_value)
+        return self
+
+    def _set_parts(self, indices, values, shape, sorted, unique, fill_value):
+        """The stored attributes from parts in their stored form (``_trusted``, and ``__init__``'s
+        path for the library's own results); ``nnz <= 1`` sets both flags."""
         self._indices = _frozen(indices)
         self._values = _frozen(values)
         self._shape = shape
@@ -318,7 +319,6 @@ class COO(OperatorsMixin, CompanionsMixin):
         self._sorted = bool(sorted) or nnz <= 1
         self._unique = bool(unique) or nnz <= 1
         self._fill = fill_value
-        return self
 
     @classmethod
     def _index_rows_reversed(cls, source, values, shape, sorted, unique, fill_value):

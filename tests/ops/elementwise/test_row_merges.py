@@ -341,7 +341,6 @@ def test_count_pass_bitmap_and_merge_count_alike(columns, bits, monkeypatch):
         assert all(w.tobytes() == g.tobytes() for w, g in zip(want, got))
 
 
-
 def test_row_merges_take_strided_values():
     # value rows that are a strided view (a column of a wider array): the kernels read flat views
     # of C-contiguous values, so their drivers copy such operands; the same bits as contiguous ones
