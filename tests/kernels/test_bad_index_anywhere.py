@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from coosparse._kernels.numba import layer as nb
+from coosparse._kernels.numba import layer_linalg
 from coosparse._kernels.numba import linalg as la
 from coosparse._kernels.numba import spgemm as sg
 from coosparse._kernels.numba.parts import SERIAL_WORK
@@ -117,4 +118,4 @@ def test_row_flops_bad_column_wins_over_rows_that_step_down(monkeypatch, n, nrow
         _, flags = sg._row_flops(starts, keys, True, np.uint64(nrows), e, False, c, b_off, 4)
         assert flags[:, 0].any()
         with pytest.raises(IndexError):
-            nb._raise_linalg_flags(flags)
+            layer_linalg._raise_linalg_flags(flags)
