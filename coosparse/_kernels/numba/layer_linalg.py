@@ -88,9 +88,10 @@ def _spmm_listed_rows(offsets, perm, cols, values, dense, batch_base, col_bound,
     bad = "spmm: out_rows must increase in [0, out_nrows)"
     if dense.shape[1] == 1 and perm is None:
         out, flags = _la.spmv_rows(offsets, out_rows, nout, cols, values, dense.reshape(-1), col_bound, _nthreads())
-        if np.count_nonzero(flags) and flags[:, 1].any():  # (count_nonzero: no ufunc reduction)
-            raise ValueError(bad)
-        _raise_linalg_flags(flags)
+        if np.count_nonzero(flags):  # (the common case in one cheap call: no ufunc reduction)
+            if flags[:, 1].any():
+                raise ValueError(bad)
+            _raise_linalg_flags(flags)
         return out.reshape(nout, 1)
     if out_rows.shape[0] and (out_rows[0] < 0 or out_rows[-1] >= nout or (out_rows[1:] <= out_rows[:-1]).any()):
         raise ValueError(bad)

@@ -416,15 +416,14 @@ NARROW_COLUMNS_MIN = 1 << 16
 _INT32_BOUND = 2**31
 
 
-def _narrow_columns(s, cols, k, build):
-    """``cols`` (the operand's last index row) as int32, cached with the operand (a companion),
-    where that pays (``build``: make it if it is not cached yet); else ``cols``.
+def _narrow_columns(src, n, cols, k, build):
+    """``cols`` (the last index row of ``src``, an operand of ``n`` entries) as int32, cached with
+    ``src`` (a companion), where that pays (``build``: make it if it is not cached yet); else ``cols``.
 
     Only an index row checked to lie in ``[0, k)`` is narrowed (exactly); one with
     a bad index (``check=False``) stays int64, so the kernel refuses it as before.
     """
-    src = s.source
-    if (src is None or s.n < NARROW_COLUMNS_MIN or k >= _INT32_BOUND or is_device_array(cols)
+    if (src is None or n < NARROW_COLUMNS_MIN or k >= _INT32_BOUND or is_device_array(cols)
             or cols.dtype != np.int64 or not cols.flags.c_contiguous):
         return cols
     key = ("int32 index", src.ndim - 1)
@@ -458,9 +457,7 @@ def spmv_sorted(a, x):
     offsets = a._row_pointer()
     cols = a._cached_companion(("int32 index", 1))  # (the int32 copy _narrow_columns made before)
     if cols is None:
-        s = _Side()
-        s.source, s.n = a, values.shape[0]
-        cols = _narrow_columns(s, a.indices[1], k, True)
+        cols = _narrow_columns(a, values.shape[0], a.indices[1], k, True)
     # with empty rows, the non-empty ones alone (the row reductions' cached list): an empty row
     # cost the kernel a mispredicted branch (R-MAT SpMV, kernel alone: 2.74 -> 2.33 ms)
     rows, starts = row_segments(a, offsets)
@@ -582,8 +579,9 @@ def _sparse_dense(a, amap, arows, acols, x, xmap, xrows, xcols, batch_shape, dty
     nrows = nb * m
     if s.sorted:
         offsets = _cached_offsets(be, s.source, s.lead, nrows, lambda: be.row_offsets(rowkey, nrows))
-        out = be.spmm(offsets, None, _narrow_columns(s, cols, k, kept and x2.shape[1] == 1) if len(acols) == 1 else cols,
-                      s.values, x2, m, base, k)
+        if len(acols) == 1:
+            cols = _narrow_columns(s.source, s.n, cols, k, kept and x2.shape[1] == 1)
+        out = be.spmm(offsets, None, cols, s.values, x2, m, base, k)
     elif is_device_array(rowkey):
         # a GPU groups the rows by a stable sort (spmm_unsorted's own way): done once per array and
         # kept with its row offsets, so repeated products (an iterative solver, a training loop) do

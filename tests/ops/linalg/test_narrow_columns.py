@@ -62,13 +62,11 @@ def test_not_built_where_it_does_not_pay_or_cannot_hold():
     big.T @ np.ones(3000)  # a transposed view reads the rows as columns: no copy of its own
     assert big._cached_companion(KEY) is None
     # 2**31 columns or more cannot be narrowed (a dense operand that tall is too big to test)
-    s = core._Side()
-    s.source, s.n = big, big.nnz
     cols = big.indices[1]
-    assert core._narrow_columns(s, cols, 2**31, True) is cols
+    assert core._narrow_columns(big, big.nnz, cols, 2**31, True) is cols
     assert big._cached_companion(KEY) is None
-    assert core._narrow_columns(s, cols, 2**31 - 1, False) is cols  # not built on request
-    assert core._narrow_columns(s, cols, 2**31 - 1, True).dtype == np.int32
+    assert core._narrow_columns(big, big.nnz, cols, 2**31 - 1, False) is cols  # not built on request
+    assert core._narrow_columns(big, big.nnz, cols, 2**31 - 1, True).dtype == np.int32
 
 
 def test_bad_index_keeps_the_int64_path_and_raises():
@@ -93,7 +91,7 @@ def test_hybrid_operand_builds_no_copy_on_its_temporary(monkeypatch):
     x = rng.standard_normal(2)
     built = []
     real = core._narrow_columns
-    monkeypatch.setattr(core, "_narrow_columns", lambda *args: built.append(args[3]) or real(*args))
+    monkeypatch.setattr(core, "_narrow_columns", lambda *args: built.append(args[4]) or real(*args))
     got = h @ x
     assert built == [False]
     np.testing.assert_allclose(got, h.to_dense() @ x, rtol=1e-10)
