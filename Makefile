@@ -16,8 +16,12 @@ $(VENV)/.bench-stamp: $(VENV)/.test-stamp requirements/bench.txt
 	$(PY) -m pip install -q -r requirements/bench.txt
 	touch $@
 
+# The suite runs on TEST_WORKERS pytest-xdist processes (auto: one per core), a test file to
+# each: most of a fresh clone's run is Numba compiling kernels, one core per process, so two
+# processes on two cores halved it (serial: 1206 s, -n 2: 662 s). TEST_WORKERS=0 runs it in one.
+TEST_WORKERS ?= auto
 test: $(VENV)/.test-stamp
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 	$(MAKE) --no-print-directory array-api-tests
 
 # The Array API conformance suite (third-party, read-only, next to the repository as in CI:
