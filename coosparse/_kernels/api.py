@@ -167,7 +167,9 @@ merge_add          (a_idx int64[d, na], b_idx int64[d, nb], a_values[na, k],
                    union, values (a or 0) + (b or 0), or minus with negate;
                    one arithmetic dtype (synchronises on a GPU: output size);
                    ``sizes=``, false flags and ``pointers=`` as in
-                   merge_multiply
+                   merge_multiply; with d > 2, ``pointers=`` (over the
+                   leading axis, with ``sizes=``) too: Numba merges row by
+                   row over the keys of the trailing axes
 ---- elementwise -------------------------------------------------------------
 merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
                    b_words[nb, kb], strides int64[d], a_fill[ka],

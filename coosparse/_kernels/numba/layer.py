@@ -330,11 +330,20 @@ def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, size
     """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate).
 
     ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
-    ``pointers``: the operands' row pointers (2-D only): the merge goes row by row over the columns.
+    ``pointers``: the operands' row pointers: the merge goes row by row over the columns (the keys of
+    the trailing axes with three or more sparse axes, where ``sizes`` must be given).
     """
     if pointers is not None and a_indices.shape[0] == 2:
         return _un.row_add(a_indices, b_indices, a_values, b_values, writeable(pointers[0]), writeable(pointers[1]),
                            _ix.merge_limits(strides, sizes), bool(negate), _nthreads())
+    if pointers is not None and sizes is not None and a_indices.shape[0] > 2:
+        # merged row by row over the linear keys of the trailing axes (one pass computes and checks
+        # them): the merge over whole keys, which reads every index row at each step, took 1.8x as
+        # long (3-D, 2M + 2M entries)
+        keys = [linear_index(idx[1:], strides[1:], sizes[1:]) for idx in (a_indices, b_indices)]
+        return _un.row_add_nd(a_indices, b_indices, a_values, b_values, writeable(pointers[0]),
+                              writeable(pointers[1]), *keys, size_limits((sizes[0], strides[0])), bool(negate),
+                              _nthreads())
     sizes, blo, chunk, nthreads = _union_offsets_checked(a_indices, b_indices, strides,
                                                          _ix.merge_limits(strides, sizes))
     total = int(sizes[-1])

@@ -1,5 +1,8 @@
 """Per-row merges of two CSR matrices through their row pointers (2-D, pointers cached with the arrays).
 
+The union also merges arrays of three or more sparse axes this way (``row_add_nd``): the row
+pointer of the leading axis and a column of keys of the trailing axes, computed for the call.
+
 The product (``row_multiply``) and the sparse mask (``row_mask_values``) of the intersection
 family and the union (``row_add``; the elementwise family's ``row_gather_write`` reuses its
 count) of two sorted matrices merge each row's two column runs. The rows come from the pointers, so only the column index is read
@@ -123,16 +126,17 @@ def _row_count_part(t, nparts, ap, bp, acol, bcol, limit, matches, flags, bits):
     flags[t, 3] = (ap[rhi] - ap[rlo]) + (bp[rhi] - bp[rlo])
 
 
-def _row_counts(a_idx, b_idx, ap, bp, limits, nthreads):
+def _row_counts(a_idx, b_idx, ap, bp, limits, nthreads, cols=None):
     """(matches[1:] per part, entries per part, dup found, nparts, nthreads) of the count pass, after
-    raising IndexError for a column outside ``limits[1]`` and ValueError for columns out of order."""
+    raising IndexError for a column outside ``limits[1]`` and ValueError for columns out of order.
+    ``cols``: the two column rows to merge in place of ``a_idx[1]``, ``b_idx[1]``."""
     nparts, nthreads = plan(a_idx.shape[1] + b_idx.shape[1], nthreads)
     matches = np.zeros(nparts + 1, dtype=np.int64)
     flags = np.zeros((nparts, 4), dtype=np.int64)
     limit = int(limits[1])
     bits = np.zeros((nparts, (limit + 63) // 64 if limit <= _BITS_MAX_COLUMNS else 0), dtype=np.uint64)
-    run_parts(_row_count_part, nparts, nthreads, ap, bp, a_idx[1], b_idx[1], np.uint64(limit), matches, flags,
-              bits)
+    acol, bcol = (a_idx[1], b_idx[1]) if cols is None else cols
+    run_parts(_row_count_part, nparts, nthreads, ap, bp, acol, bcol, np.uint64(limit), matches, flags, bits)
     raise_merge_flags(flags[:, :2], limits, a_idx, b_idx)
     return matches, flags[:, 3], bool(flags[:, 2].any()), nparts, nthreads
 
@@ -278,11 +282,11 @@ def _pick_sum(pick, x, y, negate):
     pick[1] = x
 
 
-def row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads):
+def row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads, cols=None):
     """(sizes, nthreads): the prefix-summed union sizes of the parts of a per-row union (parts cut by
     ``parts.row_range``), after the count pass found every column inside ``limits[1]`` and strictly
-    increasing within its row (IndexError / ValueError otherwise)."""
-    sizes, entries, dup, nparts, nthreads = _row_counts(a_idx, b_idx, ap, bp, limits, nthreads)
+    increasing within its row (IndexError / ValueError otherwise). ``cols``: as ``_row_counts``."""
+    sizes, entries, dup, nparts, nthreads = _row_counts(a_idx, b_idx, ap, bp, limits, nthreads, cols)
     if dup:
         raise lying_flag_error(unique=True)
     # a part's union holds its entries of both sides less the columns both hold
@@ -303,6 +307,76 @@ def row_add(a_idx, b_idx, a_values, b_values, ap, bp, limits, negate, nthreads):
     out_val = np.empty((total, a_values.shape[1]), dtype=a_values.dtype)
     run_parts(_row_add_part, sizes.shape[0] - 1, nthreads, ap, bp, a_idx[1], b_idx[1], sizes, a_values, b_values,
               negate, out_idx, out_val)
+    return out_idx, out_val
+
+
+@nb.njit(cache=True, nogil=True)
+def _row_add_nd_part(t, nparts, ap, bp, akey, bkey, atr, btr, sizes, a_values, b_values, negate, out_idx, out_val):
+    """_row_add_part for operands of three or more sparse axes: each row merges the keys of the
+    trailing axes (``akey``, ``bkey``), and an output entry takes the trailing index rows (``atr``,
+    ``btr``) of the side it comes from."""
+    rlo, rhi = row_range(t, nparts, ap, bp)
+    u = np.uint64(sizes[t])
+    k = a_values.shape[1]
+    dt = atr.shape[0]
+    av, bv, ov = a_values.reshape(-1), b_values.reshape(-1), out_val.reshape(-1)
+    rows = out_idx[0]
+    o1, o2, a1, a2, b1, b2 = out_idx[1], out_idx[-1], atr[0], atr[-1], btr[0], btr[-1]
+    pick = np.empty(3, dtype=out_val.dtype)  # (see _row_add_part)
+    for r in range(rlo, rhi):
+        i, ie, j, je = np.uint64(ap[r]), np.uint64(ap[r + 1]), np.uint64(bp[r]), np.uint64(bp[r + 1])
+        row = np.int64(r)
+        while i < ie and j < je:
+            ka = akey[i]
+            kb = bkey[j]
+            ta = ka <= kb
+            tb = kb <= ka
+            rows[u] = row
+            if dt == 2:  # (three sparse axes: the two trailing rows through 1-D views)
+                o1[u] = a1[i] if ta else b1[j]
+                o2[u] = a2[i] if ta else b2[j]
+            else:
+                for x in range(dt):
+                    out_idx[x + 1, u] = atr[x, i] if ta else btr[x, j]
+            w = np.uint64(ta) + np.uint64(ta & tb)
+            if k == 1:
+                _pick_sum(pick, av[i], bv[j], negate)
+                ov[u] = pick[w]
+            else:
+                for c in range(k):
+                    _pick_sum(pick, a_values[i, c], b_values[j, c], negate)
+                    out_val[u, c] = pick[w]
+            i += np.uint64(ta)
+            j += np.uint64(tb)
+            u += _ONE
+        for q in range(i, ie):
+            rows[u] = row
+            for x in range(dt):
+                out_idx[x + 1, u] = atr[x, q]
+            for c in range(k):
+                out_val[u, c] = a_values[q, c]
+            u += _ONE
+        for q in range(j, je):
+            rows[u] = row
+            for x in range(dt):
+                out_idx[x + 1, u] = btr[x, q]
+            for c in range(k):
+                out_val[u, c] = -b_values[q, c] if negate else b_values[q, c]
+            u += _ONE
+
+
+def row_add_nd(a_idx, b_idx, a_values, b_values, ap, bp, akey, bkey, limits, negate, nthreads):
+    """:func:`row_add` of two sorted operands of three or more sparse axes, merged row by row over
+    ``akey``, ``bkey``: the linear keys of their trailing axes (checked by the caller; ``limits[1]``:
+    the trailing axes' size). A key not strictly increasing within a row raises ValueError, before
+    anything is written."""
+    sizes, nthreads = row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads, (akey, bkey))
+    a_values, b_values = np.ascontiguousarray(a_values), np.ascontiguousarray(b_values)
+    total = int(sizes[-1])
+    out_idx = np.empty((a_idx.shape[0], total), dtype=np.int64)
+    out_val = np.empty((total, a_values.shape[1]), dtype=a_values.dtype)
+    run_parts(_row_add_nd_part, sizes.shape[0] - 1, nthreads, ap, bp, akey, bkey, a_idx[1:], b_idx[1:], sizes,
+              a_values, b_values, negate, out_idx, out_val)
     return out_idx, out_val
 
 

@@ -147,11 +147,12 @@ ROW_MERGE_MIN = 1 << 16
 """Entries (all operands together) from which the fused merges build the operands' row pointers."""
 
 
-def row_pointers(*arrays):
+def row_pointers(*arrays, nd=False):
     """The operands' row pointers (:meth:`COO.row_pointer`, built once and cached with each) for
     the per-row merges of the fused products and sums, or None where they do not pay.
 
-    Only for sorted matrices (sparse_ndim 2) on the CPU whose pointers stay small
+    Only for sorted matrices (sparse_ndim 2; with ``nd`` any of two or more sparse axes, for the
+    union, which merges the keys of the trailing axes row by row) on the CPU whose pointers stay small
     (``shape[0] <= 2 * nnz + 1024``): a merge over rows then reads one column index
     per entry instead of both, without a branch per step. Below ``ROW_MERGE_MIN``
     entries the merge over keys takes a fraction of a millisecond, about what
@@ -161,7 +162,7 @@ def row_pointers(*arrays):
     """
     cached = []
     for a in arrays:
-        if a.sparse_ndim != 2 or is_device_array(a.indices) or not a.is_sorted:
+        if not (a.sparse_ndim == 2 or (nd and a.sparse_ndim > 2)) or is_device_array(a.indices) or not a.is_sorted:
             return None
         cached.append(a._cached_companion(("row_pointer", 1, a.shape[0])))
         if cached[-1] is None and not a._row_pointer_pays():

@@ -47,7 +47,7 @@ def _union_sparse(a, b, negate, coalesce, op):
             strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)
             indices, va = be.merge_add(a.indices, b.indices, rows2d(a.values), rows2d(b.values),
                                        strides, negate, sizes=a.sparse_shape,
-                                       pointers=row_pointers(a, b))  # synchronize! (output size)
+                                       pointers=row_pointers(a, b, nd=True))  # synchronize! (output size)
             m = indices.shape[1]
         else:
             (ka, kb), _ = joint_keys([a.indices, b.indices], a.sparse_shape)

@@ -253,3 +253,82 @@ def test_union_dense_float_random_hostile_values(backend):
                     np.testing.assert_array_equal(r.to_dense(), want)
                 else:
                     _same_bits(r, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.complex128], ids=str)
+@pytest.mark.parametrize("negate", [False, True])
+@pytest.mark.parametrize("dense_shape", [(), (3,)])
+@pytest.mark.parametrize("sizes", [(30_000, 25_000), (40, 9), (0, 50), (50, 0)])
+@pytest.mark.parametrize("rows", [False, True])
+def test_nd_coalesced_union_bits(backend, dtype, negate, dense_shape, sizes, rows):
+    """The N-D merges of 3 sparse axes, over whole keys (chunks in parallel from 32,768 entries) and,
+    with the row pointers cached (``rows``; CPU), row by row over the trailing axes' keys: each
+    key's value is a's, b's (negated for subtract) or their sum/difference, bit for bit; a -0.0 on
+    one side alone stays -0.0; a side that ends early (tails) and an empty side included."""
+    shape = (40, 50, 60)
+    total = int(np.prod(shape))
+    rng = np.random.default_rng(sum(sizes) + len(dense_shape))
+    pool = rng.choice(total, size=sizes[0] + sizes[1] // 2, replace=False)
+    ka = np.sort(pool[: sizes[0]])
+    kb = np.sort(np.concatenate([rng.choice(ka, size=min(sizes[1] // 2, ka.size), replace=False),
+                                 pool[sizes[0]:]])[: sizes[1]])
+    if ka.size > 5:
+        ka = ka[: -5]  # b's last keys lie past a's: b ends alone
+
+    def values(n):
+        v = rng.standard_normal((n,) + dense_shape) * 4
+        v = v + 1j * rng.standard_normal(v.shape) if np.dtype(dtype).kind == "c" else v
+        v = v.astype(dtype)
+        if np.dtype(dtype).kind in "fc" and n:
+            v[rng.integers(0, n, max(n // 10, 1))] = -0.0
+        return v
+
+    va, vb = values(ka.size), values(kb.size)
+    a = COO(np.stack(np.unravel_index(ka, shape)), va, shape + dense_shape, sorted=True, unique=True)
+    b = COO(np.stack(np.unravel_index(kb, shape)), vb, shape + dense_shape, sorted=True, unique=True)
+    a, b = backend.put(a), backend.put(b)
+    if rows:
+        a.row_pointer(), b.row_pointer()
+    fn = coosparse.subtract if negate else coosparse.add
+    r = backend.get(fn(a, b))
+    keys = np.union1d(ka, kb)
+    in_a, in_b = np.isin(keys, ka), np.isin(keys, kb)
+    want = np.zeros((keys.size,) + dense_shape, dtype=dtype)
+    pa, pb = np.searchsorted(ka, keys), np.searchsorted(kb, keys)
+    want[in_a & ~in_b] = va[pa[in_a & ~in_b]]
+    alone_b = vb[pb[in_b & ~in_a]]
+    want[in_b & ~in_a] = -alone_b if negate else alone_b
+    both = in_a & in_b
+    want[both] = va[pa[both]] - vb[pb[both]] if negate else va[pa[both]] + vb[pb[both]]
+    assert r.is_coalesced and r.dtype == dtype
+    np.testing.assert_array_equal(np.ravel_multi_index(tuple(r.indices), shape), keys)
+    _same_bits(r.values, want)
+
+
+@pytest.mark.parametrize("bad", ["trailing index", "negative index", "order within a row", "repeat"])
+def test_nd_row_union_refuses_lying_operands(bad):
+    """The row-by-row N-D union (pointers cached) checks what its flags and check=False skipped:
+    an index outside the shape raises IndexError, keys out of order or repeated within a row (a
+    sorted or unique flag that lies) ValueError, before anything is written."""
+    shape = (200, 30, 40)
+    rng = np.random.default_rng(5)
+    keys = np.sort(rng.choice(int(np.prod(shape)), size=70_000, replace=False))
+    idx = np.stack(np.unravel_index(keys, shape)).astype(np.int64)
+    good = COO(idx, np.ones(keys.size), shape, sorted=True, unique=True)
+    row = int(idx[0, 500])
+    first = int(np.searchsorted(idx[0], row))
+    if bad == "trailing index":
+        idx[2, first] = 40
+    elif bad == "negative index":
+        idx[1, first + 1] = -1
+    elif bad == "order within a row":
+        idx[1, first], idx[1, first + 1] = idx[1, first + 1], idx[1, first]
+        idx[2, first], idx[2, first + 1] = idx[2, first + 1], idx[2, first]
+    else:
+        idx[1:, first + 1] = idx[1:, first]
+    lying = COO(idx, np.ones(keys.size), shape, sorted=True, unique=True, check=False)
+    lying.row_pointer(), good.row_pointer()
+    with pytest.raises(IndexError if "index" in bad else ValueError):
+        coosparse.add(lying, good)
+    with pytest.raises(IndexError if "index" in bad else ValueError):
+        coosparse.subtract(good, lying)
