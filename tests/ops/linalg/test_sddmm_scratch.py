@@ -129,11 +129,14 @@ def test_dense_transpose_picks_the_streaming_kernel_only_for_aligned_lines(monke
         kernel = getattr(tr, name)
         monkeypatch.setattr(tr, name, lambda t, n, *args, kernel=kernel, name=name: (used.append(name), kernel(t, n, *args)))
     a = np.random.default_rng(9).random((16, 100))
-    buf = np.zeros(a.nbytes + 128, np.uint8)
+    buf = np.zeros(2 * a.nbytes + 128, np.uint8)
     at = -buf.ctypes.data % 64
+    # items move as unsigned integers of their width: complex64 as 8-byte words, bool as bytes;
+    # 16-byte items element by element
     for skew, dtype, want in ((0, np.float64, "_transpose_stream_part"), (8, np.float64, "_transpose_rows_part"),
-                              (0, np.float32, "_transpose_rows_part"), (0, np.complex64, "_transpose_part")):
-        src = a.astype(dtype)
+                              (0, np.float32, "_transpose_rows_part"), (0, np.complex64, "_transpose_stream_part"),
+                              (0, np.bool_, "_transpose_rows_part"), (0, np.complex128, "_transpose_part")):
+        src = (a * (1 + 1j) if np.dtype(dtype).kind == "c" else a > 0.5 if dtype is np.bool_ else a).astype(dtype)
         out = buf[at + skew:at + skew + src.nbytes].view(dtype).reshape(100, 16)
         used.clear()
         tr.dense_transpose(src, 1, out)
