@@ -314,7 +314,8 @@ def row_add(a_idx, b_idx, a_values, b_values, ap, bp, limits, negate, nthreads):
 def _row_add_nd_part(t, nparts, ap, bp, akey, bkey, atr, btr, sizes, a_values, b_values, negate, out_idx, out_val):
     """_row_add_part for operands of three or more sparse axes: each row merges the keys of the
     trailing axes (``akey``, ``bkey``), and an output entry takes the trailing index rows (``atr``,
-    ``btr``) of the side it comes from."""
+    ``btr``) of the side it comes from. A kernel of its own: _row_add_part given the trailing rows
+    (a branch on their count in each step) ran the 2-D union about 10% slower."""
     rlo, rhi = row_range(t, nparts, ap, bp)
     u = np.uint64(sizes[t])
     k = a_values.shape[1]
