@@ -8,17 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.backend import array_namespace
-
-BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
-"""A same-size type per item width to move a dtype's bits with (one element per element)."""
+from .._kernels.backend import BITS, array_namespace, bits_view  # noqa: F401 (the operations' bit views)
 
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.uint64}
-
-
-def bits_view(a):
-    """``a`` (unit stride along its last axis) viewed as the same-size type of its itemsize."""
-    return a.view(BITS[a.dtype.itemsize])
 
 
 def rows2d(values):

@@ -83,6 +83,16 @@ def writeable(x):
     return x
 
 
+BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
+"""A same-size type per item width to move a dtype's bits with (one element per element)."""
+
+
+def bits_view(a):
+    """``a`` (any strides: a view of the same item width needs none) as the same-size type of its
+    itemsize: a kernel that only moves items then compiles once per width, not once per dtype."""
+    return a.view(BITS[a.dtype.itemsize])
+
+
 def read_only(x):
     """A read-only view of the NumPy array ``x`` (``x`` itself when it is read-only already): for
     kernels compiled for read-only input, which must also take memory that is read-only itself."""

@@ -212,16 +212,6 @@ def _row_cut(ap, bp, w):
 
 
 # below this much work (multiply-adds or entries) a kernel runs as one part on the calling thread
-_SAME_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def as_bits(a):
-    """``a`` (any strides) viewed as the unsigned integer of its item width, for a kernel that only
-    moves items: one specialisation per width serves every dtype (16-byte items stay as they are)."""
-    bits = _SAME_SIZE.get(a.dtype.itemsize)
-    return a if bits is None or a.dtype == bits else a.view(bits)
-
-
 SERIAL_WORK = 1 << 18
 
 

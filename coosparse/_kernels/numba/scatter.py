@@ -33,7 +33,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .parts import as_bits, prefetch_l2
+from ..backend import bits_view
+from .parts import prefetch_l2
 from .threads import run_parts
 
 # below this many entries the destination-partitioned loops run serially
@@ -126,7 +127,7 @@ def scatter_set(target, addresses, values, inner, threads):
     """target[addresses[i] + inner[c]] = values[i, c]; the last entry in stored order wins."""
     lo, hi, parts, step = _destination_parts(target, addresses, inner, threads)
     if values.dtype == target.dtype:  # a copy of bits: one kernel per item width serves every dtype
-        target, values = as_bits(target), as_bits(values)
+        target, values = bits_view(target), bits_view(values)
     run_parts(_scatter_set_part, parts, threads, target, addresses, values, inner, lo, step, hi)
 
 

@@ -3,9 +3,9 @@
 Tiles of 8 rows x ``TRANSPOSE_TILE`` columns of ``a``: each reads 8 runs of a row and writes a
 cache line of each of the tile's output rows (NumPy's strided copy walks a whole column of
 ``a`` per output row, a cache miss per element). Items move as unsigned integers of their
-width: one kernel per width serves every dtype (16-byte items move as they are). When ``a``'s
-rows are unit-stride and its items 1-8 bytes wide, each 8 x 8 block moves as eight vector loads, three rounds
-of shuffles and eight vector stores (``_block8``) instead of 64 scalar copies: 14 against 22 ms
+width (``backend.bits_view``; 16-byte items as complex128): one kernel per width serves every
+dtype. When ``a``'s rows are unit-stride and its items 1-8 bytes wide, each 8 x 8 block moves as
+eight vector loads, three rounds of shuffles and eight vector stores (``_block8``) instead of 64 scalar copies: 14 against 22 ms
 of one thread for 64 x 131072 float64. With 8-byte items into an ``out`` whose rows start on
 cache lines, each store is a whole line and streams past the caches (``_block8_stream``: no read
 of the line before it is written): 7 ms, and SDDMM, which reads the copy back at random, went
@@ -18,7 +18,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .parts import as_bits, nparts_for, store_fence
+from ..backend import bits_view
+from .parts import nparts_for, store_fence
 from .threads import run_parts
 
 TRANSPOSE_TILE = 64  # columns of a per tile: 64 output rows of one cache line per 8 rows of a
@@ -243,7 +244,7 @@ def sampled_transpose(a, cols, nthreads, out=None, numbering=None):
         out = np.empty((nn, kk), dtype=a.dtype)
     cols2, rowmap, m = number_columns(cols, nn) if numbering is None else numbering
     if m:
-        a2, out2 = as_bits(a), as_bits(out)  # (a copy of bits: one kernel per item width)
+        a2, out2 = bits_view(a), bits_view(out)  # (a copy of bits: one kernel per item width)
         run_parts(_transpose_kernel(a2, out2), nparts_for(a.size, nthreads), nthreads, a2, out2, rowmap)
     return out, cols2, m
 
@@ -263,6 +264,6 @@ def dense_transpose(a, nthreads, out=None):
         # 8-byte items into whole aligned cache lines, stores that skip the caches (no line read
         # first: 67 MB transposed in half the time, and SDDMM, which reads it back, faster in all)
         # (a copy of bits: one kernel per item width serves every dtype)
-        a2, out2 = as_bits(a), as_bits(out)
+        a2, out2 = bits_view(a), bits_view(out)
         run_parts(_transpose_kernel(a2, out2), nparts_for(a.size, nthreads), nthreads, a2, out2, None)
     return out
