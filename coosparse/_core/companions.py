@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from .._kernels.backend import backend_for
+from .keys import strides_of
 
 _COMPANION_LOCK = threading.Lock()
 
@@ -27,7 +28,8 @@ class CompanionsMixin:
     @property
     def nbytes(self):
         """Bytes held: indices, values and the cached companions (:meth:`row_pointer`, SpMV's int32
-        column copy, the row reductions' non-empty rows); pydata's ``nbytes``."""
+        column copy, the row reductions' non-empty rows, the trailing axes' keys of the per-row
+        merges); pydata's ``nbytes``."""
         cache = self.__dict__.get("_companions")
         extra = 0
         for c in (cache.values() if cache else ()):
@@ -104,6 +106,17 @@ class CompanionsMixin:
         return self._companion(("row_pointer", 1, self._shape[0]),
                                lambda be: be.row_offsets(self._indices[0], self._shape[0]), cache=cache)
 
+    def _trailing_keys(self):
+        """The linear keys of the sparse axes after the first (three or more sparse axes), cached: with
+        :meth:`row_pointer`, what the per-row merges of multiply, sparse_mask and add read in place of
+        a matrix's column (8 bytes an entry; every index checked in bounds when they are built)."""
+        shape = self._shape[1:self.sparse_ndim]
+
+        def build(be):
+            return be.linear_index(self._indices[1:], np.array(strides_of(shape)[0], dtype=np.int64), shape)
+
+        return self._companion(("trailing keys",), build)
+
     def _row_pointer_pays(self):
         """Whether operations should build :meth:`row_pointer`: sorted, with a leading dimension
         not much longer than nnz (``shape[0] <= 2 * nnz + 1024``), so the pointer stays small."""
@@ -125,7 +138,8 @@ class CompanionsMixin:
         2-D mask, its named columns in first-entry order (SDDMM on the CPU, docs/linalg.md);
         ``("column order",)``: an empty
         array marking a 2-D transpose of a coalesced matrix (coalesce then skips
-        proving its order). A companion is an array or a tuple of arrays.
+        proving its order); ``("trailing keys",)``: :meth:`_trailing_keys`. A
+        companion is an array or a tuple of arrays.
         """
         companions = self.__dict__.get("_companions")
         hit = companions.get(key) if companions else None
@@ -144,6 +158,7 @@ class CompanionsMixin:
 
     def drop_companions(self):
         """Forget the cached companions (:meth:`row_pointer`, SpMV's int32 column copy, the row
-        reductions' non-empty rows and row numbers): their memory is freed; they are rebuilt when needed again.
+        reductions' non-empty rows and row numbers, the trailing axes' keys): their memory is freed;
+        they are rebuilt when needed again.
         Returns None."""
         self.__dict__.pop("_companions", None)

@@ -137,8 +137,9 @@ merge_multiply     (src_idx int64[d, n], src_values[n, k], probe_idx int64[d, np
                    linear_index (default: from the strides, first dim open);
                    a false sorted flag found on the way is a ValueError
                    (Numba) or an ORDER report (CUDA); ``pointers=`` (both
-                   operands' row pointers, 2-D): Numba merges row by row
-                   over the columns (same result); CUDA ignores it
+                   operands' row pointers): Numba merges row by row over
+                   the columns (with d > 2 and ``sizes=``, over the keys of
+                   the trailing axes; same result); CUDA ignores it
 multiply_search    (src_keys int64[n] any order, src_values[n, k], probe_keys
                    sorted, probe_values[np, k], perm | None) -> [n, k]: row
                    i = src_values[i] * ordered probe sum of src_keys[i]'s
@@ -149,8 +150,9 @@ mask_values        (src_idx int64[d, n] sorted, probe_idx int64[d, np] sorted,
                    probe_values[np, k], strides int64[d]) -> [n, k]: row i =
                    ordered sum of the probe rows at src_idx[:, i], 0 where
                    none (= linear_index + match_merge + probe_sum); ``sizes=``
-                   bounds every index; ``pointers=`` (both row pointers, 2-D):
-                   Numba merges row by row over the columns in one pass (same
+                   bounds every index; ``pointers=`` (both row pointers):
+                   Numba merges row by row over the columns in one pass (over
+                   the trailing axes' keys with d > 2 and ``sizes=``; same
                    result; a probe repeating a column takes the key path);
                    CUDA ignores it. Never synchronises
 ---- union -------------------------------------------------------------------
@@ -167,9 +169,7 @@ merge_add          (a_idx int64[d, na], b_idx int64[d, nb], a_values[na, k],
                    union, values (a or 0) + (b or 0), or minus with negate;
                    one arithmetic dtype (synchronises on a GPU: output size);
                    ``sizes=``, false flags and ``pointers=`` as in
-                   merge_multiply; with d > 2, ``pointers=`` (over the
-                   leading axis, with ``sizes=``) too: Numba merges row by
-                   row over the keys of the trailing axes
+                   merge_multiply
 ---- elementwise -------------------------------------------------------------
 merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
                    b_words[nb, kb], strides int64[d], a_fill[ka],
@@ -179,7 +179,8 @@ merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
                    the key, else a_fill (b likewise). Words: unsigned
                    integers of one size, a bit copy; strides and the fill
                    rows are host metadata (synchronises on a GPU: output
-                   size); ``sizes=`` and ``pointers=`` as in merge_multiply.
+                   size); ``sizes=`` and ``pointers=`` as in merge_multiply
+                   (``pointers=`` for d == 2 only).
                    The elementwise engine's union
 ---- reduce ------------------------------------------------------------------
 segment_prod       (values[n, k], perm | None, starts) -> [nseg, k]: each

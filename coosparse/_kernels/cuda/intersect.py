@@ -70,7 +70,7 @@ class IntersectRows:
         return self._compact(first, count)
 
     def merge_multiply(self, src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None,
-                       pointers=None):
+                       pointers=None, keys=None):
         """Compact product of a sorted source and a sorted probe: (indices, values). Synchronises (output size).
 
         Composed of this layer's kernels (linear index, merge_matches,
@@ -78,8 +78,8 @@ class IntersectRows:
         so results are bit-identical to the Numba layer's fused kernel.
         Indices outside ``sizes`` (host values; default: what the strides
         tell, the first dimension unbounded) are reported with the output size.
-        ``pointers`` (the Numba layer's per-row merge) is not used: one thread
-        per entry computes its key, which gives the same result.
+        ``pointers`` and ``keys`` (the Numba layer's per-row merge) are not
+        used: one thread per entry computes its key, which gives the same result.
         """
         sizes = row_major_sizes(strides) if sizes is None else sizes
         rows, first, count = self.merge_matches(
@@ -177,12 +177,13 @@ class IntersectRows:
                       i64(nprobe), words)
         return out
 
-    def mask_values(self, src_indices, probe_indices, probe_values, strides, *, sizes=None, pointers=None):
+    def mask_values(self, src_indices, probe_indices, probe_values, strides, *, sizes=None, pointers=None,
+                    keys=None):
         """The sorted probe's values at the sorted source's indices (ordered sums, 0 where none). Sync-free.
 
         Composed of this layer's rows (linear index, match_merge, probe_sum): the row's meaning,
-        bit for bit the Numba layer's one-pass merge. ``pointers`` is not used (one thread per
-        entry computes its key). Indices outside ``sizes`` are reported as ``linear_index`` does.
+        bit for bit the Numba layer's one-pass merge. ``pointers`` and ``keys`` are not used (one
+        thread per entry computes its key). Indices outside ``sizes`` are reported as ``linear_index`` does.
         """
         sizes = row_major_sizes(strides) if sizes is None else sizes
         first, count = self.match_merge(

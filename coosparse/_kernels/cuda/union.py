@@ -86,15 +86,16 @@ class UnionRows:
                   i64(a_values.shape[0]), i64(b_values.shape[0]), i64(m), i64(k), ov, self._err())
         return out
 
-    def merge_add(self, a_idx, b_idx, a_values, b_values, strides, negate, *, sizes=None, pointers=None):
+    def merge_add(self, a_idx, b_idx, a_values, b_values, strides, negate, *, sizes=None, pointers=None,
+                  keys=None):
         """Coalesced union in one call: (indices[d, m], values[m, k]) of a + b (a - b with ``negate``).
 
         Keys from the index columns (``strides``, host values; indices outside
         ``sizes`` reported, default as in :meth:`merge_multiply`), the ranks of
         :meth:`merge_union`, then the index columns and the values
         (``coo_union_values``). Synchronises once (the union size).
-        ``pointers`` (the Numba layer's per-row merge) is not used: the ranks
-        give the same result.
+        ``pointers`` and ``keys`` (the Numba layer's per-row merge) are not
+        used: the ranks give the same result.
         """
         sizes = row_major_sizes(strides) if sizes is None else sizes
         a_keys = self.linear_index(a_idx, strides, sizes)

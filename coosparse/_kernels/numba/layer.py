@@ -261,28 +261,60 @@ def multiply_matched(src_values, rows, probe_values, perm, first, count, *, shar
     )
 
 
-def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None, pointers=None):
+def _trailing_keys(a_indices, b_indices, strides, sizes, keys=None):
+    """The linear keys of both operands' trailing axes (every index checked against ``sizes``), which
+    the per-row merges of three or more sparse axes merge in place of a matrix's columns: the merge
+    over whole keys, which reads every index row at each step, took 1.8x as long (3-D union, 2M + 2M
+    entries). ``keys``: the two as the caller holds them (checked when they were made)."""
+    if keys is not None:
+        return tuple(writeable(k) for k in keys)
+    return tuple(linear_index(idx[1:], strides[1:], sizes[1:]) for idx in (a_indices, b_indices))
+
+
+def _leading_limits(strides, sizes):
+    """The limits of a per-row merge over trailing keys: the leading axis' size and the keys'."""
+    return size_limits((sizes[0], strides[0]))
+
+
+def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None, pointers=None,
+                   keys=None):
     """Fused compact product of a sorted source and a sorted probe: (indices, values).
 
     ``sizes``: the sparse shape; every index the merge reads is checked against it in its pass.
-    ``pointers``: the operands' row pointers (2-D only): the merge goes row by row over the columns.
+    ``pointers``: the operands' row pointers: the merge goes row by row over the columns (over the
+    keys of the trailing axes with three or more sparse axes, where ``sizes`` must be given; ``keys``:
+    those keys when the caller holds them, checked, else computed here).
     """
     if pointers is not None and src_indices.shape[0] == 2:
         out = _ix.row_multiply(src_indices, src_values, probe_indices, probe_values, writeable(pointers[0]),
                                writeable(pointers[1]), _ix.merge_limits(strides, sizes), _nthreads())
         if out is not None:
             return out
+    elif pointers is not None and sizes is not None and src_indices.shape[0] > 2:
+        out = _ix.row_multiply(src_indices, src_values, probe_indices, probe_values, writeable(pointers[0]),
+                               writeable(pointers[1]), _leading_limits(strides, sizes), _nthreads(),
+                               _trailing_keys(src_indices, probe_indices, strides, sizes, keys))
+        if out is not None:
+            return out
     return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _nthreads(), sizes)
 
 
-def mask_values(src_indices, probe_indices, probe_values, strides, *, sizes=None, pointers=None):
+def mask_values(src_indices, probe_indices, probe_values, strides, *, sizes=None, pointers=None, keys=None):
     """The sorted probe's values at the sorted source's indices (ordered sums, zeros where none).
 
-    ``pointers``: both operands' row pointers (2-D only): one merge row by row over the columns.
+    ``pointers``: both operands' row pointers: one merge row by row over the columns (over the keys
+    of the trailing axes with three or more sparse axes, where ``sizes`` must be given; ``keys`` as
+    in :func:`merge_multiply`).
     """
     if pointers is not None and src_indices.shape[0] == 2:
         out = _ix.row_mask_values(src_indices, probe_indices, probe_values, writeable(pointers[0]),
                                   writeable(pointers[1]), _ix.merge_limits(strides, sizes), _nthreads())
+        if out is not None:
+            return out
+    elif pointers is not None and sizes is not None and src_indices.shape[0] > 2:
+        out = _ix.row_mask_values(src_indices, probe_indices, probe_values, writeable(pointers[0]),
+                                  writeable(pointers[1]), _leading_limits(strides, sizes), _nthreads(),
+                                  _trailing_keys(src_indices, probe_indices, strides, sizes, keys))
         if out is not None:
             return out
     first, count = match_merge(linear_index(src_indices, strides, sizes), linear_index(probe_indices, strides, sizes))
@@ -326,24 +358,21 @@ def _union_offsets_checked(a_indices, b_indices, strides, limits):
     return sizes, blo, chunk, nthreads
 
 
-def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None, pointers=None):
+def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, sizes=None, pointers=None, keys=None):
     """Fused coalesced union over index columns: (indices, values) of a + b (a - b with negate).
 
     ``sizes``: the sparse shape; every index is checked against it in the merge's own pass.
     ``pointers``: the operands' row pointers: the merge goes row by row over the columns (the keys of
-    the trailing axes with three or more sparse axes, where ``sizes`` must be given).
+    the trailing axes with three or more sparse axes, where ``sizes`` must be given; ``keys`` as in
+    :func:`merge_multiply`).
     """
     if pointers is not None and a_indices.shape[0] == 2:
         return _un.row_add(a_indices, b_indices, a_values, b_values, writeable(pointers[0]), writeable(pointers[1]),
                            _ix.merge_limits(strides, sizes), bool(negate), _nthreads())
     if pointers is not None and sizes is not None and a_indices.shape[0] > 2:
-        # merged row by row over the linear keys of the trailing axes (one pass computes and checks
-        # them): the merge over whole keys, which reads every index row at each step, took 1.8x as
-        # long (3-D, 2M + 2M entries)
-        keys = [linear_index(idx[1:], strides[1:], sizes[1:]) for idx in (a_indices, b_indices)]
         return _un.row_add_nd(a_indices, b_indices, a_values, b_values, writeable(pointers[0]),
-                              writeable(pointers[1]), *keys, size_limits((sizes[0], strides[0])), bool(negate),
-                              _nthreads())
+                              writeable(pointers[1]), *_trailing_keys(a_indices, b_indices, strides, sizes, keys),
+                              _leading_limits(strides, sizes), bool(negate), _nthreads())
     sizes, blo, chunk, nthreads = _union_offsets_checked(a_indices, b_indices, strides,
                                                          _ix.merge_limits(strides, sizes))
     total = int(sizes[-1])

@@ -1,7 +1,8 @@
 """Per-row merges of two CSR matrices through their row pointers (2-D, pointers cached with the arrays).
 
-The union also merges arrays of three or more sparse axes this way (``row_add_nd``): the row
-pointer of the leading axis and a column of keys of the trailing axes, computed for the call.
+Arrays of three or more sparse axes merge this way too (``row_add_nd``, and ``row_multiply`` and
+``row_mask_values`` given ``keys``): the row pointer of the leading axis and a row of linear keys
+of the trailing axes, computed for the call.
 
 The product (``row_multiply``) and the sparse mask (``row_mask_values``) of the intersection
 family and the union (``row_add``; the elementwise family's ``row_gather_write`` reuses its
@@ -126,16 +127,16 @@ def _row_count_part(t, nparts, ap, bp, acol, bcol, limit, matches, flags, bits):
     flags[t, 3] = (ap[rhi] - ap[rlo]) + (bp[rhi] - bp[rlo])
 
 
-def _row_counts(a_idx, b_idx, ap, bp, limits, nthreads, cols=None):
+def _row_counts(a_idx, b_idx, ap, bp, limits, nthreads, keys=None):
     """(matches[1:] per part, entries per part, dup found, nparts, nthreads) of the count pass, after
     raising IndexError for a column outside ``limits[1]`` and ValueError for columns out of order.
-    ``cols``: the two column rows to merge in place of ``a_idx[1]``, ``b_idx[1]``."""
+    ``keys``: the two rows to merge in place of the columns ``a_idx[1]``, ``b_idx[1]``."""
     nparts, nthreads = plan(a_idx.shape[1] + b_idx.shape[1], nthreads)
     matches = np.zeros(nparts + 1, dtype=np.int64)
     flags = np.zeros((nparts, 4), dtype=np.int64)
     limit = int(limits[1])
     bits = np.zeros((nparts, (limit + 63) // 64 if limit <= _BITS_MAX_COLUMNS else 0), dtype=np.uint64)
-    acol, bcol = (a_idx[1], b_idx[1]) if cols is None else cols
+    acol, bcol = (a_idx[1], b_idx[1]) if keys is None else keys
     run_parts(_row_count_part, nparts, nthreads, ap, bp, acol, bcol, np.uint64(limit), matches, flags, bits)
     raise_merge_flags(flags[:, :2], limits, a_idx, b_idx)
     return matches, flags[:, 3], bool(flags[:, 2].any()), nparts, nthreads
@@ -188,24 +189,72 @@ def _row_multiply_part(t, nparts, sp, pp, scol, pcol, svals, pvals, per, out_idx
             j += np.uint64(tp)
 
 
-def row_multiply(src_idx, src_values, probe_idx, probe_values, sp, pp, limits, nthreads):
-    """The product of two 2-D sorted operands through their row pointers ``sp``, ``pp`` (built from
+@nb.njit(cache=True, nogil=True)
+def _row_multiply_nd_part(t, nparts, sp, pp, skey, pkey, strail, svals, pvals, per, out_idx, out_vals):
+    """_row_multiply_part for operands of three or more sparse axes: each row merges the keys of the
+    trailing axes (``skey``, ``pkey``), and a match takes the source's trailing index rows
+    (``strail``). A kernel of its own, as _row_add_nd_part is (the 2-D merge keeps its one column)."""
+    rlo, rhi = row_range(t, nparts, sp, pp)
+    u = np.uint64(per[t])
+    uend = np.uint64(per[t + 1])
+    k = svals.shape[1]
+    dt = strail.shape[0]
+    sv, pv, ov = svals.reshape(-1), pvals.reshape(-1), out_vals.reshape(-1)
+    rows, o1, o2, s1, s2 = out_idx[0], out_idx[1], out_idx[-1], strail[0], strail[-1]
+    for r in range(rlo, rhi):
+        if u >= uend:
+            break
+        i, ie, j, je = np.uint64(sp[r]), np.uint64(sp[r + 1]), np.uint64(pp[r]), np.uint64(pp[r + 1])
+        row = np.int64(r)
+        # (see _row_multiply_part: every step writes the slot of the next match)
+        while i < ie and j < je and u < uend:
+            ks = skey[i]
+            kp = pkey[j]
+            ts = ks <= kp
+            tp = kp <= ks
+            rows[u] = row
+            if dt == 2:  # (three sparse axes: the two trailing rows through 1-D views)
+                o1[u] = s1[i]
+                o2[u] = s2[i]
+            else:
+                for x in range(dt):
+                    out_idx[x + 1, u] = strail[x, i]
+            if k == 1:
+                ov[u] = sv[i] * pv[j]
+            else:
+                for c in range(k):
+                    out_vals[u, c] = svals[i, c] * pvals[j, c]
+            u += np.uint64(ts & tp)
+            i += np.uint64(ts)
+            j += np.uint64(tp)
+
+
+def row_multiply(src_idx, src_values, probe_idx, probe_values, sp, pp, limits, nthreads, keys=None):
+    """The product of two sorted operands through their row pointers ``sp``, ``pp`` (built from
     their leading rows, which they checked): (indices, values), or None when either side repeats a
     column within a row (the merge over keys sums the probe's duplicates and keeps the source's).
 
-    Columns outside ``limits[1]`` raise IndexError and columns out of order within a row
-    ValueError, before anything is written.
+    Matrices merge their columns. ``keys``: the (source, probe) linear keys of the trailing axes of
+    operands of three or more sparse axes, merged in their place (checked by the caller;
+    ``limits[1]``: the trailing axes' size). Columns outside ``limits[1]`` raise IndexError and
+    columns out of order within a row ValueError, before anything is written.
     """
-    per, _, dup, nparts, nthreads = _row_counts(src_idx, probe_idx, sp, pp, limits, nthreads)
+    per, _, dup, nparts, nthreads = _row_counts(src_idx, probe_idx, sp, pp, limits, nthreads, keys)
     if dup:
         return None
     np.cumsum(per, out=per)
     total = int(per[-1])
-    out_idx = np.empty((2, total), dtype=np.int64)
+    out_idx = np.empty((src_idx.shape[0], total), dtype=np.int64)
     out_vals = np.empty((total, src_values.shape[1]), dtype=src_values.dtype)
-    if total:
-        run_parts(_row_multiply_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1],
-                  np.ascontiguousarray(src_values), np.ascontiguousarray(probe_values), per, out_idx, out_vals)
+    if not total:
+        return out_idx, out_vals
+    src_values, probe_values = np.ascontiguousarray(src_values), np.ascontiguousarray(probe_values)
+    if keys is None:
+        run_parts(_row_multiply_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1], src_values,
+                  probe_values, per, out_idx, out_vals)
+    else:
+        run_parts(_row_multiply_nd_part, nparts, nthreads, sp, pp, keys[0], keys[1], src_idx[1:], src_values,
+                  probe_values, per, out_idx, out_vals)
     return out_idx, out_vals
 
 
@@ -282,11 +331,11 @@ def _pick_sum(pick, x, y, negate):
     pick[1] = x
 
 
-def row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads, cols=None):
+def row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads, keys=None):
     """(sizes, nthreads): the prefix-summed union sizes of the parts of a per-row union (parts cut by
     ``parts.row_range``), after the count pass found every column inside ``limits[1]`` and strictly
-    increasing within its row (IndexError / ValueError otherwise). ``cols``: as ``_row_counts``."""
-    sizes, entries, dup, nparts, nthreads = _row_counts(a_idx, b_idx, ap, bp, limits, nthreads, cols)
+    increasing within its row (IndexError / ValueError otherwise). ``keys``: as ``_row_counts``."""
+    sizes, entries, dup, nparts, nthreads = _row_counts(a_idx, b_idx, ap, bp, limits, nthreads, keys)
     if dup:
         raise lying_flag_error(unique=True)
     # a part's union holds its entries of both sides less the columns both hold
@@ -434,19 +483,21 @@ def _row_mask_part(t, nparts, sp, pp, scol, pcol, limit, pvals, out, flags):
     flags[t, 2] = dup
 
 
-def row_mask_values(src_idx, probe_idx, probe_values, sp, pp, limits, nthreads):
+def row_mask_values(src_idx, probe_idx, probe_values, sp, pp, limits, nthreads, keys=None):
     """The probe's values at the source's entries (zeros where it has none), through the row pointers
-    ``sp``, ``pp`` of two 2-D sorted operands: values[n, k], or None when the probe repeats a column
+    ``sp``, ``pp`` of two sorted operands: values[n, k], or None when the probe repeats a column
     within a row (its repeats are summed by the merge over keys then).
 
-    Columns outside ``limits[1]`` raise IndexError and columns out of order within a row
-    ValueError; the output (fresh) is returned only when neither was found.
+    Matrices merge their columns; ``keys`` as in :func:`row_multiply`. Columns outside
+    ``limits[1]`` raise IndexError and columns out of order within a row ValueError; the output
+    (fresh) is returned only when neither was found.
     """
     n = src_idx.shape[1]
     nparts, nthreads = plan(n + probe_idx.shape[1], nthreads)
     out = np.empty((n, probe_values.shape[1]), dtype=probe_values.dtype)
     flags = np.zeros((nparts, 3), dtype=np.int64)
-    run_parts(_row_mask_part, nparts, nthreads, sp, pp, src_idx[1], probe_idx[1], np.uint64(limits[1]),
+    scol, pcol = (src_idx[1], probe_idx[1]) if keys is None else keys
+    run_parts(_row_mask_part, nparts, nthreads, sp, pp, scol, pcol, np.uint64(limits[1]),
               np.ascontiguousarray(probe_values), out, flags)
     # columns out of order make a row's first and last column no bound: then every column is looked at
     flags[:, 0] |= flags[:, 1]

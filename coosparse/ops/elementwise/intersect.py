@@ -42,7 +42,8 @@ from ..._core.fill import require_zero_fill
 from ..._core.keys import is_wide, joint_keys, strides_of
 from ..._kernels.backend import backend_for
 from ..coalesce import coalesce as _coalesce
-from .operands import as_dense_operand, check_coo, gather_dense, row_pointers, sparse_pair_shape, values_as
+from .operands import (as_dense_operand, check_coo, gather_dense, row_pointers, sparse_pair_shape, trailing_keys,
+                       values_as)
 
 
 # ----------------------------------------------------------------------------- primitive
@@ -149,9 +150,10 @@ def multiply_sparse(a, b, compact, keep_match=False):
         # strides and sizes are host values (passed by value); the merge checks every index it
         # reads against the sizes and the order the flags promise, in the pass it makes anyway
         strides = np.array(strides_of(src.sparse_shape)[0], dtype=np.int64)
+        pointers = row_pointers(src, probe, nd=True)
         indices, values = be.merge_multiply(
             src.indices, rows2d(src.values), probe.indices, rows2d(probe.values), strides,
-            sizes=src.sparse_shape, pointers=row_pointers(src, probe),
+            sizes=src.sparse_shape, pointers=pointers, keys=trailing_keys(pointers, src, probe),
         )  # synchronize! (output size)
         values = values.reshape((values.shape[0],) + dense_shape)
         return COO(indices, values, shape, sorted=True, unique=src.is_unique, check=False), None
@@ -243,13 +245,14 @@ def sparse_mask(x, mask):
         )
     _dtypes.check_dtype(x.dtype)
     be = backend_for(mask.indices, x.indices if isinstance(x, COO) else x)
-    pointers = row_pointers(mask, x) if isinstance(x, COO) and x.is_unique else None
+    pointers = row_pointers(mask, x, nd=True) if isinstance(x, COO) and x.is_unique else None
     if pointers is not None:
-        # sorted matrices on the CPU: one merge per row over the columns, writing each mask
-        # entry's value (the operands keep their row pointers, as for a product)
+        # sorted operands on the CPU: one merge per row over the columns (the trailing axes' keys
+        # with three or more sparse axes), writing each mask entry's value (the operands keep
+        # their row pointers, as for a product)
         strides = np.array(strides_of(mask.sparse_shape)[0], dtype=np.int64)
         v = be.mask_values(mask.indices, x.indices, _dtypes.to_accumulation(rows2d(x.values)), strides,
-                           sizes=mask.sparse_shape, pointers=pointers)
+                           sizes=mask.sparse_shape, pointers=pointers, keys=trailing_keys(pointers, mask, x))
         values = _dtypes.from_accumulation(v, x.dtype).reshape((mask.nnz,) + x.dense_shape)
     elif isinstance(x, COO):
         _, first, count, perm = match(mask, x)

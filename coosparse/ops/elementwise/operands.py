@@ -152,7 +152,8 @@ def row_pointers(*arrays, nd=False):
     the per-row merges of the fused products and sums, or None where they do not pay.
 
     Only for sorted matrices (sparse_ndim 2; with ``nd`` any of two or more sparse axes, for the
-    union, which merges the keys of the trailing axes row by row) on the CPU whose pointers stay small
+    union, the product and the mask, which merge the keys of the trailing axes row by row; the
+    elementwise engine's union has no such merge) on the CPU whose pointers stay small
     (``shape[0] <= 2 * nnz + 1024``): a merge over rows then reads one column index
     per entry instead of both, without a branch per step. Below ``ROW_MERGE_MIN``
     entries the merge over keys takes a fraction of a millisecond, about what
@@ -170,3 +171,12 @@ def row_pointers(*arrays, nd=False):
     if any(p is None for p in cached) and sum(a.nnz for a in arrays) < ROW_MERGE_MIN:
         return None
     return tuple(a._row_pointer() for a in arrays)
+
+
+def trailing_keys(pointers, *arrays):
+    """With the row pointers of operands of three or more sparse axes (:func:`row_pointers` with
+    ``nd``), their trailing axes' keys, built once and cached with each (8 bytes an entry, counted in
+    ``nbytes``; ``drop_companions`` frees them): the column of the per-row merge. None otherwise."""
+    if pointers is None or arrays[0].sparse_ndim <= 2:
+        return None
+    return tuple(a._trailing_keys() for a in arrays)

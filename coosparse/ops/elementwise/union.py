@@ -20,7 +20,7 @@ from ..._core.keys import is_wide, joint_keys, strides_of
 from ..._kernels.backend import backend_for
 from ..coalesce import coalesce as _coalesce
 from ..dense import has_negative_zero, negative_zero_parts, scatter_into, to_dense
-from .operands import row_pointers, sparse_dense_shape, sparse_pair_shape, values_as
+from .operands import row_pointers, sparse_dense_shape, sparse_pair_shape, trailing_keys, values_as
 
 
 def _check_subtract(dtype, negate):
@@ -45,9 +45,10 @@ def _union_sparse(a, b, negate, coalesce, op):
             # strides and sizes are host values (passed by value); the merge checks every index
             # against the sizes and the order the flags promise, in the pass it makes anyway
             strides = np.array(strides_of(a.sparse_shape)[0], dtype=np.int64)
+            pointers = row_pointers(a, b, nd=True)
             indices, va = be.merge_add(a.indices, b.indices, rows2d(a.values), rows2d(b.values),
-                                       strides, negate, sizes=a.sparse_shape,
-                                       pointers=row_pointers(a, b, nd=True))  # synchronize! (output size)
+                                       strides, negate, sizes=a.sparse_shape, pointers=pointers,
+                                       keys=trailing_keys(pointers, a, b))  # synchronize! (output size)
             m = indices.shape[1]
         else:
             (ka, kb), _ = joint_keys([a.indices, b.indices], a.sparse_shape)
