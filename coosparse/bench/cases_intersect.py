@@ -8,8 +8,9 @@ drawn (random order, flags False). torch tensors are built once, outside the
 timing, with the same flag (``is_coalesced``). GraphBLAS (:mod:`graphblas_peer`) holds the
 coalesced operands as its own matrices: ``A.ewise_mult(B, times)``, ``A.ewise_add(B, plus)`` and
 ``A.dup(mask=B.S)`` (A at B's pattern: it keeps only the entries both have, where ``sparse_mask``
-also stores B's other indices as zeros). ``add c+c 3-D`` adds the same coalesced pair reshaped to
-(131072, 256, 512): the union over three index rows (GraphBLAS has no 3-D arrays).
+also stores B's other indices as zeros). ``multiply c*c 3-D`` and ``add c+c 3-D`` take the same
+coalesced pair reshaped to (131072, 256, 512): the intersection and the union over three index rows
+(GraphBLAS has no 3-D arrays).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from .harness import Case, Impl, gpu_peers, on_device, torch_coo
 
 
 CUBE_SHAPE = (131072, 256, 512)
-"""The 3-D form of the (131072, 131072) pair for the N-D add: the same entries, one more index row."""
+"""The 3-D form of the (131072, 131072) pair for the N-D multiply and add: the same entries, one more index row."""
 
 
 def workload(size="medium", seed=0):
@@ -107,8 +108,20 @@ def cases(size="medium", libraries=None, device="cpu"):
         impls.append(Impl("graphblas", lambda: ga.ewise_add(gbm, gb.binary.plus).new(), note="ewise_add"))
     out.append(Case("add c+c", wl, impls, input_bytes=nbytes))
 
-    # add, both coalesced, the same entries as 3-D arrays (the leading axis kept): the N-D merge
+    # multiply and add, both coalesced, the same entries as 3-D arrays (the leading axis kept):
+    # the N-D merges
     a3, b3 = a.reshape(CUBE_SHAPE), b.reshape(CUBE_SHAPE)
+    nbytes3 = a3.indices.nbytes + a3.values.nbytes + b3.indices.nbytes + b3.values.nbytes
+    wl3 = f"{a.nnz:,}+{b.nnz:,} in 2^17x256x512"
+    impls = [Impl("coosparse", lambda: coosparse.multiply(a3, b3))]
+    if use_torch:
+        ta3, tb3 = torch_coo(a3), torch_coo(b3)
+        impls.append(Impl("torch", lambda: ta3 * tb3))
+    if use_pydata:
+        pa3, pb3 = _pydata(a3), _pydata(b3)
+        impls.append(Impl("pydata", lambda: pa3 * pb3))
+    out.append(Case("multiply c*c 3-D", wl3, impls, input_bytes=nbytes3))
+
     impls = [Impl("coosparse", lambda: coosparse.add(a3, b3))]
     if use_torch:
         ta3, tb3 = torch_coo(a3), torch_coo(b3)
@@ -116,9 +129,7 @@ def cases(size="medium", libraries=None, device="cpu"):
     if use_pydata:
         pa3, pb3 = _pydata(a3), _pydata(b3)
         impls.append(Impl("pydata", lambda: pa3 + pb3))
-    nbytes3 = a3.indices.nbytes + a3.values.nbytes + b3.indices.nbytes + b3.values.nbytes
-    out.append(Case("add c+c 3-D", f"{a.nnz:,}+{b.nnz:,} in 2^17x256x512", impls,
-                    input_bytes=nbytes3))
+    out.append(Case("add c+c 3-D", wl3, impls, input_bytes=nbytes3))
 
     # sparse_mask sparse -> sparse, both coalesced
     impls = [Impl("coosparse", lambda: coosparse.sparse_mask(a, b))]
