@@ -261,19 +261,24 @@ def multiply_matched(src_values, rows, probe_values, perm, first, count, *, shar
     )
 
 
-def _trailing_keys(a_indices, b_indices, strides, sizes, keys=None):
-    """The linear keys of both operands' trailing axes (every index checked against ``sizes``), which
-    the per-row merges of three or more sparse axes merge in place of a matrix's columns: the merge
-    over whole keys, which reads every index row at each step, took 1.8x as long (3-D union, 2M + 2M
-    entries). ``keys``: the two as the caller holds them (checked when they were made)."""
-    if keys is not None:
-        return tuple(writeable(k) for k in keys)
-    return tuple(linear_index(idx[1:], strides[1:], sizes[1:]) for idx in (a_indices, b_indices))
+def _row_merge(a_indices, b_indices, strides, sizes, pointers, keys):
+    """(ap, bp, limits, keys) of a per-row merge through the operands' row ``pointers``, or None where
+    none applies (no pointers; three or more sparse axes without ``sizes``).
 
-
-def _leading_limits(strides, sizes):
-    """The limits of a per-row merge over trailing keys: the leading axis' size and the keys'."""
-    return size_limits((sizes[0], strides[0]))
+    Matrices merge their columns (keys None). Three or more sparse axes merge the linear keys of the
+    trailing axes: ``keys`` as the caller holds them (checked when they were made), else computed
+    here with every index checked. The merge over whole keys, which reads every index row at each
+    step, took 1.8x as long (3-D union, 2M + 2M entries).
+    """
+    d = a_indices.shape[0]
+    if pointers is None or d < 2 or (d > 2 and sizes is None):
+        return None
+    ap, bp = writeable(pointers[0]), writeable(pointers[1])
+    if d == 2:
+        return ap, bp, _ix.merge_limits(strides, sizes), None
+    if keys is None:
+        keys = [linear_index(idx[1:], strides[1:], sizes[1:]) for idx in (a_indices, b_indices)]
+    return ap, bp, size_limits((sizes[0], strides[0])), tuple(writeable(k) for k in keys)
 
 
 def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, *, sizes=None, pointers=None,
@@ -285,15 +290,11 @@ def merge_multiply(src_indices, src_values, probe_indices, probe_values, strides
     keys of the trailing axes with three or more sparse axes, where ``sizes`` must be given; ``keys``:
     those keys when the caller holds them, checked, else computed here).
     """
-    if pointers is not None and src_indices.shape[0] == 2:
-        out = _ix.row_multiply(src_indices, src_values, probe_indices, probe_values, writeable(pointers[0]),
-                               writeable(pointers[1]), _ix.merge_limits(strides, sizes), _nthreads())
-        if out is not None:
-            return out
-    elif pointers is not None and sizes is not None and src_indices.shape[0] > 2:
-        out = _ix.row_multiply(src_indices, src_values, probe_indices, probe_values, writeable(pointers[0]),
-                               writeable(pointers[1]), _leading_limits(strides, sizes), _nthreads(),
-                               _trailing_keys(src_indices, probe_indices, strides, sizes, keys))
+    rows = _row_merge(src_indices, probe_indices, strides, sizes, pointers, keys)
+    if rows is not None:
+        ap, bp, limits, keys = rows
+        out = _ix.row_multiply(src_indices, src_values, probe_indices, probe_values, ap, bp, limits, _nthreads(),
+                               keys)
         if out is not None:
             return out
     return _ix.merge_multiply(src_indices, src_values, probe_indices, probe_values, strides, _nthreads(), sizes)
@@ -306,15 +307,10 @@ def mask_values(src_indices, probe_indices, probe_values, strides, *, sizes=None
     of the trailing axes with three or more sparse axes, where ``sizes`` must be given; ``keys`` as
     in :func:`merge_multiply`).
     """
-    if pointers is not None and src_indices.shape[0] == 2:
-        out = _ix.row_mask_values(src_indices, probe_indices, probe_values, writeable(pointers[0]),
-                                  writeable(pointers[1]), _ix.merge_limits(strides, sizes), _nthreads())
-        if out is not None:
-            return out
-    elif pointers is not None and sizes is not None and src_indices.shape[0] > 2:
-        out = _ix.row_mask_values(src_indices, probe_indices, probe_values, writeable(pointers[0]),
-                                  writeable(pointers[1]), _leading_limits(strides, sizes), _nthreads(),
-                                  _trailing_keys(src_indices, probe_indices, strides, sizes, keys))
+    rows = _row_merge(src_indices, probe_indices, strides, sizes, pointers, keys)
+    if rows is not None:
+        ap, bp, limits, keys = rows
+        out = _ix.row_mask_values(src_indices, probe_indices, probe_values, ap, bp, limits, _nthreads(), keys)
         if out is not None:
             return out
     first, count = match_merge(linear_index(src_indices, strides, sizes), linear_index(probe_indices, strides, sizes))
@@ -366,13 +362,10 @@ def merge_add(a_indices, b_indices, a_values, b_values, strides, negate, *, size
     the trailing axes with three or more sparse axes, where ``sizes`` must be given; ``keys`` as in
     :func:`merge_multiply`).
     """
-    if pointers is not None and a_indices.shape[0] == 2:
-        return _un.row_add(a_indices, b_indices, a_values, b_values, writeable(pointers[0]), writeable(pointers[1]),
-                           _ix.merge_limits(strides, sizes), bool(negate), _nthreads())
-    if pointers is not None and sizes is not None and a_indices.shape[0] > 2:
-        return _un.row_add_nd(a_indices, b_indices, a_values, b_values, writeable(pointers[0]),
-                              writeable(pointers[1]), *_trailing_keys(a_indices, b_indices, strides, sizes, keys),
-                              _leading_limits(strides, sizes), bool(negate), _nthreads())
+    rows = _row_merge(a_indices, b_indices, strides, sizes, pointers, keys)
+    if rows is not None:
+        ap, bp, limits, keys = rows
+        return _un.row_add(a_indices, b_indices, a_values, b_values, ap, bp, limits, bool(negate), _nthreads(), keys)
     sizes, blo, chunk, nthreads = _union_offsets_checked(a_indices, b_indices, strides,
                                                          _ix.merge_limits(strides, sizes))
     total = int(sizes[-1])

@@ -1,8 +1,8 @@
 """Per-row merges of two CSR matrices through their row pointers (2-D, pointers cached with the arrays).
 
-Arrays of three or more sparse axes merge this way too (``row_add_nd``, and ``row_multiply`` and
-``row_mask_values`` given ``keys``): the row pointer of the leading axis and a row of linear keys
-of the trailing axes, computed for the call.
+Arrays of three or more sparse axes merge this way too (``row_multiply``, ``row_mask_values`` and
+``row_add`` given ``keys``): the row pointer of the leading axis and a row of linear keys of the
+trailing axes (a companion of each array, checked when it was built).
 
 The product (``row_multiply``) and the sparse mask (``row_mask_values``) of the intersection
 family and the union (``row_add``; the elementwise family's ``row_gather_write`` reuses its
@@ -344,18 +344,23 @@ def row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads, keys=None):
     return sizes, nthreads
 
 
-def row_add(a_idx, b_idx, a_values, b_values, ap, bp, limits, negate, nthreads):
-    """The sum (difference with ``negate``) of two 2-D sorted operands through their row pointers
-    ``ap``, ``bp`` (built from their leading rows, which they checked). Columns outside
-    ``limits[1]`` raise IndexError and columns not strictly increasing within a row ValueError,
-    before anything is written."""
-    sizes, nthreads = row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads)
+def row_add(a_idx, b_idx, a_values, b_values, ap, bp, limits, negate, nthreads, keys=None):
+    """The sum (difference with ``negate``) of two sorted operands through their row pointers ``ap``,
+    ``bp`` (built from their leading rows, which they checked). Matrices merge their columns;
+    ``keys`` as in :func:`row_multiply` (an output entry then takes the trailing index rows of the
+    side it comes from). Columns outside ``limits[1]`` raise IndexError and columns not strictly
+    increasing within a row ValueError, before anything is written."""
+    sizes, nthreads = row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads, keys)
     a_values, b_values = np.ascontiguousarray(a_values), np.ascontiguousarray(b_values)
     total = int(sizes[-1])
-    out_idx = np.empty((2, total), dtype=np.int64)
+    out_idx = np.empty((a_idx.shape[0], total), dtype=np.int64)
     out_val = np.empty((total, a_values.shape[1]), dtype=a_values.dtype)
-    run_parts(_row_add_part, sizes.shape[0] - 1, nthreads, ap, bp, a_idx[1], b_idx[1], sizes, a_values, b_values,
-              negate, out_idx, out_val)
+    if keys is None:
+        run_parts(_row_add_part, sizes.shape[0] - 1, nthreads, ap, bp, a_idx[1], b_idx[1], sizes, a_values,
+                  b_values, negate, out_idx, out_val)
+    else:
+        run_parts(_row_add_nd_part, sizes.shape[0] - 1, nthreads, ap, bp, keys[0], keys[1], a_idx[1:], b_idx[1:],
+                  sizes, a_values, b_values, negate, out_idx, out_val)
     return out_idx, out_val
 
 
@@ -413,21 +418,6 @@ def _row_add_nd_part(t, nparts, ap, bp, akey, bkey, atr, btr, sizes, a_values, b
             for c in range(k):
                 out_val[u, c] = -b_values[q, c] if negate else b_values[q, c]
             u += _ONE
-
-
-def row_add_nd(a_idx, b_idx, a_values, b_values, ap, bp, akey, bkey, limits, negate, nthreads):
-    """:func:`row_add` of two sorted operands of three or more sparse axes, merged row by row over
-    ``akey``, ``bkey``: the linear keys of their trailing axes (checked by the caller; ``limits[1]``:
-    the trailing axes' size). A key not strictly increasing within a row raises ValueError, before
-    anything is written."""
-    sizes, nthreads = row_union_offsets(a_idx, b_idx, ap, bp, limits, nthreads, (akey, bkey))
-    a_values, b_values = np.ascontiguousarray(a_values), np.ascontiguousarray(b_values)
-    total = int(sizes[-1])
-    out_idx = np.empty((a_idx.shape[0], total), dtype=np.int64)
-    out_val = np.empty((total, a_values.shape[1]), dtype=a_values.dtype)
-    run_parts(_row_add_nd_part, sizes.shape[0] - 1, nthreads, ap, bp, akey, bkey, a_idx[1:], b_idx[1:], sizes,
-              a_values, b_values, negate, out_idx, out_val)
-    return out_idx, out_val
 
 
 # ---- sparse mask ------------------------------------------------------------------------------

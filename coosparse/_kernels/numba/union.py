@@ -12,7 +12,7 @@ import numpy as np
 
 from .intersect import _key, _lower_bound, _lower_bound_idx
 from .parts import chunk_bounds, part_range
-from .rowmerge import row_add, row_add_nd, row_union_offsets  # noqa: F401 (the layer calls them here)
+from .rowmerge import row_add, row_union_offsets  # noqa: F401 (the layer calls them here)
 from .threads import plan, run_parts
 
 
