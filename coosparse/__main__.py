@@ -48,7 +48,8 @@ SIZES = (100, 40_000)
 """Entries per operand: one part on the calling thread, and parts spread over the threads."""
 
 STEPS = (
-    "coalesce", "a+b", "a-b", "a*b", "a*b (unsorted)", "maximum", "a>0", "a@x", "a@X", "a@b", "a@b (many products)",
+    "coalesce", "a+b", "a-b", "a*b", "a*b (unsorted)", "a+b (3-D)", "a*b (3-D)", "sparse_mask (3-D)", "maximum", "a>0",
+    "a@x", "a@X", "a@b", "a@b (many products)",
     "sampled_matmul", "sum", "sum(axis=0)", "sum(axis=1)", "max(axis=1)", "a[idx]", "a[slice]", "transpose", "to_dense",
     "from_dense", "concatenate",
 )
@@ -73,12 +74,19 @@ def _steps(dtype, n):
     wide = coosparse.random(shape, nnz=40 * shape[0], dtype=dt, seed=3).coalesce()
     idx = np.arange(0, shape[0], 7)
     dense = ac[:200].to_dense()
+    # three sparse axes: from 2 ** 16 entries in all, the merges go row by row over the trailing
+    # axes' keys (their own pointer, key and write kernels)
+    cube = (200, 100, 200)
+    c3, d3 = (coosparse.random(cube, nnz=n, dtype=dt, seed=s).coalesce() for s in (4, 5))
     return [
         ("coalesce", lambda: a.coalesce()),
         ("a+b", lambda: ac + bc),
         ("a-b", lambda: ac - bc),
         ("a*b", lambda: ac * bc),
         ("a*b (unsorted)", lambda: a * bc),
+        ("a+b (3-D)", lambda: c3 + d3),
+        ("a*b (3-D)", lambda: c3 * d3),
+        ("sparse_mask (3-D)", lambda: coosparse.sparse_mask(c3, d3)),
         ("maximum", lambda: np.maximum(ac, bc)),
         ("a>0", lambda: ac > 0),
         ("a@x", lambda: ac @ x),

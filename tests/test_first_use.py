@@ -130,6 +130,34 @@ def test_warmup_fills_the_fallback_cache_of_a_read_only_install(tmp_path):
     assert "_part" not in names, out
 
 
+def test_warmup_covers_the_row_merges_of_three_sparse_axes(tmp_path):
+    # a product, a sum and a mask of 3-D operands large enough to merge row by row over the trailing
+    # axes' keys: after the warm-up of those steps, a later process compiles none of their kernels
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "COOSPARSE_COMPILE_NOTICE": "0"}
+    rc, out, err = _run(["-m", "coosparse", "warmup", "--dtypes", "float64", "--ops",
+                         "a*b (3-D),a+b (3-D),sparse_mask (3-D)", "--no-progress"], env)
+    assert rc == 0, err
+    probe = PROBE.split("    a = coosparse.COO")[0] + """
+    a = coosparse.random((300, 90, 170), nnz=45_000, seed=7).coalesce()
+    b = coosparse.random((300, 90, 170), nnz=35_000, seed=8).coalesce()
+    da, db = a.to_dense(), b.to_dense()
+    compiled.clear()  # (the operands' own kernels were not warmed: only the three operations are)
+    got = (a * b, a + b, coosparse.sparse_mask(a, b))
+    names = sorted(set(compiled))
+    for g, want in zip(got, (da * db, da + db, da * (db != 0))):
+        assert np.array_equal(g.to_dense(), want)
+    print("rows", all(x._cached_companion(("trailing keys",)) is not None for x in (a, b)))
+    print("compiled", len(names), names)
+"""
+    rc, out, err = _python(probe, env)
+    assert rc == 0, err
+    # the probe took the row merges with keys (else the warm-up was not tested), and compiled none
+    # of coosparse's kernels
+    assert "rows True" in out, out
+    names = out.split("compiled ", 1)[1]
+    assert "_part" not in names, out
+
+
 def test_cached_kernels_load_without_numba_registries_and_compiling_still_works(tmp_path):
     # a warm process loads coosparse's kernels without importing Numba's typing and lowering
     # registries (they are only read by the compiler); a kernel that is not cached, and a user's own
