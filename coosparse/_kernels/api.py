@@ -182,6 +182,12 @@ merge_gather       (a_idx int64[d, na], b_idx int64[d, nb], a_words[na, ka],
                    size); ``sizes=`` and ``pointers=`` as in merge_multiply
                    (``pointers=`` for d == 2 only).
                    The elementwise engine's union
+apply_ufunc        (f, args, kwargs) -> f(*args, **kwargs): the engine's
+                   elementwise function on the gathered values (arrays whose
+                   first axis is the entries, and constants that broadcast);
+                   the same elements as one call, bit for bit (Numba: a NumPy
+                   ufunc of many elements runs in parts along the first axis
+                   on the kernel threads; CUDA: one call)
 ---- reduce ------------------------------------------------------------------
 segment_prod       (values[n, k], perm | None, starts) -> [nseg, k]: each
                    segment's product taken sequentially in perm order (int64
@@ -363,7 +369,7 @@ KERNEL_FAMILIES = {
     "intersect": ("match_merge", "match_search", "merge_matches", "compact_matches", "probe_sum",
                   "multiply_matched", "merge_multiply", "multiply_search", "mask_values"),
     "union": ("merge_union", "union_columns", "merge_add"),
-    "elementwise": ("merge_gather",),
+    "elementwise": ("merge_gather", "apply_ufunc"),
     "reduce": ("segment_prod", "segment_minmax", "segment_arg", "segment_reduce", "reduce_sorted", "reduce_by_key"),
     "indexing": ("mask_positions", "search_ranges", "expand_ranges", "take_ranges", "take_rows"),
     "join": ("merge_take", "counting_take", "join_rows"),

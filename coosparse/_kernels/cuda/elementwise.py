@@ -1,4 +1,5 @@
-"""CUDA rows of the elementwise family: the elementwise engine's union: each operand's words or its fill.
+"""CUDA rows of the elementwise family: the elementwise engine's union (each operand's words or its
+fill) and its function on the values.
 
 No kernel of its own (no elementwise.cu): the union rows and the row gathers.
 """
@@ -40,6 +41,10 @@ class ElementwiseRows:
                 self._fill_missing(g, pos < 0, fill)
             outs.append(g)
         return idx, outs[0], outs[1]
+
+    def apply_ufunc(self, f, args, kwargs):
+        """``f(*args, **kwargs)`` in one call: the device runs its elements in parallel already."""
+        return f(*args, **kwargs)
 
     @staticmethod
     def _host_words(fill, words, what):

@@ -7,7 +7,9 @@ arrays of tens of MB page-fault several times slower than the kernels run)
 and calls the kernels of ``<family>.py``. The rows of the linalg and spgemm
 families live in ``layer_linalg.py`` and are re-exported here.
 """
+import contextvars
 import functools
+import math
 import zlib
 
 import numpy as np
@@ -400,6 +402,62 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
     _ew.merge_gather_write(a_indices, b_indices, strides, sizes, blo, chunk, a_words, b_words,
                            a_fill, b_fill, out_idx, out_a, out_b, nthreads)
     return out_idx, out_a, out_b
+
+
+# A NumPy ufunc releases the GIL in its loops, so parts of one call run side by side on the kernel
+# threads: np.sqrt of 2M float64 3.2 -> 2.0 ms, np.exp 22 -> 11 ms, np.negative 2.0 -> 1.8 ms (two
+# threads, a gc.collect() before each call). Parts start at multiples of _UFUNC_ALIGN entries, so a
+# part keeps the whole array's alignment; every element goes through the same loop as in one call.
+_UFUNC_SERIAL_BELOW = 1 << 17  # elements of the result
+_UFUNC_ALIGN = 512
+
+
+def apply_ufunc(f, args, kwargs):
+    """``f(*args, **kwargs)``: a NumPy ufunc of at least _UFUNC_SERIAL_BELOW elements in parts along
+    the first axis (the arrays of the result's rank and first extent; other arguments broadcast
+    whole to every part), each part run in the caller's context (``np.errstate`` holds there)."""
+    plan = _ufunc_plan(f, args, kwargs)
+    if plan is None:
+        return f(*args, **kwargs)
+    m, split, outs, kw = plan
+    nparts, nthreads = _parts(m * math.prod(outs[0].shape[1:]), _UFUNC_SERIAL_BELOW)
+    bounds = [min(m, m * t // nparts // _UFUNC_ALIGN * _UFUNC_ALIGN) for t in range(nparts)] + [m]
+    context = contextvars.copy_context()
+
+    def part(t, _nparts):
+        lo, hi = bounds[t], bounds[t + 1]
+        if lo < hi:
+            piece = [a[lo:hi] if s else a for a, s in zip(args, split)]
+            context.copy().run(f, *piece, out=tuple(o[lo:hi] for o in outs), **kw)
+
+    _run_parts(part, nparts, nthreads)
+    return outs if f.nout > 1 else outs[0]
+
+
+def _ufunc_plan(f, args, kwargs):
+    """(m, which arguments split, outputs, other keywords) for :func:`apply_ufunc` in parts, or None
+    for one call: not a plain NumPy ufunc, ``where=``, object items, or too few elements."""
+    if not isinstance(f, np.ufunc) or f.signature is not None or "where" in kwargs:
+        return None
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    if not arrays or any(a.dtype.hasobject for a in arrays):
+        return None
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    if not shape or shape[0] < 2 or math.prod(shape) < _UFUNC_SERIAL_BELOW:
+        return None
+    m = shape[0]
+    split = [isinstance(a, np.ndarray) and a.ndim == len(shape) and a.shape[0] == m for a in args]
+    kw = {k: v for k, v in kwargs.items() if k != "out"}
+    out = kwargs.get("out")
+    if out is not None:
+        outs = out if isinstance(out, tuple) else (out,)
+        if not all(isinstance(o, np.ndarray) and o.shape == shape for o in outs):
+            return None
+    else:
+        # the dtypes NumPy resolves for these operands, from a call on none of their entries
+        empty = f(*(a[:0] if s else a for a, s in zip(args, split)), **kw)
+        outs = tuple(np.empty((m,) + r.shape[1:], r.dtype) for r in (empty if f.nout > 1 else (empty,)))
+    return m, split, outs, kw
 
 
 # ---- reduce --------------------------------------------------------------------------------------

@@ -449,7 +449,7 @@ def _sparse(be, f, xf, fkw, ops, shape, fills, coo_at, annih):
             if op.kind == "dense" and v.shape == want and v.dtype == fills[0].dtype and v.flags.writeable:
                 fkw = {**fkw, "out": v}
                 break
-    res = xf(*argv, **fkw)
+    res = be.apply_ufunc(xf, argv, fkw)
     res = res if isinstance(res, tuple) else (res,)
     outs = []
     dense_shape = shape[sn:]
