@@ -217,3 +217,40 @@ def test_arg_extremes_of_long_segments(fn):
         got_col = strict.to_host(getattr(coosparse, fn)(d, axis=0)).to_dense()
     assert got_flat == want_flat == int(getattr(coosparse, fn)(a))
     np.testing.assert_array_equal(got_col, want_col)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])  # (the kernel dtypes of min / max)
+@pytest.mark.parametrize("k", [1, 3])
+def test_extremes_by_key_in_stored_order(op, dtype, k):
+    # the unsorted route's table: each key's entries met in stored order, the first NaN (payload
+    # kept) and the first of equal extremes (-0.0 beside 0.0) winning, as the segment kernel that
+    # visits a stable sort's runs left to right; values in columns of a wider array (not contiguous)
+    rng = np.random.default_rng(11)
+    n, bound = 30_000, 700
+    keys = rng.integers(0, bound, n).astype(np.int64)
+    keys[keys == 5] = 6  # a key no entry holds
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        wide = rng.choice(np.array([-0.0, 0.0, 1.5, -1.5, 3.0, -3.0, np.inf, -np.inf], dt), (n, 2 * k))
+        zeros = keys < bound // 2  # these keys hold only zeros of both signs: their extreme is a tie
+        wide[zeros] = rng.choice(np.array([-0.0, 0.0], dt), (zeros.sum(), 2 * k))
+        bits = wide.view(np.uint32 if dt.itemsize == 4 else np.uint64)
+        nan = rng.random((n, 2 * k)) < 0.002
+        bits[nan] = (np.uint32(0x7FC00000) if dt.itemsize == 4 else np.uint64(0x7FF8000000000000)) + \
+            rng.integers(1, 1000, nan.sum()).astype(bits.dtype)  # NaNs of distinct payloads
+    else:
+        info = np.iinfo(dt)
+        wide = rng.integers(info.min, info.max, (n, 2 * k), endpoint=True).astype(dt)
+    vals = wide[:, ::2]
+    order = np.argsort(keys, kind="stable")
+    skeys = keys[order]
+    starts = nb.segment_starts(skeys)
+    want = nb.segment_minmax(np.ascontiguousarray(vals), order.astype(np.int64), starts, op == "max")
+    for layer in (nb, H):
+        counts, table = layer.reduce_by_key(keys, vals, bound, op, False)
+        present = np.flatnonzero(counts)
+        _same(present, np.unique(keys))
+        _same(counts[present], np.diff(starts))
+        _same(table[present], want)
+        assert not table[counts == 0].any()
