@@ -325,10 +325,13 @@ class _Grouping:
             self._nout = 1 if n else 0
             self.out_indices = xp.zeros((0, self._nout), dtype=np.int64)
             return
-        if order is None and K == [0] and a._row_pointer_pays() and n:
+        if K == [0] and (order is None or a.sparse_ndim == 2) and a._row_pointer_pays() and n:
             # the leading axis kept: each output row is a segment of the array's row pointer
-            # (a companion cached with the array), reduced in stored order like every strategy
+            # (a companion cached with the array), reduced in stored order like every strategy;
+            # a matrix's columns ascend within each row, the order arg-min/max visit them in
             self._pointer_plan(a._row_pointer())
+            if order is not None:
+                self.sub = a.indices[1]
             return
         rows = K + ([order] if order is not None else [])
         shape = tuple(a.shape[d] for d in rows)
@@ -338,11 +341,13 @@ class _Grouping:
         else:
             idx = xp.ascontiguousarray(a.indices[: len(rows)] if prefix else a.indices[rows])
         self.kshape = tuple(a.shape[d] for d in K)
+        self.keys_sorted = a.is_sorted and prefix  # a leading run of axes of a sorted array is sorted
         if order is None and len(rows) == 1:
             okeys, bound = idx[0], shape[0]  # one kept axis: its index is the key
+        elif order is not None and self.keys_sorted:
+            okeys, bound = None, None  # (not needed: no sort, and the segments come from the kept axes)
         else:
             (okeys,), bound = joint_keys([idx], shape)
-        self.keys_sorted = a.is_sorted and prefix  # a leading run of axes of a sorted array is sorted
         # one pass into a table beats finding the runs first (two passes), measured on the
         # 2M-entry benchmark arrays; sorted keys let the table be filled in parallel. On a GPU
         # the table is itself a sort and a segment reduction (no atomics) and finding its keys

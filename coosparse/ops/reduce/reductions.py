@@ -437,12 +437,12 @@ def _arg(x, axis, keepdims, is_max, nan=False):
     a = _check(x, name)
     if a.dtype.kind == "c":
         raise TypeError(f"{name} of complex arrays is not supported (complex numbers are unordered)")
-    a = a if a.is_coalesced else a.coalesce()
-    values, fill = a.values, a.fill_value
+    src = a if a.is_coalesced else a.coalesce()
+    values, fill = src.values, src.fill_value
     if nan and a.dtype.kind == "f":
-        _nan_check_all(a, axis, name)
+        _nan_check_all(src, axis, name)
         values, fill = _nan_to(values, fill, -np.inf if is_max else np.inf)
-    a = a._with(values=values, fill_value=fill)
+    a = src._with(values=values, fill_value=fill)
     if axis is None:
         return _arg_flat(a, keepdims, is_max, name)
     ax = _single_axis(axis, a.ndim, name)
@@ -459,7 +459,7 @@ def _arg(x, axis, keepdims, is_max, nan=False):
         shape = tuple(1 if d == ax else s for d, s in enumerate(a.shape)) if keepdims else \
             tuple(s for d, s in enumerate(a.shape) if d != ax)
         return COO(a.indices, vals, shape, sorted=a.is_sorted, unique=a.is_unique, check=False, fill_value=0)
-    g = _Grouping(a, (ax,), order=ax)
+    g = _Grouping(src, (ax,), order=ax)  # (the indices' companions, the row pointer, are cached with src)
     kv = _to_order(a.values)
     k = _size(a.dense_shape)
     best, pos, gap = be.segment_arg(xp.ascontiguousarray(kv.reshape(a.nnz, k)), g.perm, g.starts, g.sub, is_max)
