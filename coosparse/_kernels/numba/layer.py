@@ -408,14 +408,15 @@ def merge_gather(a_indices, b_indices, a_words, b_words, strides, a_fill, b_fill
 # threads: np.sqrt of 2M float64 3.2 -> 2.0 ms, np.exp 22 -> 11 ms, np.negative 2.0 -> 1.8 ms (two
 # threads, a gc.collect() before each call). Parts start at multiples of _UFUNC_ALIGN entries, so a
 # part keeps the whole array's alignment; every element goes through the same loop as in one call.
-_UFUNC_SERIAL_BELOW = 1 << 17  # elements of the result
+_UFUNC_SERIAL_BELOW = 1 << 17  # elements of the largest operand
 _UFUNC_ALIGN = 512
 
 
 def apply_ufunc(f, args, kwargs):
-    """``f(*args, **kwargs)``: a NumPy ufunc of at least _UFUNC_SERIAL_BELOW elements in parts along
-    the first axis (the arrays of the result's rank and first extent; other arguments broadcast
-    whole to every part), each part run in the caller's context (``np.errstate`` holds there)."""
+    """``f(*args, **kwargs)``: a NumPy ufunc over an array of _UFUNC_SERIAL_BELOW elements or more in
+    parts along the first axis (the arrays of the result's rank and first extent; other arguments
+    broadcast whole to every part), each part run in the caller's context (``np.errstate`` holds
+    there)."""
     plan = _ufunc_plan(f, args, kwargs)
     if plan is None:
         return f(*args, **kwargs)
@@ -436,14 +437,17 @@ def apply_ufunc(f, args, kwargs):
 
 def _ufunc_plan(f, args, kwargs):
     """(m, which arguments split, outputs, other keywords) for :func:`apply_ufunc` in parts, or None
-    for one call: not a plain NumPy ufunc, ``where=``, object items, or too few elements."""
+    for one call: not a plain NumPy ufunc, ``where=``, object items, or no array of enough elements
+    (tested first: most calls are small)."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    if not arrays or max(a.size for a in arrays) < _UFUNC_SERIAL_BELOW:
+        return None
     if not isinstance(f, np.ufunc) or f.signature is not None or "where" in kwargs:
         return None
-    arrays = [a for a in args if isinstance(a, np.ndarray)]
-    if not arrays or any(a.dtype.hasobject for a in arrays):
+    if any(a.dtype.hasobject for a in arrays):
         return None
     shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    if not shape or shape[0] < 2 or math.prod(shape) < _UFUNC_SERIAL_BELOW:
+    if shape[0] < 2:
         return None
     m = shape[0]
     split = [isinstance(a, np.ndarray) and a.ndim == len(shape) and a.shape[0] == m for a in args]
