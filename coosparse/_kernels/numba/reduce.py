@@ -522,16 +522,17 @@ def _bykey_arith(keys, values, is_prod, counts, out):
 
 
 @nb.njit(cache=True, nogil=True)
-def _bykey_minmax(keys, values, is_max, counts, out):
+def _bykey_minmax(keys, values, is_max, counts, out, two):
     # ``out`` starts at the identity (-inf / +inf, or the integer extremes): the
     # first entry of a key always replaces it or equals it bit for bit. The kept value is
     # picked by index from a two-slot scratch array, not by a branch: x86 has no conditional
     # move for float registers, and each mispredicted branch waited on the table's load (a
     # random line per entry): column maxima of the 2M uniform matrix 17.5 -> 9.2-10.2 ms (the
     # kernel alone, one thread, medians of 21). Two threads, each into a table of its own, gained
-    # nothing on the pass here (9.6 -> 9.3 ms) and cost its tables and their fold
+    # nothing on the pass here (9.6 -> 9.3 ms) and cost its tables and their fold. ``two`` (2 items
+    # of the values' dtype) comes from the caller: an np.empty here compiled NumPy's allocation
+    # into the kernel (0.14 s more at a first call)
     k = values.shape[1]
-    two = np.empty(2, values.dtype)
     if k == 1:  # (flat views: the loop over one column cost a third more)
         vf = values.reshape(-1)
         of = out.reshape(-1)
@@ -612,6 +613,6 @@ def reduce_by_key(keys, values, bound, op, is_sorted, nthreads):
     else:
         ident = np.iinfo(dt).min if op == "max" else np.iinfo(dt).max
     out = np.full((bound, values.shape[1]), ident, dt)
-    _bykey_minmax(keys, np.ascontiguousarray(values), op == "max", counts, out)
+    _bykey_minmax(keys, np.ascontiguousarray(values), op == "max", counts, out, np.empty(2, dt))
     out[counts == 0] = 0
     return counts, out
